@@ -1,0 +1,17 @@
+# `make demo` and `make test` work on a fresh machine: scripts/node-env.sh brings Node 24 and the dependencies.
+SHELL := /bin/bash
+ENV := source scripts/node-env.sh &&
+
+.PHONY: demo test typecheck bench build beacon
+demo:
+	@$(ENV) node src/cli.ts demo
+beacon:
+	@$(ENV) node src/cli.ts beacon --config config/beacon.yaml
+test:
+	@$(ENV) npm run -s typecheck && npm test
+typecheck:
+	@$(ENV) npm run -s typecheck
+bench:
+	@$(ENV) npm run -s bench
+build:
+	@$(ENV) npm run -s build

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// The installed entry point: the compiled CLI when built (the image), else the TypeScript source.
+import { existsSync } from "node:fs";
+
+const compiled = new URL("../dist/cli.js", import.meta.url);
+await import(existsSync(compiled) ? compiled.href : new URL("../src/cli.ts", import.meta.url).href);

@@ -1,0 +1,49 @@
+import type { FastifyRequest } from "fastify";
+import { HttpError } from "../errors.ts";
+import type { License, LicenseRegistry } from "./licenses.ts";
+import type { TokenIssuer } from "./token-issuer.ts";
+
+/** Who sent a request: the license in the body and, when present, the bearer token issued for it. */
+export class Authenticator {
+  readonly #licenses: LicenseRegistry;
+  readonly #tokens: TokenIssuer;
+  readonly #now: () => Date;
+
+  constructor(licenses: LicenseRegistry, tokens: TokenIssuer, now: () => Date) {
+    this.#licenses = licenses;
+    this.#tokens = tokens;
+    this.#now = now;
+  }
+
+  /** The license for a key; unknown is 403, and so is expired when `requireUnexpired` (verification). */
+  license(key: string, { requireUnexpired }: { requireUnexpired: boolean }): License {
+    const license = this.#licenses.findByKey(key);
+    if (!license) throw new HttpError(403, "BEACON_ERR_LICENSE_UNKNOWN", "the license key is not known to this beacon");
+    if (requireUnexpired && license.expiresAt <= this.#now()) {
+      throw new HttpError(403, "BEACON_ERR_LICENSE_EXPIRED", `license ${license.id} expired at ${license.expiresAt.toISOString()}`);
+    }
+    return license;
+  }
+
+  /** The license named by a valid `Authorization: Bearer` token, or undefined when the header is absent. */
+  async bearer(request: FastifyRequest): Promise<License | undefined> {
+    const header = request.headers.authorization;
+    if (header === undefined) return undefined;
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", "Authorization must be 'Bearer <token>'");
+    const claims = await this.#tokens.verify(match[1]!);
+    const license = this.#licenses.findById(claims.sub);
+    if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", "the bearer token names a license this beacon no longer has");
+    return license;
+  }
+
+  /** The body's license, cross-checked against the bearer token when one is sent. */
+  async licenseAndBearer(request: FastifyRequest, key: string): Promise<License> {
+    const license = this.license(key, { requireUnexpired: false });
+    const tokenLicense = await this.bearer(request);
+    if (tokenLicense && tokenLicense.id !== license.id) {
+      throw new HttpError(403, "BEACON_ERR_TOKEN_MISMATCH", "the bearer token was issued for a different license");
+    }
+    return license;
+  }
+}

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
+import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
+
+export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+const BeaconLicense = z
+  .strictObject({
+    key: z.string().min(12, { message: "must be at least 12 characters" }).optional(),
+    keySha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, { message: "must be the lower-case hex SHA-256 of the key" })
+      .optional(),
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: "must be letters, digits, '.', '_' or '-'" }),
+    organizationId: z.uuid({ message: "must be a UUID" }),
+    expiresAt: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp, e.g. 2027-12-31T00:00:00Z" }),
+    seats: z.int().nonnegative(),
+  })
+  .refine((l) => (l.key === undefined) !== (l.keySha256 === undefined), {
+    message: "give exactly one of key or keySha256",
+    path: ["key"],
+  });
+export type BeaconLicenseConfig = z.output<typeof BeaconLicense>;
+
+export const BeaconConfig = z
+  .strictObject({
+    listen: ListenAddress.prefault("127.0.0.1:8080"),
+    dataDir: z.string().min(1).default("./data/beacon"),
+    signingKeyFile: z.string().default(""),
+    tokenTtl: Duration.prefault("1h"),
+    bodyLimit: ByteSize.prefault("8MiB"),
+    logLevel: LogLevel.default("info"),
+    licenses: z.array(BeaconLicense).default([]),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.licenses.forEach((license, i) => {
+      if (seen.has(license.id)) {
+        ctx.addIssue({ code: "custom", path: ["licenses", i, "id"], message: `duplicate license id "${license.id}"` });
+      }
+      seen.add(license.id);
+    });
+  });
+export type BeaconConfig = z.output<typeof BeaconConfig>;
+
+/** Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file. */
+export function loadBeaconConfig(file: string | undefined, overrides: { listen?: string } = {}): BeaconConfig {
+  const raw = readYamlFile(file);
+  const merged = overrides.listen && isRecord(raw) ? { ...raw, listen: overrides.listen } : raw;
+  return parseConfig(BeaconConfig, merged, file ?? "embedded defaults");
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { beaconPaths } from "../protocol/beacon-paths.ts";
+import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
+import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../protocol/otlp.ts";
+import { IngestTracesRequest, type IngestTracesResponse } from "../protocol/trace-transaction.ts";
+import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
+import { parseRequest } from "../http/validate.ts";
+import type { Authenticator } from "./authenticate.ts";
+import type { BeaconStore } from "./store.ts";
+import type { TokenIssuer } from "./token-issuer.ts";
+
+export interface BeaconDeps {
+  store: BeaconStore;
+  auth: Authenticator;
+  tokens: TokenIssuer;
+  now: () => Date;
+}
+
+export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): void {
+  const { store, auth, tokens, now } = deps;
+
+  app.post(beaconPaths.verify, async (request): Promise<VerifyResponse> => {
+    const body = parseRequest(VerifyRequest, request.body);
+    const license = auth.license(body.license, { requireUnexpired: true });
+    request.log.info({ licenseId: license.id }, "license verified");
+    return { token: await tokens.issue(license) };
+  });
+
+  app.post(beaconPaths.ingestTraces, async (request): Promise<IngestTracesResponse> => {
+    const body = parseRequest(IngestTracesRequest, request.body);
+    const license = await auth.licenseAndBearer(request, body.license);
+    const inserted = store.insertTransactions(license.id, body.trace_transactions, now());
+    request.log.info(
+      { licenseId: license.id, received: body.trace_transactions.length, inserted },
+      "trace transactions ingested",
+    );
+    return { inserted_count: inserted };
+  });
+
+  for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
+    const { schema, path, countItems } = otlpSignals[signal] as {
+      schema: z.ZodType<OtlpRequest>;
+      path: string;
+      countItems: (request: OtlpRequest) => number;
+    };
+    app.post(path, async (request) => {
+      const body = parseRequest(schema, request.body);
+      const license = await auth.bearer(request);
+      const items = countItems(body);
+      store.insertOtlp(signal, license?.id ?? null, items, body, now());
+      request.log.info({ licenseId: license?.id, signal, items }, "operational telemetry ingested");
+      return { partialSuccess: {} };
+    });
+  }
+
+  app.post(beaconPaths.usageSnapshot, async (request): Promise<UsageSnapshotResponse> => {
+    const body = parseRequest(UsageSnapshot, request.body);
+    const license = await auth.licenseAndBearer(request, body.license_key);
+    const from = new Date(body.from_timestamp);
+    const to = new Date(body.to_timestamp);
+    const inserted = store.insertUsageSnapshot(license.id, from, to, body.measures, now());
+    request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
+    return { inserted_count: inserted };
+  });
+
+  app.get(beaconPaths.jwks, async () => tokens.jwks);
+  app.get("/healthz", async () => ({ status: "ok" }));
+}

@@ -1,0 +1,50 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { installErrorHandling } from "../http/error-handling.ts";
+import { Authenticator } from "./authenticate.ts";
+import type { BeaconConfig } from "./config.ts";
+import { LicenseRegistry } from "./licenses.ts";
+import { registerBeaconRoutes } from "./routes.ts";
+import { BeaconStore } from "./store.ts";
+import { TokenIssuer } from "./token-issuer.ts";
+
+export interface RunningBeacon {
+  app: FastifyInstance;
+  /** Base URL the beacon listens on, e.g. http://127.0.0.1:8080 */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the store and signing key, serves the beacon routes on `config.listen`. */
+export async function startBeacon(
+  config: BeaconConfig,
+  options: { logger: Logger; now?: () => Date },
+): Promise<RunningBeacon> {
+  const now = options.now ?? (() => new Date());
+  const tokens = await TokenIssuer.open({
+    dataDir: config.dataDir,
+    signingKeyFile: config.signingKeyFile,
+    ttlMs: config.tokenTtl,
+    now,
+  });
+  const store = new BeaconStore(config.dataDir);
+  const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
+
+  const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: config.bodyLimit, return503OnClosing: true });
+  installErrorHandling(app);
+  registerBeaconRoutes(app, { store, auth, tokens, now });
+  app.addHook("onClose", async () => store.close());
+
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.listen.port;
+  const host = config.listen.host.includes(":") ? `[${config.listen.host}]` : config.listen.host;
+  const url = `http://${host}:${port}`;
+  options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir }, "beacon listening");
+  return { app, url, close: () => app.close() };
+}

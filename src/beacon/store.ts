@@ -1,0 +1,179 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { OtlpSignal } from "../protocol/otlp.ts";
+import type { TraceTransaction } from "../protocol/trace-transaction.ts";
+import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
+
+const SCHEMA_VERSION = 1;
+
+const schema = `
+CREATE TABLE IF NOT EXISTS trace_transactions (
+  id TEXT PRIMARY KEY,
+  license_id TEXT NOT NULL,
+  organization_id TEXT NOT NULL,
+  tenant_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  trace_count INTEGER NOT NULL,
+  start_insertion_time TEXT NOT NULL,
+  end_insertion_time TEXT NOT NULL,
+  start_interval_time TEXT NOT NULL,
+  end_interval_time TEXT NOT NULL,
+  status TEXT NOT NULL,
+  num_failed_send_attempts INTEGER NOT NULL,
+  transaction_type TEXT NOT NULL,
+  received_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS trace_transactions_by_month ON trace_transactions (start_interval_time);
+CREATE TABLE IF NOT EXISTS otlp_batches (
+  seq INTEGER PRIMARY KEY,
+  signal TEXT NOT NULL CHECK (signal IN ('metrics', 'traces', 'logs')),
+  license_id TEXT,
+  item_count INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  received_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS usage_snapshots (
+  license_id TEXT NOT NULL,
+  from_timestamp TEXT NOT NULL,
+  to_timestamp TEXT NOT NULL,
+  measures TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  PRIMARY KEY (license_id, from_timestamp, to_timestamp)
+) WITHOUT ROWID;
+`;
+
+export interface TraceReportRow {
+  month: string;
+  organization_id: string;
+  license_id: string;
+  transactions: number;
+  traces: number;
+}
+
+export interface StoredOtlpBatch {
+  signal: OtlpSignal;
+  license_id: string | null;
+  item_count: number;
+  body: unknown;
+}
+
+export interface StoredUsageSnapshot {
+  license_id: string;
+  from_timestamp: string;
+  to_timestamp: string;
+  measures: UsageMeasures;
+}
+
+/** Where the beacon keeps what it receives: one SQLite file (WAL), `beacon.db` in the data dir. */
+export class BeaconStore {
+  readonly #db: Database.Database;
+  readonly #insertTransaction: Database.Statement;
+  readonly #insertOtlp: Database.Statement;
+  readonly #insertSnapshot: Database.Statement;
+
+  constructor(dataDir: string, options: { readonly?: boolean } = {}) {
+    const path = join(dataDir, "beacon.db");
+    if (options.readonly) {
+      this.#db = new Database(path, { readonly: true, fileMustExist: true });
+    } else {
+      mkdirSync(dataDir, { recursive: true });
+      this.#db = new Database(path);
+      this.#db.pragma("journal_mode = WAL");
+      this.#db.pragma("synchronous = FULL");
+      this.#migrate();
+    }
+    this.#db.pragma("busy_timeout = 5000");
+    this.#insertTransaction = this.#db.prepare(`
+      INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
+        start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status,
+        num_failed_send_attempts, transaction_type, received_at)
+      VALUES (@id, @license_id, @organization_id, @tenant_id, @session_id, @trace_count,
+        @start_insertion_time, @end_insertion_time, @start_interval_time, @end_interval_time, @status,
+        @num_failed_send_attempts, @transaction_type, @received_at)
+      ON CONFLICT (id) DO NOTHING`);
+    this.#insertOtlp = this.#db.prepare(
+      "INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.#insertSnapshot = this.#db.prepare(`
+      INSERT INTO usage_snapshots (license_id, from_timestamp, to_timestamp, measures, received_at)
+      VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+  }
+
+  #migrate(): void {
+    const version = this.#db.pragma("user_version", { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(`beacon.db has schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`);
+    }
+    this.#db.exec(schema);
+    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }
+
+  /**
+   * Stores a batch in one transaction; ids already stored are skipped, so a re-sent batch inserts nothing
+   * twice. Returns how many rows are new.
+   */
+  insertTransactions(licenseId: string, transactions: readonly TraceTransaction[], receivedAt: Date): number {
+    const received_at = receivedAt.toISOString();
+    return this.#db.transaction(() => {
+      let inserted = 0;
+      for (const t of transactions) {
+        inserted += this.#insertTransaction.run({ ...t, license_id: licenseId, received_at }).changes;
+      }
+      return inserted;
+    })();
+  }
+
+  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): void {
+    this.#insertOtlp.run(signal, licenseId, itemCount, JSON.stringify(body), receivedAt.toISOString());
+  }
+
+  /** Stores one snapshot per (license, window); the window is keyed by its UTC instants. Returns 1 if new, else 0. */
+  insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): 0 | 1 {
+    const { changes } = this.#insertSnapshot.run(
+      licenseId,
+      from.toISOString(),
+      to.toISOString(),
+      JSON.stringify(measures),
+      receivedAt.toISOString(),
+    );
+    return changes === 0 ? 0 : 1;
+  }
+
+  /** Trace counts per month (of the interval start) and organization; optionally one org and/or month. */
+  traceReport(filter: { organizationId?: string; month?: string } = {}): TraceReportRow[] {
+    return this.#db
+      .prepare(
+        `SELECT substr(start_interval_time, 1, 7) AS month, organization_id, license_id,
+                count(*) AS transactions, sum(trace_count) AS traces
+           FROM trace_transactions
+          WHERE (@org IS NULL OR organization_id = @org)
+            AND (@month IS NULL OR substr(start_interval_time, 1, 7) = @month)
+          GROUP BY month, organization_id, license_id
+          ORDER BY month, organization_id, license_id`,
+      )
+      .all({ org: filter.organizationId ?? null, month: filter.month ?? null }) as TraceReportRow[];
+  }
+
+  countTransactions(): number {
+    return (this.#db.prepare("SELECT count(*) AS n FROM trace_transactions").get() as { n: number }).n;
+  }
+
+  otlpBatches(signal?: OtlpSignal): StoredOtlpBatch[] {
+    const rows = this.#db
+      .prepare("SELECT signal, license_id, item_count, body FROM otlp_batches WHERE @signal IS NULL OR signal = @signal ORDER BY seq")
+      .all({ signal: signal ?? null }) as (Omit<StoredOtlpBatch, "body"> & { body: string })[];
+    return rows.map((row) => ({ ...row, body: JSON.parse(row.body) }));
+  }
+
+  usageSnapshots(): StoredUsageSnapshot[] {
+    const rows = this.#db
+      .prepare("SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp")
+      .all() as (Omit<StoredUsageSnapshot, "measures"> & { measures: string })[];
+    return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}

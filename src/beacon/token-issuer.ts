@@ -1,0 +1,98 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, type JWK } from "jose";
+import { ConfigError, HttpError } from "../errors.ts";
+import { LicenseClaims } from "../protocol/license.ts";
+import type { License } from "./licenses.ts";
+
+export const TOKEN_ISSUER = "egress-beacon";
+
+/** Reads the signing key (PKCS#8 PEM or a private JWK), or creates one in the data dir on first start. */
+function loadSigningKey(dataDir: string, signingKeyFile: string): KeyObject {
+  if (signingKeyFile) {
+    let text: string;
+    try {
+      text = readFileSync(signingKeyFile, "utf8");
+    } catch (err) {
+      throw new ConfigError("beacon config", [`signingKeyFile: cannot read ${signingKeyFile} (${(err as NodeJS.ErrnoException).code})`]);
+    }
+    try {
+      return text.trimStart().startsWith("{")
+        ? createPrivateKey({ key: JSON.parse(text), format: "jwk" })
+        : createPrivateKey(text);
+    } catch {
+      throw new ConfigError("beacon config", ["signingKeyFile: not a PKCS#8 PEM or JWK private key"]);
+    }
+  }
+  const path = join(dataDir, "signing-key.pem");
+  try {
+    return createPrivateKey(readFileSync(path, "utf8"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  // 'wx': two beacons starting on one data dir must not overwrite each other's key.
+  writeFileSync(path, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600, flag: "wx" });
+  return privateKey;
+}
+
+/** Signs and checks the short-lived ES256 license tokens; publishes the public half as a JWKS. */
+export class TokenIssuer {
+  readonly #privateKey: KeyObject;
+  readonly #publicKey: KeyObject;
+  readonly #publicJwk: JWK;
+  readonly #ttlMs: number;
+  readonly #now: () => Date;
+
+  private constructor(privateKey: KeyObject, publicJwk: JWK, ttlMs: number, now: () => Date) {
+    this.#privateKey = privateKey;
+    this.#publicKey = createPublicKey(privateKey);
+    this.#publicJwk = publicJwk;
+    this.#ttlMs = ttlMs;
+    this.#now = now;
+  }
+
+  static async open(options: { dataDir: string; signingKeyFile: string; ttlMs: number; now: () => Date }): Promise<TokenIssuer> {
+    const privateKey = loadSigningKey(options.dataDir, options.signingKeyFile);
+    if (privateKey.asymmetricKeyType !== "ec" || privateKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
+      throw new ConfigError("beacon config", ["signingKeyFile: must be an EC P-256 key (ES256)"]);
+    }
+    const jwk = await exportJWK(createPublicKey(privateKey));
+    const publicJwk: JWK = { ...jwk, kid: await calculateJwkThumbprint(jwk), alg: "ES256", use: "sig" };
+    return new TokenIssuer(privateKey, publicJwk, options.ttlMs, options.now);
+  }
+
+  /** A token naming the license by id (never by key); it expires after the TTL or with the license. */
+  async issue(license: License): Promise<string> {
+    const now = this.#now().getTime();
+    const exp = Math.min(now + this.#ttlMs, license.expiresAt.getTime());
+    return new SignJWT({ org: license.organizationId, seats: license.seats })
+      .setProtectedHeader({ alg: "ES256", kid: this.#publicJwk.kid!, typ: "JWT" })
+      .setIssuer(TOKEN_ISSUER)
+      .setSubject(license.id)
+      .setIssuedAt(Math.floor(now / 1000))
+      .setExpirationTime(Math.floor(exp / 1000))
+      .sign(this.#privateKey);
+  }
+
+  /** Checks signature, issuer and expiry; a bad token is a 401 that says why without echoing it. */
+  async verify(token: string): Promise<LicenseClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.#publicKey, {
+        issuer: TOKEN_ISSUER,
+        algorithms: ["ES256"],
+        currentDate: this.#now(),
+      });
+      return LicenseClaims.parse(payload);
+    } catch (err) {
+      const reason = (err as { code?: string }).code === "ERR_JWT_EXPIRED" ? "expired" : "invalid";
+      throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", `the bearer token is ${reason}; verify the license again`);
+    }
+  }
+
+  get jwks(): { keys: JWK[] } {
+    return { keys: [this.#publicJwk] };
+  }
+}

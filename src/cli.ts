@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from "commander";
+import { beaconCommand } from "./beacon/cli.ts";
+import { ConfigError, EgressError } from "./errors.ts";
+
+/** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command("egress-agent")
+    .description("self-hosted telemetry egress sidecar, and the beacon service it reports to")
+    .exitOverride()
+    .showHelpAfterError();
+  program.addCommand(beaconCommand());
+  for (const command of program.commands) command.exitOverride();
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof ConfigError) {
+      process.stderr.write(`egress-agent: ${err.message}\n`);
+      return 2;
+    }
+    const message = err instanceof EgressError ? `${err.code}: ${err.message}` : (err as Error).message;
+    process.stderr.write(`egress-agent: ${message}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,27 @@
+/** Base of the product's own errors: each has a stable code an operator can search for. */
+export class EgressError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Bad configuration: the process exits 2 with one line per problem, each naming the key. */
+export class ConfigError extends EgressError {
+  readonly problems: string[];
+  constructor(source: string, problems: string[]) {
+    super("EGRESS_ERR_CONFIG", `invalid configuration in ${source}:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+/** A request the server refuses: answered with `statusCode` and a JSON body `{detail, code}`. */
+export class HttpError extends EgressError {
+  readonly statusCode: number;
+  constructor(statusCode: number, code: string, message: string) {
+    super(code, message);
+    this.statusCode = statusCode;
+  }
+}

@@ -1,0 +1,14 @@
+import { z } from "zod";
+
+/** An ISO 8601 timestamp in UTC (`Z`), as the seed's trace transaction fields require. */
+export const UtcTimestamp = z.iso.datetime({ message: "must be an ISO 8601 UTC timestamp, e.g. 2026-01-31T12:00:00Z" });
+
+/** An ISO 8601 timestamp that carries a UTC offset (`Z` or `+hh:mm`), as the usage snapshot uses. */
+export const OffsetTimestamp = z.iso.datetime({
+  offset: true,
+  message: "must be an ISO 8601 timestamp with a UTC offset, e.g. 2026-01-31T12:00:00+00:00",
+});
+
+export const Uuid = z.uuid({ message: "must be a UUID" });
+
+export const Count = z.int({ message: "must be an integer" }).nonnegative({ message: "must not be negative" });

@@ -1,0 +1,21 @@
+import { z } from "zod";
+
+/** POST /v1/beacon/verify request. */
+export const VerifyRequest = z.object({
+  license: z.string().min(1, { message: "must not be empty" }),
+});
+export type VerifyRequest = z.infer<typeof VerifyRequest>;
+
+/** POST /v1/beacon/verify response: a short-lived ES256 JWT. */
+export const VerifyResponse = z.object({ token: z.string().min(1) });
+export type VerifyResponse = z.infer<typeof VerifyResponse>;
+
+/** Claims the beacon puts in a license token, beyond the registered ones (sub, iat, exp, iss). */
+export const LicenseClaims = z.object({
+  sub: z.string(),
+  org: z.string(),
+  seats: z.int(),
+  exp: z.int(),
+  iat: z.int(),
+});
+export type LicenseClaims = z.infer<typeof LicenseClaims>;

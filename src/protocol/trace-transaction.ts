@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { Count, UtcTimestamp, Uuid } from "./common.ts";
+
+/** One billing record: the seed's trace transaction, field for field. */
+export const TraceTransaction = z
+  .object({
+    id: Uuid,
+    tenant_id: Uuid,
+    session_id: Uuid,
+    trace_count: Count,
+    start_insertion_time: UtcTimestamp,
+    end_insertion_time: UtcTimestamp,
+    start_interval_time: UtcTimestamp,
+    end_interval_time: UtcTimestamp,
+    status: z.string().min(1, { message: "must not be empty" }),
+    num_failed_send_attempts: Count,
+    transaction_type: z.string().min(1, { message: "must not be empty" }),
+    organization_id: Uuid,
+  })
+  .superRefine((t, ctx) => {
+    // Lexical order is time order for same-format UTC strings only; compare instants.
+    if (Date.parse(t.end_insertion_time) < Date.parse(t.start_insertion_time)) {
+      ctx.addIssue({ code: "custom", path: ["end_insertion_time"], message: "must not be before start_insertion_time" });
+    }
+    if (Date.parse(t.end_interval_time) < Date.parse(t.start_interval_time)) {
+      ctx.addIssue({ code: "custom", path: ["end_interval_time"], message: "must not be before start_interval_time" });
+    }
+  });
+export type TraceTransaction = z.infer<typeof TraceTransaction>;
+
+/** POST /v1/beacon/ingest-traces request. */
+export const IngestTracesRequest = z.object({
+  license: z.string().min(1, { message: "must not be empty" }),
+  trace_transactions: z.array(TraceTransaction),
+});
+export type IngestTracesRequest = z.infer<typeof IngestTracesRequest>;
+
+/** POST /v1/beacon/ingest-traces response: rows newly stored by this request. */
+export const IngestTracesResponse = z.object({ inserted_count: Count });
+export type IngestTracesResponse = z.infer<typeof IngestTracesResponse>;

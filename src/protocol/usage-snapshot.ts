@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { Count, OffsetTimestamp } from "./common.ts";
+
+/** The seed's aggregate counts. Strict: an unknown key is refused, so no identifier can ride along. */
+export const UsageMeasures = z.strictObject({
+  workspaces: Count,
+  users: Count,
+  projects: Count,
+  experiments: Count,
+  datasets: Count,
+  evaluators: Count,
+  run_rules: Count,
+  annotation_queues: Count,
+  prompts: Count,
+  prompt_commits: Count,
+  prompt_pulls: Count,
+  active_pats_30d: Count,
+});
+export type UsageMeasures = z.infer<typeof UsageMeasures>;
+
+/** POST /v1/beacon/usage-snapshot request. */
+export const UsageSnapshot = z
+  .object({
+    license_key: z.string().min(1, { message: "must not be empty" }),
+    from_timestamp: OffsetTimestamp,
+    to_timestamp: OffsetTimestamp,
+    measures: UsageMeasures,
+  })
+  .superRefine((s, ctx) => {
+    if (Date.parse(s.to_timestamp) <= Date.parse(s.from_timestamp)) {
+      ctx.addIssue({ code: "custom", path: ["to_timestamp"], message: "must be after from_timestamp" });
+    }
+  });
+export type UsageSnapshot = z.infer<typeof UsageSnapshot>;
+
+/** POST /v1/beacon/usage-snapshot response: 1 when this window was newly stored, 0 for a repeat. */
+export const UsageSnapshotResponse = z.object({ inserted_count: z.union([z.literal(0), z.literal(1)]) });
+export type UsageSnapshotResponse = z.infer<typeof UsageSnapshotResponse>;

@@ -1,0 +1,304 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
+import { BeaconStore } from "../../src/beacon/store.ts";
+import { HTTPValidationError } from "../../src/protocol/validation-error.ts";
+import { OTHER_ORG_ID, logsRequest, metricsRequest, testLicense, traceTransaction, traceTransactions, tracesRequest, usageMeasures } from "../helpers/fixtures.ts";
+import { beaconConfig, postJson, runCli, startBeacon, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
+
+const active = testLicense({ id: "acme-prod", seats: 50 });
+const other = testLicense({ id: "globex", organizationId: OTHER_ORG_ID, seats: 5 });
+const expired = testLicense({ id: "initech-old", expiresAt: "2020-01-01T00:00:00Z" });
+
+async function reportTotal(fixture: BeaconFixture): Promise<{ transactions: number; traces: number }> {
+  const { code, stdout, stderr } = await runCli(["beacon", "report", "--config", fixture.configPath, "--json"]);
+  assert.equal(code, 0, stderr);
+  const rows = JSON.parse(stdout) as { transactions: number; traces: number }[];
+  return rows.reduce((t, r) => ({ transactions: t.transactions + r.transactions, traces: t.traces + r.traces }), { transactions: 0, traces: 0 });
+}
+
+function assertValidationError(response: { status: number; body: unknown }, loc: (string | number)[], type?: string) {
+  assert.equal(response.status, 422, JSON.stringify(response.body));
+  const { detail } = HTTPValidationError.parse(response.body);
+  const match = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
+  assert.ok(match, `expected an error at ${JSON.stringify(loc)}, got ${JSON.stringify(detail)}`);
+  if (type) assert.equal(match.type, type);
+}
+
+describe("beacon service", () => {
+  let fixture: BeaconFixture;
+  let beacon: ServiceProcess;
+  let url: (path: string) => string;
+
+  before(async () => {
+    fixture = beaconConfig([active, other, expired], { bodyLimit: "256KiB" });
+    beacon = await startBeacon(fixture);
+    url = (path) => `${beacon.url}${path}`;
+  });
+  after(async () => {
+    assert.equal(await beacon.stop("SIGTERM"), 0, "SIGTERM ends the beacon with exit code 0");
+    assert.ok(!beacon.output().includes(active.key), "the license key never appears in the beacon's output");
+    assert.ok(!beacon.output().includes(other.key));
+  });
+
+  test("verify: a known license gets an ES256 token naming the license id, verifiable with the published JWKS", async () => {
+    const response = await postJson(url("/v1/beacon/verify"), { license: active.key });
+    assert.equal(response.status, 200);
+    const token = response.body.token as string;
+    assert.equal(decodeProtectedHeader(token).alg, "ES256");
+    const jwks = createRemoteJWKSet(new URL(url("/v1/beacon/jwks.json")));
+    const { payload } = await jwtVerify(token, jwks, { issuer: "egress-beacon" });
+    assert.equal(payload.sub, "acme-prod");
+    assert.equal(payload.org, active.organizationId);
+    assert.equal(payload.seats, 50);
+    assert.equal(payload.exp! - payload.iat!, 3600, "default token lifetime is one hour");
+    assert.ok(!Buffer.from(token.split(".")[1]!, "base64url").toString().includes(active.key), "the token never carries the key");
+  });
+
+  test("verify: an unknown or expired license is refused with 403 and a code saying which", async () => {
+    const unknown = await postJson(url("/v1/beacon/verify"), { license: "lic-not-a-real-key-000" });
+    assert.equal(unknown.status, 403);
+    assert.equal(unknown.body.code, "BEACON_ERR_LICENSE_UNKNOWN");
+    const old = await postJson(url("/v1/beacon/verify"), { license: expired.key });
+    assert.equal(old.status, 403);
+    assert.equal(old.body.code, "BEACON_ERR_LICENSE_EXPIRED");
+    assert.match(old.body.detail, /initech-old expired at 2020-01-01/);
+  });
+
+  test("verify: a missing or mistyped license is 422 naming the field", async () => {
+    assertValidationError(await postJson(url("/v1/beacon/verify"), {}), ["body", "license"], "missing");
+    assertValidationError(await postJson(url("/v1/beacon/verify"), { license: 42 }), ["body", "license"], "invalid_type");
+  });
+
+  test("ingest: a batch is stored and counted once; re-sending it inserts nothing", async () => {
+    const before = await reportTotal(fixture);
+    const batch = traceTransactions(25);
+    const first = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: batch });
+    assert.deepEqual([first.status, first.body], [200, { inserted_count: 25 }]);
+    const again = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: batch });
+    assert.deepEqual([again.status, again.body], [200, { inserted_count: 0 }]);
+    const mixed = await postJson(url("/v1/beacon/ingest-traces"), {
+      license: active.key,
+      trace_transactions: [...batch.slice(0, 5), ...traceTransactions(3)],
+    });
+    assert.deepEqual(mixed.body, { inserted_count: 3 }, "only the new ids count");
+    const total = await reportTotal(fixture);
+    assert.equal(total.transactions - before.transactions, 28);
+    assert.equal(total.traces - before.traces, 28 * 7);
+  });
+
+  test("ingest: one bad record refuses the whole batch, naming its index and field; nothing is stored", async () => {
+    const before = await reportTotal(fixture);
+    const cases: [Record<string, unknown>, (string | number)[], string][] = [
+      [{ tenant_id: "tenant-1" }, ["tenant_id"], "invalid_format"],
+      [{ start_interval_time: "2026-11-01 10:00" }, ["start_interval_time"], "invalid_format"],
+      [{ end_insertion_time: "2026-11-01T10:00:00+02:00" }, ["end_insertion_time"], "invalid_format"],
+      [{ trace_count: 1.5 }, ["trace_count"], "invalid_type"],
+      [{ trace_count: "7" }, ["trace_count"], "invalid_type"],
+      [{ num_failed_send_attempts: -1 }, ["num_failed_send_attempts"], "too_small"],
+      [{ status: undefined }, ["status"], "missing"],
+      [{ end_interval_time: "2026-11-01T09:00:00Z" }, ["end_interval_time"], "custom"],
+    ];
+    for (const [patch, field, type] of cases) {
+      const batch: Record<string, unknown>[] = traceTransactions(5);
+      batch[3] = { ...batch[3], ...patch };
+      const response = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: batch });
+      assertValidationError(response, ["body", "trace_transactions", 3, ...field], type);
+    }
+    assertValidationError(
+      await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: {} }),
+      ["body", "trace_transactions"],
+      "invalid_type",
+    );
+    assert.deepEqual(await reportTotal(fixture), before, "no refused batch left a row behind");
+  });
+
+  test("ingest: an unknown license is 403 and stores nothing", async () => {
+    const before = await reportTotal(fixture);
+    const response = await postJson(url("/v1/beacon/ingest-traces"), { license: "lic-unknown-key-000", trace_transactions: traceTransactions(2) });
+    assert.equal(response.status, 403);
+    assert.equal(response.body.code, "BEACON_ERR_LICENSE_UNKNOWN");
+    assert.deepEqual(await reportTotal(fixture), before);
+  });
+
+  test("ingest: a bearer token is checked when sent: valid passes, forged is 401, another license's is 403", async () => {
+    const { body } = await postJson(url("/v1/beacon/verify"), { license: active.key });
+    const ok = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${body.token}` });
+    assert.deepEqual([ok.status, ok.body], [200, { inserted_count: 1 }]);
+
+    const [head, payload] = (body.token as string).split(".");
+    const forged = `${head}.${payload}.${"A".repeat(86)}`;
+    const bad = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${forged}` });
+    assert.equal(bad.status, 401);
+    assert.equal(bad.body.code, "BEACON_ERR_TOKEN_INVALID");
+
+    const otherToken = (await postJson(url("/v1/beacon/verify"), { license: other.key })).body.token;
+    const mismatch = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${otherToken}` });
+    assert.equal(mismatch.status, 403);
+    assert.equal(mismatch.body.code, "BEACON_ERR_TOKEN_MISMATCH");
+  });
+
+  test("ingest: concurrent senders with overlapping batches store each transaction exactly once", async () => {
+    const before = await reportTotal(fixture);
+    const pool = traceTransactions(400);
+    // 8 senders, each sending 6 batches of 50 drawn from the pool with overlaps between senders.
+    const sends = Array.from({ length: 8 }, (_, sender) =>
+      (async () => {
+        let inserted = 0;
+        for (let b = 0; b < 6; b++) {
+          const start = (sender * 37 + b * 61) % 350;
+          const response = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: pool.slice(start, start + 50) });
+          assert.equal(response.status, 200);
+          inserted += response.body.inserted_count as number;
+        }
+        return inserted;
+      })(),
+    );
+    const insertedTotal = (await Promise.all(sends)).reduce((a, b) => a + b, 0);
+    const distinctSent = new Set<number>();
+    for (let sender = 0; sender < 8; sender++) {
+      for (let b = 0; b < 6; b++) {
+        const start = (sender * 37 + b * 61) % 350;
+        for (let i = start; i < start + 50; i++) distinctSent.add(i);
+      }
+    }
+    const after = await reportTotal(fixture);
+    assert.equal(insertedTotal, distinctSent.size, "inserted_count over all responses equals the distinct transactions sent");
+    assert.equal(after.transactions - before.transactions, distinctSent.size);
+  });
+
+  test("otlp: metrics, traces and logs are validated, stored normalised, and answered with partialSuccess", async () => {
+    for (const [path, body] of [
+      ["/v1/beacon/v1/metrics", metricsRequest()],
+      ["/v1/beacon/v1/traces", tracesRequest()],
+      ["/v1/beacon/v1/logs", logsRequest()],
+    ] as const) {
+      const response = await postJson(url(path), body);
+      assert.deepEqual([response.status, response.body], [200, { partialSuccess: {} }], path);
+    }
+    const store = new BeaconStore(fixture.dataDir, { readonly: true });
+    try {
+      const traces = store.otlpBatches("traces");
+      assert.equal(traces.length, 1);
+      const span = (traces[0]!.body as ReturnType<typeof tracesRequest>).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+      assert.equal(span.traceId, "5b8efff798038103d269b633813fc60c", "hex ids are stored lower-case");
+      assert.deepEqual(store.otlpBatches("metrics").map((b) => b.item_count), [2]);
+      assert.deepEqual(store.otlpBatches("logs").map((b) => b.item_count), [1]);
+    } finally {
+      store.close();
+    }
+  });
+
+  test("otlp: a malformed request is 422 naming the field, and nothing is stored", async () => {
+    const metrics = metricsRequest();
+    const metric = metrics.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]! as Record<string, unknown>;
+    metric.sum = { dataPoints: [] };
+    assertValidationError(await postJson(url("/v1/beacon/v1/metrics"), metrics), ["body", "resourceMetrics", 0, "scopeMetrics", 0, "metrics", 0]);
+
+    const traces = tracesRequest();
+    traces.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId = "not-hex";
+    assertValidationError(await postJson(url("/v1/beacon/v1/traces"), traces), ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "traceId"]);
+
+    const logs = logsRequest() as { resourceLogs: { scopeLogs: { logRecords: Record<string, unknown>[] }[] }[] };
+    logs.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.severityNumber = "WARN";
+    assertValidationError(await postJson(url("/v1/beacon/v1/logs"), logs), ["body", "resourceLogs", 0, "scopeLogs", 0, "logRecords", 0, "severityNumber"], "invalid_type");
+
+    const store = new BeaconStore(fixture.dataDir, { readonly: true });
+    try {
+      assert.equal(store.otlpBatches().length, 3, "only the three valid requests of the previous test are stored");
+    } finally {
+      store.close();
+    }
+  });
+
+  test("usage snapshot: stored once per license and window, whatever offset notation the window uses", async () => {
+    const snapshot = {
+      license_key: active.key,
+      from_timestamp: "2026-11-01T00:00:00+00:00",
+      to_timestamp: "2026-11-02T00:00:00+00:00",
+      measures: usageMeasures(3),
+    };
+    assert.deepEqual((await postJson(url("/v1/beacon/usage-snapshot"), snapshot)).body, { inserted_count: 1 });
+    assert.deepEqual((await postJson(url("/v1/beacon/usage-snapshot"), snapshot)).body, { inserted_count: 0 });
+    const sameWindow = { ...snapshot, from_timestamp: "2026-11-01T01:00:00+01:00", to_timestamp: "2026-11-02T00:00:00Z" };
+    assert.deepEqual((await postJson(url("/v1/beacon/usage-snapshot"), sameWindow)).body, { inserted_count: 0 });
+    const otherLicense = { ...snapshot, license_key: other.key };
+    assert.deepEqual((await postJson(url("/v1/beacon/usage-snapshot"), otherLicense)).body, { inserted_count: 1 });
+
+    const store = new BeaconStore(fixture.dataDir, { readonly: true });
+    try {
+      const rows = store.usageSnapshots();
+      assert.deepEqual(rows.map((r) => r.license_id).sort(), ["acme-prod", "globex"]);
+      assert.equal(rows[0]!.from_timestamp, "2026-11-01T00:00:00.000Z");
+      assert.deepEqual(rows[0]!.measures, usageMeasures(3));
+    } finally {
+      store.close();
+    }
+  });
+
+  test("usage snapshot: unknown measures, negative counts, reversed windows and unknown licenses are refused", async () => {
+    const good = { license_key: active.key, from_timestamp: "2026-12-01T00:00:00Z", to_timestamp: "2026-12-02T00:00:00Z", measures: usageMeasures() };
+    assertValidationError(
+      await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), user_emails: 2 } }),
+      ["body", "measures", "user_emails"],
+      "extra_forbidden",
+    );
+    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), users: -1 } }), ["body", "measures", "users"], "too_small");
+    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), prompts: undefined } }), ["body", "measures", "prompts"], "missing");
+    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, to_timestamp: good.from_timestamp }), ["body", "to_timestamp"]);
+    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, from_timestamp: "yesterday" }), ["body", "from_timestamp"], "invalid_format");
+    const unknown = await postJson(url("/v1/beacon/usage-snapshot"), { ...good, license_key: "lic-unknown-key-000" });
+    assert.equal(unknown.status, 403);
+    const store = new BeaconStore(fixture.dataDir, { readonly: true });
+    try {
+      assert.ok(!store.usageSnapshots().some((r) => r.from_timestamp.startsWith("2026-12")), "no refused snapshot was stored");
+    } finally {
+      store.close();
+    }
+  });
+
+  test("http: oversized bodies 413, wrong content types 415, malformed JSON 422, unknown routes 404, all JSON", async () => {
+    const huge = { license: active.key, trace_transactions: traceTransactions(1000) };
+    const tooLarge = await postJson(url("/v1/beacon/ingest-traces"), huge);
+    assert.equal(tooLarge.status, 413);
+    assert.equal(tooLarge.body.code, "FST_ERR_CTP_BODY_TOO_LARGE");
+
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
+      const response = await fetch(url("/v1/beacon/verify"), { method: "POST", headers: { "content-type": type }, body: "license=x" });
+      assert.equal(response.status, 415, type);
+      assert.match(response.headers.get("content-type") ?? "", /application\/json/);
+    }
+
+    assertValidationError(await postJson(url("/v1/beacon/verify"), '{"license": "abc'), ["body"], "json_invalid");
+    const notFound = await fetch(url("/v1/beacon/nothing"));
+    assert.equal(notFound.status, 404);
+    const text = await notFound.text();
+    assert.equal(JSON.parse(text).code, "ERR_NOT_FOUND");
+    assert.ok(!/at .*\.ts:\d+/.test(text), "no stack trace in an error body");
+  });
+});
+
+describe("beacon restart", () => {
+  test("keeps ingested data and its signing key: re-sends insert nothing, old tokens still verify", async () => {
+    const license = testLicense();
+    const fixture = beaconConfig([license]);
+    const batch = traceTransactions(10);
+    let beacon = await startBeacon(fixture);
+    assert.deepEqual((await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch })).body, { inserted_count: 10 });
+    const token = (await postJson(`${beacon.url}/v1/beacon/verify`, { license: license.key })).body.token as string;
+    assert.equal(await beacon.stop(), 0);
+
+    beacon = await startBeacon(fixture);
+    try {
+      assert.deepEqual((await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch })).body, { inserted_count: 0 });
+      const jwks = createRemoteJWKSet(new URL(`${beacon.url}/v1/beacon/jwks.json`));
+      const { payload } = await jwtVerify(token, jwks);
+      assert.equal(payload.sub, license.id);
+      const withToken = await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: [traceTransaction()] }, { authorization: `Bearer ${token}` });
+      assert.deepEqual(withToken.body, { inserted_count: 1 });
+    } finally {
+      assert.equal(await beacon.stop(), 0);
+    }
+    assert.deepEqual(await reportTotal(fixture), { transactions: 11, traces: 77 });
+  });
+});

@@ -1,0 +1,108 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import type { TestLicense } from "./fixtures.ts";
+
+const CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
+
+export function tempDir(prefix = "egress-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Runs the real CLI to completion. */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+/** A serving subcommand of the real CLI, started as its own process. */
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Sends a signal and waits for exit; resolves with the exit code (null when killed by a signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `egress-agent ARGS` and waits for the JSON log line `readyMessage`, which carries the `url`. */
+export function startService(args: string[], readyMessage: string, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no "${readyMessage}" within 10 s; output:\n${output}`));
+    }, 10_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      for (const line of output.split("\n")) {
+        if (!line.includes(readyMessage)) continue;
+        try {
+          const entry = JSON.parse(line) as { msg?: string; url?: string };
+          if (entry.msg === readyMessage && entry.url) {
+            clearTimeout(timer);
+            resolve({
+              url: entry.url,
+              child,
+              output: () => output,
+              stop: async (signal = "SIGTERM") => {
+                if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+                return exited;
+              },
+            });
+            return;
+          }
+        } catch {
+          // a partial line; wait for more
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before "${readyMessage}"; output:\n${output}`));
+    });
+  });
+}
+
+export interface BeaconFixture {
+  dir: string;
+  configPath: string;
+  dataDir: string;
+}
+
+/** Writes a beacon config with the given licenses into a fresh (or given) directory. */
+export function beaconConfig(licenses: TestLicense[], extra: Record<string, unknown> = {}, dir = tempDir()): BeaconFixture {
+  const dataDir = join(dir, "beacon-data");
+  const configPath = join(dir, "beacon.yaml");
+  writeFileSync(configPath, stringify({ listen: "127.0.0.1:0", dataDir, licenses, ...extra }));
+  return { dir, configPath, dataDir };
+}
+
+export function startBeacon(fixture: BeaconFixture, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  return startService(["beacon", "--config", fixture.configPath], "beacon listening", env);
+}
+
+/** POSTs JSON and returns status and parsed body. */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
