@@ -1,6 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { EgressError } from "../errors.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
@@ -75,6 +76,9 @@ export class BeaconStore {
   constructor(dataDir: string, options: { readonly?: boolean } = {}) {
     const path = join(dataDir, "beacon.db");
     if (options.readonly) {
+      if (!existsSync(path)) {
+        throw new EgressError("BEACON_ERR_NO_DATA", `no beacon data at ${path}: has a beacon run with this dataDir?`);
+      }
       this.#db = new Database(path, { readonly: true, fileMustExist: true });
     } else {
       mkdirSync(dataDir, { recursive: true });

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { LogsRequest, MetricsRequest, TracesRequest, otlpSignals } from "../../src/protocol/otlp.ts";
+import { IngestTracesRequest, TraceTransaction } from "../../src/protocol/trace-transaction.ts";
+import { UsageSnapshot } from "../../src/protocol/usage-snapshot.ts";
+import { toValidationErrors } from "../../src/protocol/validation-error.ts";
+import { logsRequest, metricsRequest, traceTransaction, tracesRequest, usageMeasures } from "../helpers/fixtures.ts";
+
+describe("trace transaction schema", () => {
+  test("accepts the seed's shape, with or without fractional seconds", () => {
+    assert.ok(TraceTransaction.safeParse(traceTransaction()).success);
+    assert.ok(TraceTransaction.safeParse(traceTransaction({ start_insertion_time: "2026-11-01T09:59:59.123456Z" })).success);
+  });
+
+  test("a validation error names the path, never echoes the value (the license may be in it)", () => {
+    const input = { license: 12345, trace_transactions: [traceTransaction({ trace_count: -3 })] };
+    const result = IngestTracesRequest.safeParse(input);
+    assert.ok(!result.success);
+    const detail = toValidationErrors(result.error, input, "body");
+    assert.deepEqual(
+      detail.map((d) => [d.loc, d.type]),
+      [
+        [["body", "license"], "invalid_type"],
+        [["body", "trace_transactions", 0, "trace_count"], "too_small"],
+      ],
+    );
+    assert.ok(!JSON.stringify(detail).includes("12345"));
+  });
+});
+
+describe("OTLP JSON schemas", () => {
+  test("normalise 64-bit integers sent as numbers to strings, and ids to lower-case hex", () => {
+    const metrics = metricsRequest() as { resourceMetrics: { scopeMetrics: { metrics: Record<string, any>[] }[] }[] };
+    const point = metrics.resourceMetrics[0]!.scopeMetrics[0]!.metrics[1]!.sum.dataPoints[0];
+    point.asInt = 3;
+    point.timeUnixNano = 1793527210000000000;
+    const parsed = MetricsRequest.parse(metrics);
+    const out = parsed.resourceMetrics[0]!.scopeMetrics[0]!.metrics[1]!.sum!.dataPoints[0]!;
+    assert.equal(out.asInt, "3");
+    assert.equal(typeof out.timeUnixNano, "string");
+    const span = TracesRequest.parse(tracesRequest()).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    assert.equal(span.spanId, "eee19b7ec3c1b174");
+  });
+
+  test("fill omitted OTLP defaults and drop unknown fields, as receivers must", () => {
+    const parsed = LogsRequest.parse({
+      resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1", severityNumber: 17, body: { stringValue: "x" }, vendorField: 1 }] }] }],
+    });
+    const record = parsed.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!;
+    assert.equal(record.traceId, "");
+    assert.deepEqual(record.attributes, []);
+    assert.ok(!("vendorField" in record));
+  });
+
+  test("refuse a data point with both asDouble and asInt, and a metric with neither gauge nor sum", () => {
+    const both = metricsRequest() as any;
+    both.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].asInt = "1";
+    assert.ok(!MetricsRequest.safeParse(both).success);
+    const neither = metricsRequest() as any;
+    delete neither.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge;
+    assert.ok(!MetricsRequest.safeParse(neither).success);
+  });
+
+  test("count data points, spans and log records per request", () => {
+    assert.equal(otlpSignals.metrics.countItems(MetricsRequest.parse(metricsRequest())), 2);
+    assert.equal(otlpSignals.traces.countItems(TracesRequest.parse(tracesRequest())), 1);
+    assert.equal(otlpSignals.logs.countItems(LogsRequest.parse(logsRequest())), 1);
+  });
+});
+
+describe("usage snapshot schema", () => {
+  test("takes timestamps with a UTC offset and exactly the seed's measures", () => {
+    const snapshot = { license_key: "k", from_timestamp: "2026-11-01T00:00:00+00:00", to_timestamp: "2026-11-02T00:00:00Z", measures: usageMeasures() };
+    assert.ok(UsageSnapshot.safeParse(snapshot).success);
+    assert.ok(!UsageSnapshot.safeParse({ ...snapshot, from_timestamp: "2026-11-01" }).success);
+    assert.ok(!UsageSnapshot.safeParse({ ...snapshot, measures: { ...usageMeasures(), users: 1.5 } }).success);
+  });
+});
