@@ -1,4 +1,7 @@
 import pino, { type DestinationStream, type Logger } from "pino";
+import { z } from "zod";
+
+export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
 /**
  * Paths that may hold a secret, censored wherever they appear in a log line. Code logs license *ids*

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
-
-export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+import { LogLevel } from "../log.ts";
 
 const BeaconLicense = z
   .strictObject({

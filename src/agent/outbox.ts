@@ -1,0 +1,188 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+/** What the sidecar ships; each stream is shipped on its own. */
+export type Stream = "billing" | "metrics" | "traces" | "logs" | "usage";
+
+/** A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter). */
+export type RecordState = "pending" | "sending" | "completed" | "failed";
+
+export interface OutboxRecord {
+  seq: number;
+  recordId: string | null;
+  body: string;
+  /** Failed sends so far; billing sends it as num_failed_send_attempts. */
+  attempts: number;
+}
+
+export interface StreamCounts {
+  pending: number;
+  sending: number;
+  completed: number;
+  failed: number;
+  /** Enqueue time (ms) of the oldest record not yet delivered, if any. */
+  oldestPendingAt: number | null;
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  stream TEXT NOT NULL,
+  record_id TEXT,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'completed', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  enqueued_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_error TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+const SCHEMA_VERSION = 1;
+
+/**
+ * The sidecar's durable queue: one SQLite file (`outbox.db`, WAL, synchronous FULL). A record is on disk
+ * before enqueue returns, so a caller may acknowledge it; nothing leaves the file except by ack or prune.
+ */
+export class Outbox {
+  readonly #db: Database.Database;
+  readonly #now: () => number;
+  readonly #insert: Database.Statement;
+  readonly #claim: Database.Statement;
+  readonly #setState: Database.Statement;
+  readonly #fail: Database.Statement;
+  readonly #pendingInfo: Database.Statement;
+
+  constructor(dataDir: string, options: { now?: () => number } = {}) {
+    mkdirSync(dataDir, { recursive: true });
+    this.#now = options.now ?? Date.now;
+    this.#db = new Database(join(dataDir, "outbox.db"));
+    this.#db.pragma("journal_mode = WAL");
+    // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
+    this.#db.pragma("synchronous = FULL");
+    this.#db.pragma("busy_timeout = 5000");
+    const version = this.#db.pragma("user_version", { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      this.#db.close();
+      throw new Error(`outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`);
+    }
+    this.#db.exec(schema);
+    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    // A crash leaves claimed records in 'sending'; nobody is sending them now.
+    this.#db.prepare("UPDATE outbox SET state = 'pending' WHERE state = 'sending'").run();
+
+    this.#insert = this.#db.prepare(
+      "INSERT INTO outbox (stream, record_id, body, attempts, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    );
+    this.#claim = this.#db.prepare(`
+      UPDATE outbox SET state = 'sending', updated_at = @now
+       WHERE seq IN (SELECT seq FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)
+      RETURNING seq, record_id AS recordId, body, attempts`);
+    this.#setState = this.#db.prepare("UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq = @seq");
+    this.#fail = this.#db.prepare(
+      "UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq = @seq",
+    );
+    this.#pendingInfo = this.#db.prepare(
+      "SELECT count(*) AS n, min(enqueued_at) AS oldest FROM outbox WHERE stream = ? AND state = 'pending'",
+    );
+  }
+
+  /**
+   * Commits records in one transaction. A record whose id the stream already holds is skipped (not sent
+   * twice). Returns how many were new.
+   */
+  enqueue(stream: Stream, records: readonly { recordId?: string; body: string; attempts?: number }[]): number {
+    const now = this.#now();
+    return this.#db.transaction(() => {
+      let inserted = 0;
+      for (const r of records) inserted += this.#insert.run(stream, r.recordId ?? null, r.body, r.attempts ?? 0, now, now).changes;
+      return inserted;
+    })();
+  }
+
+  /** Marks up to `limit` of the oldest pending records as sending and returns them, oldest first. */
+  claim(stream: Stream, limit: number): OutboxRecord[] {
+    const rows = this.#claim.all({ stream, limit, now: this.#now() }) as OutboxRecord[];
+    return rows.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Delivered: kept as completed until the retention period prunes it. */
+  ack(seqs: readonly number[]): void {
+    this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "completed", error: null }));
+  }
+
+  /** A failed send: back to pending with one more failed attempt and the reason. */
+  fail(seqs: readonly number[], error: string): void {
+    this.#update(seqs, (seq, now) => this.#fail.run({ seq, now, error }));
+  }
+
+  /** Refused for good by the receiver: kept on disk as failed (dead letter), shown in status, never sent again. */
+  deadLetter(seqs: readonly number[], error: string): void {
+    this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "failed", error }));
+  }
+
+  /** Not sent after all (shutdown): back to pending without counting an attempt. */
+  release(seqs: readonly number[]): void {
+    this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "pending", error: null }));
+  }
+
+  #update(seqs: readonly number[], apply: (seq: number, now: number) => void): void {
+    const now = this.#now();
+    this.#db.transaction(() => seqs.forEach((seq) => apply(seq, now)))();
+  }
+
+  pending(stream: Stream): { count: number; oldestAt: number | null } {
+    const row = this.#pendingInfo.get(stream) as { n: number; oldest: number | null };
+    return { count: row.n, oldestAt: row.oldest };
+  }
+
+  counts(stream: Stream): StreamCounts {
+    const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null };
+    const rows = this.#db
+      .prepare("SELECT state, count(*) AS n, min(enqueued_at) AS oldest FROM outbox WHERE stream = ? GROUP BY state")
+      .all(stream) as { state: RecordState; n: number; oldest: number }[];
+    for (const row of rows) {
+      counts[row.state] = row.n;
+      if (row.state === "pending" || row.state === "sending") {
+        counts.oldestPendingAt = Math.min(counts.oldestPendingAt ?? Infinity, row.oldest);
+      }
+    }
+    return counts;
+  }
+
+  /** Dead letters of a stream, with the receiver's reason. */
+  deadLetters(stream: Stream, limit = 100): { recordId: string | null; error: string | null; attempts: number }[] {
+    return this.#db
+      .prepare("SELECT record_id AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?")
+      .all(stream, limit) as { recordId: string | null; error: string | null; attempts: number }[];
+  }
+
+  /** Records of a stream enqueued at or after `since` (ms), in order, whatever their state. */
+  *records(stream: Stream, since: number): Generator<OutboxRecord & { state: RecordState; enqueuedAt: number }> {
+    yield* this.#db
+      .prepare(
+        "SELECT seq, record_id AS recordId, body, attempts, state, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND enqueued_at >= ? ORDER BY seq",
+      )
+      .iterate(stream, since) as Iterable<OutboxRecord & { state: RecordState; enqueuedAt: number }>;
+  }
+
+  /** Deletes completed records last updated before `before` (ms). Returns how many went. */
+  pruneCompleted(before: number): number {
+    return this.#db.prepare("DELETE FROM outbox WHERE state = 'completed' AND updated_at < ?").run(before).changes;
+  }
+
+  getValue(key: string): string | undefined {
+    return (this.#db.prepare("SELECT value FROM kv WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+  }
+
+  setValue(key: string, value: string): void {
+    this.#db.prepare("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}

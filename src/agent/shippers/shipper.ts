@@ -1,0 +1,185 @@
+import pRetry, { AbortError } from "p-retry";
+import type { Logger } from "pino";
+import type { BeaconClient } from "../beacon-client.ts";
+import type { Outbox, OutboxRecord, Stream } from "../outbox.ts";
+import type { StreamHealth } from "../stream-health.ts";
+import { classify, classifyError, RetryableDeliveryError, type Outcome } from "./delivery.ts";
+
+/** How one stream is shipped: where to, in what batches, in what envelope. */
+export interface StreamPolicy {
+  stream: Stream;
+  path: string;
+  batchSize: number;
+  buildPayload(records: readonly OutboxRecord[]): unknown;
+}
+
+export interface ShipperOptions {
+  policy: StreamPolicy;
+  outbox: Outbox;
+  client: BeaconClient;
+  health: StreamHealth;
+  logger: Logger;
+  /** The current license token, sent as Bearer when there is one. */
+  token: () => string | undefined;
+  /** Called on 401: the token is stale; verify the license again. */
+  onUnauthorized: () => void;
+  flushMs: number;
+  minBackoffMs: number;
+  maxBackoffMs: number;
+  now?: () => number;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * Moves one stream from the outbox to the beacon: claims a batch when it is full or its oldest record has
+ * waited `flushMs`, sends it, and acks, retries with capped exponential backoff (honouring Retry-After), or
+ * splits a refused batch to dead-letter only the bad records.
+ */
+export class Shipper {
+  readonly #o: ShipperOptions;
+  readonly #now: () => number;
+  /** Aborted by stop(): ends waits and backoff at once. */
+  readonly #stopping = new AbortController();
+  /** Aborted when the drain grace runs out: cuts an in-flight request. */
+  readonly #cutRequests = new AbortController();
+  #wake: (() => void) | null = null;
+  #running: Promise<void> | null = null;
+
+  constructor(options: ShipperOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    this.#running ??= this.#loop().catch((err) => this.#o.logger.error({ err, stream: this.#o.policy.stream }, "shipper stopped on an error"));
+  }
+
+  /** New records were enqueued: look again now rather than at the next timer. */
+  wake(): void {
+    this.#wake?.();
+  }
+
+  /** Stops taking batches; an in-flight send gets `graceMs` to finish, then is cut and its records released. */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping.abort();
+    this.wake();
+    const cut = setTimeout(() => this.#cutRequests.abort(), graceMs);
+    await this.#running;
+    clearTimeout(cut);
+  }
+
+  async #loop(): Promise<void> {
+    const { outbox, policy, flushMs } = this.#o;
+    while (!this.#stopping.signal.aborted) {
+      const { count, oldestAt } = outbox.pending(policy.stream);
+      const waitMs = count === 0 ? Infinity : count >= policy.batchSize ? 0 : oldestAt! + flushMs - this.#now();
+      if (waitMs > 0) {
+        await this.#idle(waitMs);
+        continue;
+      }
+      await this.#ship(outbox.claim(policy.stream, policy.batchSize));
+    }
+  }
+
+  /** Waits for `ms`, a wake() or stop(); Infinity waits for either of the latter. */
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+      const signal = this.#stopping.signal;
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      this.#wake = done;
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Delivers a claimed batch, retrying until every record is acked or dead-lettered, or until stop(). */
+  async #ship(records: OutboxRecord[]): Promise<void> {
+    const open = new Map(records.map((r) => [r.seq, r]));
+    try {
+      await pRetry(() => this.#deliver([...open.values()], open), {
+        retries: Infinity,
+        factor: 2,
+        minTimeout: this.#o.minBackoffMs,
+        maxTimeout: this.#o.maxBackoffMs,
+        randomize: true,
+        signal: this.#stopping.signal,
+        shouldRetry: ({ error }) => error instanceof RetryableDeliveryError,
+        onFailedAttempt: async ({ error, retryDelay }) => {
+          const retryAfter = (error as RetryableDeliveryError).retryAfterMs ?? 0;
+          if (retryAfter > retryDelay) await sleep(Math.min(retryAfter, this.#o.maxBackoffMs) - retryDelay, this.#stopping.signal);
+        },
+      });
+    } catch (err) {
+      if (!this.#stopping.signal.aborted) throw err;
+    } finally {
+      // Whatever is still open was not delivered: back to pending for the next run or the next start.
+      if (open.size > 0) this.#o.outbox.release([...open.keys()]);
+    }
+  }
+
+  /** One attempt for `records`; removes from `open` what it settles. Throws RetryableDeliveryError for the rest. */
+  async #deliver(records: OutboxRecord[], open: Map<number, OutboxRecord>): Promise<void> {
+    const { outbox, health, policy } = this.#o;
+    const outcome = await this.#send(records);
+    const seqs = records.map((r) => r.seq);
+    switch (outcome.kind) {
+      case "delivered":
+        outbox.ack(seqs);
+        seqs.forEach((seq) => open.delete(seq));
+        health.success();
+        return;
+      case "rejected":
+        if (records.length === 1) {
+          outbox.deadLetter(seqs, outcome.reason);
+          open.delete(seqs[0]!);
+          this.#o.logger.warn({ stream: policy.stream, recordId: records[0]!.recordId, reason: outcome.reason }, "record refused by the beacon, kept as failed");
+          return;
+        }
+        {
+          const half = Math.ceil(records.length / 2);
+          await this.#deliver(records.slice(0, half), open);
+          await this.#deliver(records.slice(half), open);
+        }
+        return;
+      case "unauthorized":
+      case "retry":
+        // On 401 a fresh token is on its way; either way the records are retried like any transient failure.
+        if (outcome.kind === "unauthorized") this.#o.onUnauthorized();
+        outbox.fail(seqs, outcome.reason);
+        for (const r of records) r.attempts++;
+        health.failure(outcome.reason);
+        throw new RetryableDeliveryError(outcome.reason, outcome.kind === "retry" ? outcome.retryAfterMs : undefined);
+    }
+  }
+
+  async #send(records: readonly OutboxRecord[]): Promise<Outcome> {
+    const { client, policy } = this.#o;
+    try {
+      const response = await client.post(policy.path, policy.buildPayload(records), {
+        token: this.#o.token(),
+        signal: this.#cutRequests.signal,
+      });
+      return classify(response);
+    } catch (err) {
+      if (this.#cutRequests.signal.aborted) throw new AbortError("stopping");
+      return classifyError(err);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { ByteSize, Duration, ListenAddress } from "./units.ts";
+import { LogLevel } from "../log.ts";
+
+const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a version like 0.11.0" });
+
+/** The sidecar's configuration file, as DESIGN.md lists it; every key optional, defaults below. */
+export const AgentConfigFile = z.strictObject({
+  beaconUrl: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).default("https://beacon.example.invalid"),
+  licenseKey: z.string().default(""),
+  licenseKeyFile: z.string().default(""),
+  offline: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      licenseFile: z.string().default(""),
+      publicKeyFile: z.string().default(""),
+    })
+    .prefault({}),
+  instanceVersion: Version.default("0.11.0"),
+  config: z
+    .strictObject({
+      telemetry: z
+        .strictObject({ logs: z.boolean().optional(), metrics: z.boolean().optional(), traces: z.boolean().optional() })
+        .prefault({}),
+    })
+    .prefault({}),
+  usageReporting: z.boolean().default(true),
+  listen: ListenAddress.prefault("127.0.0.1:4318"),
+  dataDir: z.string().min(1).default("./data"),
+  intervals: z
+    .strictObject({
+      licenseVerify: Duration.prefault("1h"),
+      usageSnapshot: Duration.prefault("24h"),
+      flush: Duration.prefault("5s"),
+    })
+    .prefault({}),
+  limits: z
+    .strictObject({
+      telemetryMaxBytes: ByteSize.prefault("256MiB"),
+      batchTransactions: z.int().min(1).max(10_000).default(500),
+      bodyLimit: ByteSize.prefault("16MiB"),
+    })
+    .prefault({}),
+  license: z.strictObject({ gracePeriod: Duration.prefault("72h") }).prefault({}),
+  retry: z
+    .strictObject({
+      minBackoff: Duration.prefault("1s"),
+      maxBackoff: Duration.prefault("5m"),
+      requestTimeout: Duration.prefault("30s"),
+    })
+    .prefault({}),
+  retention: z.strictObject({ completed: Duration.prefault("7d") }).prefault({}),
+  logLevel: LogLevel.default("info"),
+});
+export type AgentConfigFile = z.output<typeof AgentConfigFile>;
