@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
+import { agentCommands } from "./agent/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
+import { demoCommand } from "./demo.ts";
 import { ConfigError, EgressError } from "./errors.ts";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config. */
@@ -9,8 +11,11 @@ export async function main(argv: string[]): Promise<number> {
     .description("self-hosted telemetry egress sidecar, and the beacon service it reports to")
     .exitOverride()
     .showHelpAfterError();
+  for (const command of agentCommands()) program.addCommand(command);
+  program.addCommand(demoCommand());
   program.addCommand(beaconCommand());
-  for (const command of program.commands) command.exitOverride();
+  const overrideExits = (command: Command) => command.commands.forEach((sub) => overrideExits(sub.exitOverride()));
+  overrideExits(program);
   try {
     await program.parseAsync(argv);
     return 0;

@@ -1,6 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { EgressError } from "../errors.ts";
 
 /** What the sidecar ships; each stream is shipped on its own. */
 export type Stream = "billing" | "metrics" | "traces" | "logs" | "usage";
@@ -56,24 +57,18 @@ export class Outbox {
   readonly #fail: Database.Statement;
   readonly #pendingInfo: Database.Statement;
 
-  constructor(dataDir: string, options: { now?: () => number } = {}) {
-    mkdirSync(dataDir, { recursive: true });
+  /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
+  constructor(dataDir: string, options: { now?: () => number; readonly?: boolean } = {}) {
     this.#now = options.now ?? Date.now;
-    this.#db = new Database(join(dataDir, "outbox.db"));
-    this.#db.pragma("journal_mode = WAL");
-    // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
-    this.#db.pragma("synchronous = FULL");
-    this.#db.pragma("busy_timeout = 5000");
-    const version = this.#db.pragma("user_version", { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      this.#db.close();
-      throw new Error(`outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`);
+    const path = join(dataDir, "outbox.db");
+    if (options.readonly) {
+      if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
+      this.#db = new Database(path, { readonly: true });
+    } else {
+      mkdirSync(dataDir, { recursive: true });
+      this.#db = new Database(path);
+      this.#open();
     }
-    this.#db.exec(schema);
-    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    // A crash leaves claimed records in 'sending'; nobody is sending them now.
-    this.#db.prepare("UPDATE outbox SET state = 'pending' WHERE state = 'sending'").run();
-
     this.#insert = this.#db.prepare(
       "INSERT INTO outbox (stream, record_id, body, attempts, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
@@ -88,6 +83,22 @@ export class Outbox {
     this.#pendingInfo = this.#db.prepare(
       "SELECT count(*) AS n, min(enqueued_at) AS oldest FROM outbox WHERE stream = ? AND state = 'pending'",
     );
+  }
+
+  #open(): void {
+    this.#db.pragma("journal_mode = WAL");
+    // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
+    this.#db.pragma("synchronous = FULL");
+    this.#db.pragma("busy_timeout = 5000");
+    const version = this.#db.pragma("user_version", { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      this.#db.close();
+      throw new EgressError("EGRESS_ERR_OUTBOX_VERSION", `outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`);
+    }
+    this.#db.exec(schema);
+    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    // A crash leaves claimed records in 'sending'; nobody is sending them now.
+    this.#db.prepare("UPDATE outbox SET state = 'pending' WHERE state = 'sending'").run();
   }
 
   /**

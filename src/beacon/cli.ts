@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
@@ -5,25 +6,46 @@ import { createLogger } from "../log.ts";
 import { loadBeaconConfig } from "./config.ts";
 import { formatTraceReport } from "./report.ts";
 import { startBeacon } from "./server.ts";
+import { LicenseRegistry } from "./licenses.ts";
+import { TokenIssuer } from "./token-issuer.ts";
+import { Duration } from "../config/units.ts";
+import { untilSignal } from "../signals.ts";
 import { BeaconStore } from "./store.ts";
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 
-/** Runs until SIGTERM or SIGINT, then closes the server and the store and resolves. */
+/** Runs until SIGTERM or SIGINT, then closes the server and the store. */
 async function serve(options: { config?: string; listen?: string }): Promise<void> {
   const config = loadBeaconConfig(options.config, { listen: options.listen });
   const logger = createLogger(config.logLevel);
   const beacon = await startBeacon(config, { logger });
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      logger.info({ signal }, "beacon stopping");
-      resolve();
-    };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-  });
+  const signal = await untilSignal();
+  logger.info({ signal }, "beacon stopping");
   await beacon.close();
   logger.info("beacon stopped");
+}
+
+async function openIssuer(configFile: string | undefined): Promise<{ issuer: TokenIssuer; licenses: LicenseRegistry }> {
+  const config = loadBeaconConfig(configFile);
+  const issuer = await TokenIssuer.open({ dataDir: config.dataDir, signingKeyFile: config.signingKeyFile, ttlMs: config.tokenTtl, now: () => new Date() });
+  return { issuer, licenses: new LicenseRegistry(config.licenses) };
+}
+
+/** Prints an offline license (a long-lived signed JWT) for a license this beacon knows. */
+async function issueOfflineLicense(options: { config?: string; license: string; validFor: string; output?: string }): Promise<void> {
+  const validFor = Duration.safeParse(options.validFor);
+  if (!validFor.success) throw new ConfigError("--valid-for", ["--valid-for: must be a duration like 365d"]);
+  const { issuer, licenses } = await openIssuer(options.config);
+  const license = licenses.findById(options.license);
+  if (!license) throw new ConfigError("--license", [`--license: no license with id "${options.license}" in the beacon config`]);
+  const token = await issuer.issueOffline(license, new Date(Date.now() + validFor.data));
+  if (options.output) writeFileSync(options.output, `${token}\n`, { mode: 0o600 });
+  else process.stdout.write(`${token}\n`);
+}
+
+async function publicKey(options: { config?: string }): Promise<void> {
+  const { issuer } = await openIssuer(options.config);
+  process.stdout.write(issuer.publicKeyPem);
 }
 
 function report(options: { config?: string; org?: string; month?: string; json?: boolean }): void {
@@ -59,5 +81,18 @@ export function beaconCommand(): Command {
     .option("--month <YYYY-MM>", "only this month (of the transactions' interval start)")
     .option("--json", "print JSON rows instead of a table")
     .action(report);
+  beacon
+    .command("issue-offline-license")
+    .description("print an offline license (signed JWT) for an air-gapped sidecar")
+    .requiredOption("--license <id>", "id of a license in the beacon config")
+    .option("--valid-for <duration>", "lifetime, capped by the license's own expiry", "365d")
+    .option("--config <file>", "beacon YAML config (licenses, signing key)")
+    .option("--output <file>", "write to this file (mode 600) instead of stdout")
+    .action(issueOfflineLicense);
+  beacon
+    .command("public-key")
+    .description("print the signing public key (PEM), for a sidecar's offline.publicKeyFile")
+    .option("--config <file>", "beacon YAML config (signing key)")
+    .action(publicKey);
   return beacon;
 }

@@ -77,6 +77,23 @@ export class TokenIssuer {
       .sign(this.#privateKey);
   }
 
+  /** A long-lived license for an air-gapped sidecar, checked there against this beacon's public key. */
+  async issueOffline(license: License, expiresAt: Date): Promise<string> {
+    const exp = Math.min(expiresAt.getTime(), license.expiresAt.getTime());
+    return new SignJWT({ org: license.organizationId, seats: license.seats, offline: true })
+      .setProtectedHeader({ alg: "ES256", kid: this.#publicJwk.kid!, typ: "JWT" })
+      .setIssuer(TOKEN_ISSUER)
+      .setSubject(license.id)
+      .setIssuedAt(Math.floor(this.#now().getTime() / 1000))
+      .setExpirationTime(Math.floor(exp / 1000))
+      .sign(this.#privateKey);
+  }
+
+  /** The public key as SPKI PEM, for a sidecar's offline.publicKeyFile. */
+  get publicKeyPem(): string {
+    return this.#publicKey.export({ type: "spki", format: "pem" }).toString();
+  }
+
   /** Checks signature, issuer and expiry; a bad token is a 401 that says why without echoing it. */
   async verify(token: string): Promise<LicenseClaims> {
     try {

@@ -17,5 +17,7 @@ export const LicenseClaims = z.object({
   seats: z.int(),
   exp: z.int(),
   iat: z.int(),
+  /** Set on offline licenses: long-lived, checked locally by an air-gapped sidecar. */
+  offline: z.literal(true).optional(),
 });
 export type LicenseClaims = z.infer<typeof LicenseClaims>;

@@ -1,0 +1,72 @@
+import { createWriteStream } from "node:fs";
+import { Command } from "commander";
+import { loadAgentConfig } from "../config/agent-config.ts";
+import { ConfigError } from "../errors.ts";
+import { createLogger } from "../log.ts";
+import type { TraceTransaction } from "../protocol/trace-transaction.ts";
+import { startAgent } from "./daemon.ts";
+import { Outbox } from "./outbox.ts";
+import { untilSignal } from "../signals.ts";
+
+async function start(options: { config?: string; listen?: string }): Promise<void> {
+  const config = loadAgentConfig({ file: options.config, env: process.env, listen: options.listen });
+  const logger = createLogger(config.logLevel);
+  const agent = await startAgent(config, { logger });
+  const signal = await untilSignal();
+  logger.info({ signal }, "sidecar stopping");
+  // Nothing may keep a stopping sidecar past 10 s; records not yet sent stay in the outbox.
+  const deadline = setTimeout(() => {
+    logger.error("stop took over 10 s; exiting");
+    process.exit(1);
+  }, 10_000);
+  deadline.unref();
+  await agent.stop();
+}
+
+function parseSince(text: string): number {
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (Number.isNaN(ms)) throw new ConfigError("--since", ["--since: must be a date (YYYY-MM-DD) or an ISO 8601 timestamp"]);
+  return ms;
+}
+
+/** Writes billing records whose interval starts at or after --since as JSON lines: the offline true-up. */
+async function exportRecords(options: { config?: string; since: string; output?: string }): Promise<void> {
+  const since = parseSince(options.since);
+  const config = loadAgentConfig({ file: options.config, env: process.env });
+  const outbox = new Outbox(config.dataDir, { readonly: true });
+  const out = options.output ? createWriteStream(options.output, { mode: 0o600 }) : process.stdout;
+  let written = 0;
+  try {
+    for (const record of outbox.records("billing", 0)) {
+      const transaction = { ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: record.attempts };
+      if (Date.parse(transaction.start_interval_time) < since) continue;
+      if (!out.write(`${JSON.stringify(transaction)}\n`)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+      written++;
+      if (process.stderr.isTTY && written % 10_000 === 0) process.stderr.write(`\rexported ${written} records`);
+    }
+  } finally {
+    outbox.close();
+  }
+  if (out !== process.stdout) {
+    await new Promise<void>((resolve, reject) => {
+      out.once("error", reject);
+      out.end(() => resolve());
+    });
+  }
+  process.stderr.write(`${process.stderr.isTTY ? "\r" : ""}exported ${written} billing records\n`);
+}
+
+export function agentCommands(): Command[] {
+  const start_ = new Command("start")
+    .description("run the egress sidecar")
+    .option("--config <file>", "sidecar YAML config (default: env EGRESS_CONFIG, else embedded defaults)")
+    .option("--listen <host:port>", "local API address; beats the config file")
+    .action(start);
+  const export_ = new Command("export")
+    .description("write billing records as JSON lines (offline true-up)")
+    .requiredOption("--since <date>", "records whose interval starts at or after this date (YYYY-MM-DD or ISO 8601)")
+    .option("--config <file>", "sidecar YAML config (for dataDir)")
+    .option("--output <file>", "write to this file instead of stdout")
+    .action(exportRecords);
+  return [start_, export_];
+}

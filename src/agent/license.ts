@@ -1,0 +1,195 @@
+import { createHash, type KeyObject } from "node:crypto";
+import pRetry from "p-retry";
+import type { Logger } from "pino";
+import { beaconPaths } from "../protocol/beacon-paths.ts";
+import { VerifyResponse, type LicenseClaims } from "../protocol/license.ts";
+import type { LicenseStatus } from "../protocol/local-api.ts";
+import type { BeaconClient } from "./beacon-client.ts";
+import type { Outbox } from "./outbox.ts";
+import { checkLicenseToken } from "./vendor-key.ts";
+
+const CACHE_KEY = "license.token";
+/** Verify again this long before the token expires, so billing never waits on a verification. */
+const RENEW_BEFORE_EXPIRY_MS = 5 * 60_000;
+
+interface CachedToken {
+  token: string;
+  verifiedAt: number;
+  /** SHA-256 of the license key the token was issued for: a changed key ignores the cache. */
+  keyHash: string;
+}
+
+class LicenseRefused extends Error {}
+
+export interface OnlineLicenseOptions {
+  client: BeaconClient;
+  licenseKey: string;
+  outbox: Outbox;
+  intervalMs: number;
+  graceMs: number;
+  minBackoffMs: number;
+  maxBackoffMs: number;
+  vendorKey?: KeyObject;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * Online license: verified with the beacon at start and every `intervalMs` (and before the token expires).
+ * The token is cached in the outbox database so a restart works at once. The state is derived, not stored:
+ * invalid when the beacon refused the key since the last success; valid while the token is unexpired;
+ * grace while the last success is within `graceMs`; else unverified.
+ */
+export class OnlineLicense {
+  readonly #o: OnlineLicenseOptions;
+  readonly #now: () => number;
+  readonly #keyHash: string;
+  readonly #stopping = new AbortController();
+  #token: string | null = null;
+  #claims: LicenseClaims | null = null;
+  #verifiedAt: number | null = null;
+  #refusedAt: number | null = null;
+  #lastError: string | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  #loop: Promise<void> | null = null;
+
+  constructor(options: OnlineLicenseOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.#keyHash = createHash("sha256").update(options.licenseKey).digest("hex");
+  }
+
+  /** Loads a cached token when it is still good, then verifies in the background: never blocks start-up. */
+  async start(): Promise<void> {
+    const cached = this.#o.outbox.getValue(CACHE_KEY);
+    if (cached) {
+      const entry = JSON.parse(cached) as CachedToken;
+      const check = entry.keyHash === this.#keyHash ? await checkLicenseToken(entry.token, this.#o.vendorKey, new Date(this.#now())) : undefined;
+      if (check?.ok) {
+        this.#accept(entry.token, check.claims, entry.verifiedAt);
+        this.#o.logger.info({ licenseId: check.claims.sub, expiresAt: new Date(check.claims.exp * 1000).toISOString() }, "license token loaded from cache");
+      } else if (entry.keyHash === this.#keyHash) {
+        this.#verifiedAt = entry.verifiedAt; // an expired token still dates the last success, for the grace period
+      }
+    }
+    this.#schedule(this.#token ? this.#nextVerifyDelay() : 0);
+  }
+
+  /** The current token, while unexpired. */
+  token(): string | undefined {
+    return this.#claims && this.#claims.exp * 1000 > this.#now() ? this.#token! : undefined;
+  }
+
+  /** The beacon rejected the token (401): drop it and verify now. */
+  verifySoon(): void {
+    this.#token = null;
+    this.#claims = null;
+    if (!this.#loop) this.#schedule(0);
+  }
+
+  status(): LicenseStatus {
+    const now = this.#now();
+    const state =
+      this.#refusedAt !== null && (this.#verifiedAt === null || this.#refusedAt > this.#verifiedAt)
+        ? "invalid"
+        : this.token()
+          ? "valid"
+          : this.#verifiedAt !== null && now - this.#verifiedAt <= this.#o.graceMs
+            ? "grace"
+            : "unverified";
+    return {
+      mode: "online",
+      state,
+      licenseId: this.#claims?.sub ?? null,
+      organizationId: this.#claims?.org ?? null,
+      expiresAt: this.#claims ? new Date(this.#claims.exp * 1000).toISOString() : null,
+      verifiedAt: this.#verifiedAt === null ? null : new Date(this.#verifiedAt).toISOString(),
+      lastError: this.#lastError,
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    clearTimeout(this.#timer);
+    await this.#loop?.catch(() => {});
+  }
+
+  #schedule(delayMs: number): void {
+    clearTimeout(this.#timer);
+    if (this.#stopping.signal.aborted) return;
+    this.#timer = setTimeout(() => {
+      this.#loop = this.#verifyWithRetry().finally(() => {
+        this.#loop = null;
+        this.#schedule(this.#nextVerifyDelay());
+      });
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  #nextVerifyDelay(): number {
+    const now = this.#now();
+    let next = (this.#verifiedAt ?? now) + this.#o.intervalMs;
+    if (this.#claims) next = Math.min(next, this.#claims.exp * 1000 - RENEW_BEFORE_EXPIRY_MS);
+    return Math.max(0, next - now);
+  }
+
+  async #verifyWithRetry(): Promise<void> {
+    await pRetry(() => this.#verifyOnce(), {
+      retries: Infinity,
+      factor: 2,
+      minTimeout: this.#o.minBackoffMs,
+      maxTimeout: this.#o.maxBackoffMs,
+      randomize: true,
+      signal: this.#stopping.signal,
+      // A refusal is an answer, not an outage: wait for the next scheduled check (the vendor may renew).
+      shouldRetry: ({ error }) => !(error instanceof LicenseRefused),
+    }).catch(() => {});
+  }
+
+  async #verifyOnce(): Promise<void> {
+    const { client, licenseKey, logger } = this.#o;
+    let response;
+    try {
+      response = await client.post(beaconPaths.verify, { license: licenseKey }, { signal: this.#stopping.signal });
+    } catch (err) {
+      this.#failed((err as Error).message);
+      throw err;
+    }
+    if (response.status === 403) {
+      const wasRefused = this.#refusedAt !== null;
+      this.#refusedAt = this.#now();
+      this.#token = null;
+      this.#claims = null;
+      this.#lastError = `beacon refused the license: ${(response.body as { code?: string })?.code ?? 403}`;
+      if (!wasRefused) logger.error({ reason: this.#lastError }, "license invalid");
+      throw new LicenseRefused(this.#lastError);
+    }
+    const parsed = response.status === 200 ? VerifyResponse.safeParse(response.body) : undefined;
+    if (!parsed?.success) {
+      this.#failed(`license verification answered ${response.status}`);
+      throw new Error(this.#lastError!);
+    }
+    const check = await checkLicenseToken(parsed.data.token, this.#o.vendorKey, new Date(this.#now()));
+    if (!check.ok) {
+      this.#failed(`the beacon's token is ${check.reason}`);
+      throw new Error(this.#lastError!);
+    }
+    const recovered = this.#lastError !== null;
+    this.#accept(parsed.data.token, check.claims, this.#now());
+    this.#refusedAt = null;
+    this.#lastError = null;
+    this.#o.outbox.setValue(CACHE_KEY, JSON.stringify({ token: parsed.data.token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken));
+    logger.info({ licenseId: check.claims.sub, expiresAt: new Date(check.claims.exp * 1000).toISOString(), recovered }, "license verified");
+  }
+
+  #accept(token: string, claims: LicenseClaims, verifiedAt: number): void {
+    this.#token = token;
+    this.#claims = claims;
+    this.#verifiedAt = verifiedAt;
+  }
+
+  #failed(reason: string): void {
+    if (this.#lastError === null) this.#o.logger.warn({ reason }, "license verification failing; retrying with backoff");
+    this.#lastError = reason;
+  }
+}

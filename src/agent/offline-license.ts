@@ -1,0 +1,61 @@
+import { readFileSync } from "node:fs";
+import type { KeyObject } from "node:crypto";
+import { ConfigError } from "../errors.ts";
+import type { LicenseStatus } from "../protocol/local-api.ts";
+import { checkLicenseToken, readVendorPublicKey } from "./vendor-key.ts";
+
+/**
+ * Offline (air-gapped) mode: a license the vendor signed once, checked locally against the vendor key.
+ * Nothing here touches the network.
+ */
+export class OfflineLicense {
+  readonly #token: string;
+  readonly #key: KeyObject;
+  readonly #now: () => Date;
+  #status: LicenseStatus;
+  #recheck: NodeJS.Timeout | undefined;
+
+  constructor(options: { licenseFile: string; publicKeyFile: string; now?: () => Date }) {
+    this.#now = options.now ?? (() => new Date());
+    this.#key = readVendorPublicKey(options.publicKeyFile);
+    try {
+      this.#token = readFileSync(options.licenseFile, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError("offline.licenseFile", [`offline.licenseFile: cannot read ${options.licenseFile} (${(err as NodeJS.ErrnoException).code})`]);
+    }
+    this.#status = { mode: "offline", state: "unverified", licenseId: null, organizationId: null, expiresAt: null, verifiedAt: null, lastError: null };
+  }
+
+  /** Verifies signature, expiry and that the token is an offline license; cheap enough to call per status read. */
+  async check(): Promise<LicenseStatus> {
+    const result = await checkLicenseToken(this.#token, this.#key, this.#now());
+    if (result.ok && result.claims.offline) {
+      this.#status = {
+        ...this.#status,
+        state: "valid",
+        licenseId: result.claims.sub,
+        organizationId: result.claims.org,
+        expiresAt: new Date(result.claims.exp * 1000).toISOString(),
+        lastError: null,
+      };
+    } else {
+      this.#status = { ...this.#status, state: "invalid", lastError: result.ok ? "not an offline license (issue one with `egress-agent beacon issue-offline-license`)" : `offline license ${result.reason}` };
+    }
+    return this.#status;
+  }
+
+  /** Checks now and then every minute, so expiry shows without a restart. */
+  async start(): Promise<LicenseStatus> {
+    this.#recheck = setInterval(() => void this.check(), 60_000);
+    this.#recheck.unref();
+    return this.check();
+  }
+
+  status(): LicenseStatus {
+    return this.#status;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#recheck);
+  }
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import pino from "pino";
+import { stringify } from "yaml";
+import { startAgent } from "./agent/daemon.ts";
+import { loadBeaconConfig } from "./beacon/config.ts";
+import { formatTraceReport } from "./beacon/report.ts";
+import { startBeacon } from "./beacon/server.ts";
+import { BeaconStore } from "./beacon/store.ts";
+import { loadAgentConfig } from "./config/agent-config.ts";
+import { createLogger } from "./log.ts";
+import type { AgentStatus, TransactionsAccepted } from "./protocol/local-api.ts";
+import type { TraceTransaction } from "./protocol/trace-transaction.ts";
+
+const DEMO_ORG = "6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10";
+
+/** Sample billing records: `n` transactions over the last hour, as an instance would report them. */
+function sampleTransactions(n: number, now: number): TraceTransaction[] {
+  const tenant = randomUUID();
+  return Array.from({ length: n }, (_, i) => {
+    const start = new Date(now - 3_600_000 + i * 1000).toISOString();
+    const end = new Date(now - 3_600_000 + i * 1000 + 60_000).toISOString();
+    return {
+      id: randomUUID(),
+      tenant_id: tenant,
+      session_id: randomUUID(),
+      trace_count: 1 + (i % 9),
+      start_insertion_time: start,
+      end_insertion_time: end,
+      start_interval_time: start,
+      end_interval_time: end,
+      status: "completed",
+      num_failed_send_attempts: 0,
+      transaction_type: "traces",
+      organization_id: DEMO_ORG,
+    };
+  });
+}
+
+async function postTransactions(url: string, transactions: TraceTransaction[]): Promise<TransactionsAccepted> {
+  const response = await fetch(`${url}/v1/transactions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ trace_transactions: transactions }),
+  });
+  if (response.status !== 202) throw new Error(`sidecar answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as TransactionsAccepted;
+}
+
+async function waitForDelivery(url: string, timeoutMs: number): Promise<AgentStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = (await (await fetch(`${url}/v1/status`)).json()) as AgentStatus;
+    const billing = status.streams.billing!;
+    if (billing.pending + billing.sending === 0) return status;
+    if (Date.now() > deadline) throw new Error(`not delivered within ${timeoutMs / 1000} s: ${JSON.stringify(billing)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * `egress-agent demo`: a beacon and a sidecar on loopback with a generated license in a temporary
+ * directory, sample billing records through the sidecar's local API, and the beacon's report of them.
+ */
+async function demo(options: { keep?: boolean; transactions: string }): Promise<void> {
+  const count = Number(options.transactions);
+  const dir = mkdtempSync(join(tmpdir(), "egress-demo-"));
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  const licenseKey = `lic-demo-${randomUUID()}`;
+  writeFileSync(
+    join(dir, "beacon.yaml"),
+    stringify({
+      listen: "127.0.0.1:0",
+      dataDir: join(dir, "beacon"),
+      logLevel: "info",
+      licenses: [{ key: licenseKey, id: "demo-license", organizationId: DEMO_ORG, expiresAt: "2099-12-31T00:00:00Z", seats: 10 }],
+    }),
+  );
+  const beaconConfig = loadBeaconConfig(join(dir, "beacon.yaml"));
+  const beacon = await startBeacon(beaconConfig, { logger: createLogger("info", pino.destination(join(dir, "beacon.log"))) });
+
+  writeFileSync(
+    join(dir, "egress.yaml"),
+    stringify({ beaconUrl: beacon.url, listen: "127.0.0.1:0", dataDir: join(dir, "agent"), intervals: { flush: "200ms" } }),
+  );
+  const agentConfig = loadAgentConfig({ file: join(dir, "egress.yaml"), env: { PLATFORM_LICENSE_KEY: licenseKey } });
+  const agent = await startAgent(agentConfig, { logger: createLogger("info", pino.destination(join(dir, "sidecar.log"))) });
+
+  try {
+    out("egress-agent demo: a local beacon and a local sidecar, talking over loopback");
+    out(`  beacon   ${beacon.url}   license demo-license (generated key, never printed)`);
+    out(`  sidecar  ${agent.url}   outbox ${join(dir, "agent", "outbox.db")}`);
+    out();
+    const started = Date.now();
+    const transactions = sampleTransactions(count, started);
+    const half = Math.ceil(count / 2);
+    const first = await postTransactions(agent.url, transactions.slice(0, half));
+    const second = await postTransactions(agent.url, transactions.slice(half));
+    // The instance retrying a batch it is unsure about: the sidecar keeps each id once.
+    const retry = await postTransactions(agent.url, transactions.slice(0, Math.min(50, half)));
+    const traces = transactions.reduce((sum, t) => sum + t.trace_count, 0);
+    out(`instance -> sidecar: ${count} trace transactions (${traces} traces) in 3 POSTs to /v1/transactions`);
+    out(`  accepted ${first.accepted + second.accepted + retry.accepted}, of which ${first.duplicates + second.duplicates + retry.duplicates} were re-sent duplicates kept once`);
+    const status = await waitForDelivery(agent.url, 30_000);
+    const billing = status.streams.billing!;
+    out(`sidecar -> beacon: ${billing.completed} delivered, ${billing.pending} pending, ${billing.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    out(`  license ${status.license.state} (${status.license.licenseId}), token expires ${status.license.expiresAt}`);
+    out();
+    out("beacon ingested (egress-agent beacon report):");
+    const store = new BeaconStore(beaconConfig.dataDir, { readonly: true });
+    try {
+      out(formatTraceReport(store.traceReport()).trimEnd());
+    } finally {
+      store.close();
+    }
+  } finally {
+    await agent.stop();
+    await beacon.close();
+    if (options.keep) out(`\ndata, configs and logs kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function demoCommand(): Command {
+  return new Command("demo")
+    .description("start a local beacon and sidecar on embedded defaults, feed sample data, print what was delivered")
+    .option("--transactions <n>", "how many sample trace transactions", "250")
+    .option("--keep", "keep the temporary data dir, configs and logs")
+    .action(demo);
+}
