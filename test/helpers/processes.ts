@@ -106,3 +106,59 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
 }
+
+export interface AgentFixture {
+  dir: string;
+  configPath: string;
+  dataDir: string;
+}
+
+/** Writes a sidecar config with fast timings for tests; `extra` overrides any key. */
+export function agentConfig(beaconUrl: string, extra: Record<string, unknown> = {}, dir = tempDir()): AgentFixture {
+  const dataDir = join(dir, "agent-data");
+  const configPath = join(dir, "egress.yaml");
+  writeFileSync(
+    configPath,
+    stringify({
+      beaconUrl,
+      listen: "127.0.0.1:0",
+      dataDir,
+      intervals: { flush: "50ms" },
+      retry: { minBackoff: "50ms", maxBackoff: "400ms", requestTimeout: "5s" },
+      ...extra,
+    }),
+  );
+  return { dir, configPath, dataDir };
+}
+
+/** Starts `egress-agent start`; the license key goes in through the environment, as the chart does it. */
+export function startAgentProcess(fixture: AgentFixture, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  return startService(["start", "--config", fixture.configPath], "sidecar listening", env);
+}
+
+export async function getJson(url: string): Promise<any> {
+  const response = await fetch(url);
+  return response.json();
+}
+
+/** Polls `probe` every 50 ms until it returns a truthy value; fails after `timeoutMs` with the last value. */
+export async function waitFor<T>(probe: () => Promise<T>, timeoutMs = 15_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T;
+  for (;;) {
+    last = await probe();
+    if (last) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A free loopback port: bound, read, released (for starting a server later on a known address). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

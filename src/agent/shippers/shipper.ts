@@ -29,6 +29,8 @@ export interface ShipperOptions {
   now?: () => number;
 }
 
+const MAX_RETRY_AFTER_MS = 60 * 60_000;
+
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -123,7 +125,8 @@ export class Shipper {
         shouldRetry: ({ error }) => error instanceof RetryableDeliveryError,
         onFailedAttempt: async ({ error, retryDelay }) => {
           const retryAfter = (error as RetryableDeliveryError).retryAfterMs ?? 0;
-          if (retryAfter > retryDelay) await sleep(Math.min(retryAfter, this.#o.maxBackoffMs) - retryDelay, this.#stopping.signal);
+          // The beacon's Retry-After beats our own backoff, even past maxBackoff (bounded by an hour).
+          if (retryAfter > retryDelay) await sleep(Math.min(retryAfter, MAX_RETRY_AFTER_MS) - retryDelay, this.#stopping.signal);
         },
       });
     } catch (err) {
