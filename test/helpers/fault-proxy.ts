@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from "node:net";
 
 /** What the proxy does with one request: pass it to the beacon, or answer it itself. */
-export type FaultAction = { pass: true } | { status: number; headers?: Record<string, string>; body?: unknown };
+export type FaultAction = { pass: true; delayMs?: number } | { status: number; headers?: Record<string, string>; body?: unknown };
 
 export interface SeenRequest {
   path: string;
@@ -60,6 +60,7 @@ export class FaultProxy {
       res.end(JSON.stringify(action.body ?? { detail: "injected fault", code: "TEST_FAULT" }));
       return;
     }
+    if (action.delayMs) await new Promise((resolve) => setTimeout(resolve, action.delayMs));
     const upstream = httpRequest(`${this.#target}${path}`, { method: req.method, headers: req.headers }, (up) => {
       entry.answered = up.statusCode ?? 0;
       res.writeHead(up.statusCode ?? 502, up.headers);

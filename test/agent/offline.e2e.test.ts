@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { test } from "node:test";
+import { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
+import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
+import { agentConfig, beaconConfig, getJson, postJson, runCli, startAgentProcess } from "../helpers/processes.ts";
+
+/** The vendor issues an offline license and hands over its public key: both through the beacon CLI. */
+async function offlineLicenseFiles(dir: string, license = testLicense()) {
+  const beacon = beaconConfig([license], {}, dir);
+  const licenseFile = join(dir, "offline.jwt");
+  const issued = await runCli(["beacon", "issue-offline-license", "--config", beacon.configPath, "--license", license.id, "--output", licenseFile]);
+  assert.equal(issued.code, 0, issued.stderr);
+  const key = await runCli(["beacon", "public-key", "--config", beacon.configPath]);
+  assert.equal(key.code, 0, key.stderr);
+  const publicKeyFile = join(dir, "vendor.pem");
+  writeFileSync(publicKeyFile, key.stdout);
+  return { licenseFile, publicKeyFile, license };
+}
+
+test("offline mode under load: no connection of any kind leaves, the license verifies locally, records export", async () => {
+  // Every egress destination the config names is a listening server that counts connections.
+  let connections = 0;
+  const trap = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => trap.listen(0, "127.0.0.1", resolve));
+  const trapUrl = `http://127.0.0.1:${(trap.address() as { port: number }).port}`;
+
+  const fixture = agentConfig(trapUrl);
+  const files = await offlineLicenseFiles(fixture.dir);
+  writeFileSync(
+    fixture.configPath,
+    readFileSync(fixture.configPath, "utf8") + `offline:\n  enabled: true\n  licenseFile: ${files.licenseFile}\n  publicKeyFile: ${files.publicKeyFile}\n`,
+  );
+  const agent = await startAgentProcess(fixture, { HTTPS_PROXY: trapUrl, HTTP_PROXY: trapUrl, PLATFORM_LICENSE_KEY: files.license.key });
+  try {
+    const batches = Array.from({ length: 20 }, () => traceTransactions(100));
+    await Promise.all(
+      batches.map(async (batch) => assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // thirty flush intervals
+    const status = await getJson(`${agent.url}/v1/status`);
+    assert.equal(status.license.mode, "offline");
+    assert.equal(status.license.state, "valid");
+    assert.equal(status.license.licenseId, files.license.id);
+    assert.equal(status.streams.billing.pending, 2000, "kept locally, not sent");
+    assert.equal(connections, 0, "zero outbound connections in offline mode");
+    assert.match(agent.output(), /"offline mode: no egress of any kind"/);
+
+    const exported = await runCli(["export", "--since", "2026-01-01", "--config", fixture.configPath]);
+    assert.equal(exported.code, 0, exported.stderr);
+    const lines = exported.stdout.trim().split("\n");
+    assert.equal(lines.length, 2000);
+    for (const line of lines) assert.ok(TraceTransaction.safeParse(JSON.parse(line)).success);
+    assert.match(exported.stderr, /exported 2000 billing records/);
+    const none = await runCli(["export", "--since", "2027-01-01", "--config", fixture.configPath]);
+    assert.equal(none.stdout, "");
+    assert.equal(connections, 0);
+    assert.equal(await agent.stop("SIGTERM"), 0);
+  } finally {
+    await agent.stop("SIGKILL");
+    trap.close();
+  }
+});
+
+test("offline mode with a license signed by another key is invalid, and input is still kept", async () => {
+  const fixture = agentConfig("http://127.0.0.1:9");
+  const ours = await offlineLicenseFiles(fixture.dir);
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const stranger = await offlineLicenseFiles(mkdtempSync(join(tmpdir(), "other-vendor-")));
+  writeFileSync(
+    fixture.configPath,
+    readFileSync(fixture.configPath, "utf8") + `offline:\n  enabled: true\n  licenseFile: ${stranger.licenseFile}\n  publicKeyFile: ${ours.publicKeyFile}\n`,
+  );
+  const agent = await startAgentProcess(fixture);
+  try {
+    const status = await getJson(`${agent.url}/v1/status`);
+    assert.equal(status.license.state, "invalid");
+    assert.match(status.license.lastError, /signature/);
+    assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(3) })).status, 202);
+  } finally {
+    await agent.stop();
+  }
+});
