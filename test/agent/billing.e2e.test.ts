@@ -184,3 +184,19 @@ describe("sidecar billing delivery", () => {
     }
   });
 });
+
+test("the license is verified again every intervals.licenseVerify", async () => {
+  const license = testLicense();
+  const beacon = await startBeacon(beaconConfig([license]));
+  const proxy = await FaultProxy.start(beacon.url);
+  const agent = await startAgentProcess(agentConfig(proxy.url, { intervals: { licenseVerify: "300ms", flush: "50ms" } }), { PLATFORM_LICENSE_KEY: license.key });
+  try {
+    await waitFor(async () => proxy.requests("/v1/beacon/verify").length >= 4, 10_000, "four verifications");
+    const times = proxy.requests("/v1/beacon/verify").map((r) => r.at);
+    for (let i = 1; i < times.length; i++) assert.ok(times[i]! - times[i - 1]! >= 250, "not more often than the interval");
+  } finally {
+    await agent.stop();
+    await proxy.close();
+    await beacon.stop();
+  }
+});
