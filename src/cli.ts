@@ -31,4 +31,6 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv);
+const code = await main(process.argv);
+// A failed command may leave timers or sockets behind (a half-started daemon): do not linger on them.
+if (code !== 0) process.exit(code);

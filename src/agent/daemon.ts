@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
 import { installErrorHandling } from "../http/error-handling.ts";
+import { listen } from "../http/listen.ts";
 import { BeaconClient } from "./beacon-client.ts";
 import { OnlineLicense } from "./license.ts";
 import { OfflineLicense } from "./offline-license.ts";
@@ -98,11 +99,7 @@ export async function startAgent(config: AgentConfig, options: { logger: Logger;
   );
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => (closing ? reply.code(503).send({ ready: false }) : { ready: true }));
-  await app.listen({ host: config.listen.host, port: config.listen.port });
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : config.listen.port;
-  const host = config.listen.host.includes(":") ? `[${config.listen.host}]` : config.listen.host;
-  const url = `http://${host}:${port}`;
+  const url = await listen(app, config.listen);
   logger.info({ url, offline, dataDir: config.dataDir }, "sidecar listening");
 
   return {

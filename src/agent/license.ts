@@ -6,6 +6,7 @@ import { VerifyResponse, type LicenseClaims } from "../protocol/license.ts";
 import type { LicenseStatus } from "../protocol/local-api.ts";
 import type { BeaconClient } from "./beacon-client.ts";
 import type { Outbox } from "./outbox.ts";
+import { backoff } from "./backoff.ts";
 import { checkLicenseToken } from "./vendor-key.ts";
 
 const CACHE_KEY = "license.token";
@@ -135,12 +136,7 @@ export class OnlineLicense {
 
   async #verifyWithRetry(): Promise<void> {
     await pRetry(() => this.#verifyOnce(), {
-      retries: Infinity,
-      factor: 2,
-      minTimeout: this.#o.minBackoffMs,
-      maxTimeout: this.#o.maxBackoffMs,
-      randomize: true,
-      signal: this.#stopping.signal,
+      ...backoff(this.#o.minBackoffMs, this.#o.maxBackoffMs, this.#stopping.signal),
       // A refusal is an answer, not an outage: wait for the next scheduled check (the vendor may renew).
       shouldRetry: ({ error }) => !(error instanceof LicenseRefused),
     }).catch(() => {});

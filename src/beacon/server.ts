@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { installErrorHandling } from "../http/error-handling.ts";
+import { listen } from "../http/listen.ts";
 import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
 import { LicenseRegistry } from "./licenses.ts";
@@ -35,16 +36,13 @@ export async function startBeacon(
   registerBeaconRoutes(app, { store, auth, tokens, now });
   app.addHook("onClose", async () => store.close());
 
+  let url: string;
   try {
-    await app.listen({ host: config.listen.host, port: config.listen.port });
+    url = await listen(app, config.listen);
   } catch (err) {
     await app.close();
     throw err;
   }
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : config.listen.port;
-  const host = config.listen.host.includes(":") ? `[${config.listen.host}]` : config.listen.host;
-  const url = `http://${host}:${port}`;
   options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir }, "beacon listening");
   return { app, url, close: () => app.close() };
 }

@@ -1,5 +1,6 @@
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
+import { backoff } from "../backoff.ts";
 import type { BeaconClient } from "../beacon-client.ts";
 import type { Outbox, OutboxRecord, Stream } from "../outbox.ts";
 import type { StreamHealth } from "../stream-health.ts";
@@ -116,12 +117,7 @@ export class Shipper {
     const open = new Map(records.map((r) => [r.seq, r]));
     try {
       await pRetry(() => this.#deliver([...open.values()], open), {
-        retries: Infinity,
-        factor: 2,
-        minTimeout: this.#o.minBackoffMs,
-        maxTimeout: this.#o.maxBackoffMs,
-        randomize: true,
-        signal: this.#stopping.signal,
+        ...backoff(this.#o.minBackoffMs, this.#o.maxBackoffMs, this.#stopping.signal),
         shouldRetry: ({ error }) => error instanceof RetryableDeliveryError,
         onFailedAttempt: async ({ error, retryDelay }) => {
           const retryAfter = (error as RetryableDeliveryError).retryAfterMs ?? 0;
