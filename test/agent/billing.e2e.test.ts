@@ -200,3 +200,34 @@ test("the license is verified again every intervals.licenseVerify", async () => 
     await beacon.stop();
   }
 });
+
+test("SIGTERM during a hanging send: exit 0 within 10 s, and the batch is delivered after restart", async () => {
+  const license = testLicense();
+  const beaconFixture = beaconConfig([license]);
+  const beacon = await startBeacon(beaconFixture);
+  const proxy = await FaultProxy.start(beacon.url);
+  proxy.decide = (path) => (path === "/v1/beacon/ingest-traces" ? { pass: true, delayMs: 30_000 } : { pass: true });
+  const fixture = agentConfig(proxy.url);
+  const batch = traceTransactions(25);
+  try {
+    const agent = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
+    await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
+    await waitFor(async () => proxy.requests("/v1/beacon/ingest-traces").length > 0, 10_000, "a send in flight");
+    const stopping = Date.now();
+    assert.equal(await agent.stop("SIGTERM"), 0);
+    const took = Date.now() - stopping;
+    assert.ok(took < 10_000, `stopped in ${took} ms`);
+
+    proxy.decide = () => ({ pass: true });
+    const again = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
+    try {
+      await waitFor(async () => (await getJson(`${again.url}/v1/status`)).streams.billing.completed === 25, 15_000, "delivered after restart");
+    } finally {
+      await again.stop();
+    }
+    assert.equal(storedTransactions(beaconFixture.dataDir).size, 25);
+  } finally {
+    await proxy.close();
+    await beacon.stop();
+  }
+});
