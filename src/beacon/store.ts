@@ -159,10 +159,6 @@ export class BeaconStore {
       .all({ org: filter.organizationId ?? null, month: filter.month ?? null }) as TraceReportRow[];
   }
 
-  countTransactions(): number {
-    return (this.#db.prepare("SELECT count(*) AS n FROM trace_transactions").get() as { n: number }).n;
-  }
-
   otlpBatches(signal?: OtlpSignal): StoredOtlpBatch[] {
     const rows = this.#db
       .prepare("SELECT signal, license_id, item_count, body FROM otlp_batches WHERE @signal IS NULL OR signal = @signal ORDER BY seq")

@@ -213,8 +213,3 @@ export type OtlpRequest = MetricsRequest | TracesRequest | LogsRequest;
 function sumOf<T>(items: readonly T[], count: (item: T) => number): number {
   return items.reduce((total, item) => total + count(item), 0);
 }
-
-/** OTLP/HTTP success body; an empty partialSuccess means everything was accepted. */
-export const OtlpExportResponse = z.object({
-  partialSuccess: z.object({ rejectedDataPoints: Int64.optional(), rejectedSpans: Int64.optional(), rejectedLogRecords: Int64.optional(), errorMessage: z.string().optional() }),
-});
