@@ -1,4 +1,5 @@
 import { EnvHttpProxyAgent, request, type Dispatcher } from "undici";
+import { EgressError } from "../errors.ts";
 
 export interface BeaconResponse {
   status: number;
@@ -8,8 +9,10 @@ export interface BeaconResponse {
 }
 
 /** The beacon could not be reached or did not answer in time: always worth retrying. */
-export class BeaconUnreachableError extends Error {
-  readonly code = "EGRESS_ERR_BEACON_UNREACHABLE";
+export class BeaconUnreachableError extends EgressError {
+  constructor(message: string) {
+    super("EGRESS_ERR_BEACON_UNREACHABLE", message);
+  }
 }
 
 export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import type { KeyObject } from "node:crypto";
-import { ConfigError } from "../errors.ts";
+import { readKeyedFile } from "../config/load.ts";
 import type { LicenseStatus } from "../protocol/local-api.ts";
 import { checkLicenseToken, readVendorPublicKey } from "./vendor-key.ts";
 
@@ -18,11 +17,7 @@ export class OfflineLicense {
   constructor(options: { licenseFile: string; publicKeyFile: string; now?: () => Date }) {
     this.#now = options.now ?? (() => new Date());
     this.#key = readVendorPublicKey(options.publicKeyFile);
-    try {
-      this.#token = readFileSync(options.licenseFile, "utf8").trim();
-    } catch (err) {
-      throw new ConfigError("offline.licenseFile", [`offline.licenseFile: cannot read ${options.licenseFile} (${(err as NodeJS.ErrnoException).code})`]);
-    }
+    this.#token = readKeyedFile("offline.licenseFile", options.licenseFile).trim();
     this.#status = { mode: "offline", state: "unverified", licenseId: null, organizationId: null, expiresAt: null, verifiedAt: null, lastError: null };
   }
 

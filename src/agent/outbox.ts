@@ -171,13 +171,11 @@ export class Outbox {
       .all(stream, limit) as { recordId: string | null; error: string | null; attempts: number }[];
   }
 
-  /** Records of a stream enqueued at or after `since` (ms), in order, whatever their state. */
-  *records(stream: Stream, since: number): Generator<OutboxRecord & { state: RecordState; enqueuedAt: number }> {
+  /** Every record of a stream, in order, whatever its state (export reads them all). */
+  *records(stream: Stream): Generator<OutboxRecord> {
     yield* this.#db
-      .prepare(
-        "SELECT seq, record_id AS recordId, body, attempts, state, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND enqueued_at >= ? ORDER BY seq",
-      )
-      .iterate(stream, since) as Iterable<OutboxRecord & { state: RecordState; enqueuedAt: number }>;
+      .prepare("SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE stream = ? ORDER BY seq")
+      .iterate(stream) as Iterable<OutboxRecord>;
   }
 
   /** Deletes completed records last updated before `before` (ms). Returns how many went. */

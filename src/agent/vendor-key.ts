@@ -1,18 +1,13 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { decodeJwt, jwtVerify } from "jose";
+import { readKeyedFile } from "../config/load.ts";
 import { ConfigError } from "../errors.ts";
 import { TOKEN_ISSUER } from "../beacon/token-issuer.ts";
 import { LicenseClaims } from "../protocol/license.ts";
 
 /** Reads the vendor's public key: SPKI PEM, a JWK, or a JWKS with one key (what /v1/beacon/jwks.json serves). */
 export function readVendorPublicKey(path: string, key = "offline.publicKeyFile"): KeyObject {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new ConfigError(key, [`${key}: cannot read ${path} (${(err as NodeJS.ErrnoException).code})`]);
-  }
+  const text = readKeyedFile(key, path);
   try {
     if (!text.trimStart().startsWith("{")) return createPublicKey(text);
     const json = JSON.parse(text) as { keys?: object[] };

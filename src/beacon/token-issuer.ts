@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, type JWK } from "jose";
+import { readKeyedFile } from "../config/load.ts";
 import { ConfigError, HttpError } from "../errors.ts";
 import { LicenseClaims } from "../protocol/license.ts";
 import type { License } from "./licenses.ts";
@@ -11,12 +12,7 @@ export const TOKEN_ISSUER = "egress-beacon";
 /** Reads the signing key (PKCS#8 PEM or a private JWK), or creates one in the data dir on first start. */
 function loadSigningKey(dataDir: string, signingKeyFile: string): KeyObject {
   if (signingKeyFile) {
-    let text: string;
-    try {
-      text = readFileSync(signingKeyFile, "utf8");
-    } catch (err) {
-      throw new ConfigError("beacon config", [`signingKeyFile: cannot read ${signingKeyFile} (${(err as NodeJS.ErrnoException).code})`]);
-    }
+    const text = readKeyedFile("signingKeyFile", signingKeyFile);
     try {
       return text.trimStart().startsWith("{")
         ? createPrivateKey({ key: JSON.parse(text), format: "jwk" })

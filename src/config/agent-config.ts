@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { ConfigError } from "../errors.ts";
-import { describeIssues, isRecord, readYamlFile } from "./load.ts";
+import { describeIssues, isRecord, readKeyedFile, readYamlFile } from "./load.ts";
 import { AgentConfigFile } from "./schema.ts";
 
 export type TelemetrySignal = "logs" | "metrics" | "traces";
@@ -11,8 +10,6 @@ export interface AgentConfig extends Omit<AgentConfigFile, "licenseKeyFile" | "c
   licenseKey: string;
   /** Whether each operational signal may leave: the platform's config.telemetry.*, env, version default, offline. */
   telemetry: Record<TelemetrySignal, boolean>;
-  /** Where the settings came from, for messages: a file path or "embedded defaults". */
-  source: string;
 }
 
 /** Env variables the platform's chart sets, and the config key each one overrides. */
@@ -77,9 +74,9 @@ export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEn
   let licenseKey = config.licenseKey;
   if (!licenseKey && config.licenseKeyFile) {
     try {
-      licenseKey = readFileSync(config.licenseKeyFile, "utf8").trim();
+      licenseKey = readKeyedFile("licenseKeyFile", config.licenseKeyFile).trim();
     } catch (err) {
-      problems.push(`licenseKeyFile: cannot read ${config.licenseKeyFile} (${(err as NodeJS.ErrnoException).code})`);
+      problems.push(...(err as ConfigError).problems);
     }
   }
   const offline = config.offline.enabled;
@@ -107,6 +104,5 @@ export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEn
       metrics: !offline && (switches.metrics ?? telemetryDefault),
       traces: !offline && (switches.traces ?? telemetryDefault),
     },
-    source,
   };
 }

@@ -26,6 +26,15 @@ export function describeIssues(error: z.ZodError): string[] {
   );
 }
 
+/** Reads a file a config key names; a failure is a ConfigError naming that key and the OS reason. */
+export function readKeyedFile(key: string, path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(key, [`${key}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`]);
+  }
+}
+
 /** Reads a YAML file into a plain object; an absent path gives `{}` (embedded defaults). */
 export function readYamlFile(path: string | undefined): unknown {
   if (!path) return {};

@@ -137,6 +137,29 @@ describe("sidecar billing delivery", () => {
     }
   });
 
+  test("401 on ingest: the sidecar verifies the license again, then delivers with the new token", async () => {
+    const proxy = await FaultProxy.start(beacon.url);
+    proxy.decide = (path, _body, index) =>
+      path === "/v1/beacon/ingest-traces" && index === 0 ? { status: 401, body: { detail: "token expired", code: "BEACON_ERR_TOKEN_INVALID" } } : { pass: true };
+    const agent = await startAgentProcess(agentConfig(proxy.url), { PLATFORM_LICENSE_KEY: license.key });
+    try {
+      await waitFor(async () => (await getJson(`${agent.url}/v1/status`)).license.state === "valid", 10_000, "license valid");
+      const batch = traceTransactions(10);
+      await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
+      await delivered(agent, 10);
+      const ingests = proxy.requests("/v1/beacon/ingest-traces");
+      assert.deepEqual(ingests.map((r) => r.answered), [401, 200]);
+      const verifies = proxy.requests("/v1/beacon/verify");
+      assert.equal(verifies.length, 2, "one verification at start, one after the 401");
+      assert.ok(verifies[1]!.at >= ingests[0]!.at);
+      assert.equal(storedTransactions(beaconFixture.dataDir).get(batch[0]!.id), 1, "the 401 counts as a failed send");
+    } finally {
+      outputs.push(agent.output());
+      await agent.stop();
+      await proxy.close();
+    }
+  });
+
   test("a poisoned record among good ones: the good are delivered, the bad one is kept as failed and shown", async () => {
     const proxy = await FaultProxy.start(beacon.url);
     const batch = traceTransactions(40);

@@ -67,7 +67,7 @@ export class Shipper {
   }
 
   start(): void {
-    this.#running ??= this.#loop().catch((err) => this.#o.logger.error({ err, stream: this.#o.policy.stream }, "shipper stopped on an error"));
+    this.#running ??= this.#loop();
   }
 
   /** New records were enqueued: look again now rather than at the next timer. */
@@ -93,7 +93,14 @@ export class Shipper {
         await this.#idle(waitMs);
         continue;
       }
-      await this.#ship(outbox.claim(policy.stream, policy.batchSize));
+      try {
+        await this.#ship(outbox.claim(policy.stream, policy.batchSize));
+      } catch (err) {
+        // A bug or a corrupt record must not stop a stream for good: the batch is already released; retry later.
+        this.#o.logger.error({ err, stream: policy.stream }, "shipping failed unexpectedly; retrying after backoff");
+        this.#o.health.failure((err as Error).message);
+        await sleep(this.#o.maxBackoffMs, this.#stopping.signal);
+      }
     }
   }
 
