@@ -23,6 +23,50 @@ const redactPaths = [
   "*.apiKey",
 ];
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino({ level, redact: { paths: redactPaths, censor: "[redacted]" }, base: { pid: process.pid } }, destination);
+/** pino's numeric level of `warn`: the tap sees this level and above. */
+const WARN = 40;
+
+export interface TappedLogEntry {
+  level: number;
+  /** The logged object before redaction: a listener must pick fields, never forward it whole. */
+  fields: Record<string, unknown>;
+  message: string;
+}
+
+/** Hands warnings and errors to a listener (the sidecar's own telemetry) as they are logged. */
+export class WarningLogTap {
+  #listener: ((entry: TappedLogEntry) => void) | undefined;
+
+  listen(listener: ((entry: TappedLogEntry) => void) | undefined): void {
+    this.#listener = listener;
+  }
+
+  /** `bindings`: a child logger's fields (`stream` of a shipper's logger, say), beneath the call's own. */
+  tap(level: number, args: unknown[], bindings: Record<string, unknown>): void {
+    if (level < WARN || !this.#listener) return;
+    const [first, second] = args;
+    const own = first instanceof Error ? { err: first } : typeof first === "object" && first !== null ? (first as Record<string, unknown>) : {};
+    const fields = { ...bindings, ...own };
+    const message = typeof first === "string" ? first : typeof second === "string" ? second : first instanceof Error ? first.message : "";
+    this.#listener({ level, fields, message });
+  }
+}
+
+export function createLogger(level: string, destination?: DestinationStream, tap?: WarningLogTap): Logger {
+  return pino(
+    {
+      level,
+      redact: { paths: redactPaths, censor: "[redacted]" },
+      base: { pid: process.pid },
+      hooks: tap
+        ? {
+            logMethod(args, method, methodLevel) {
+              tap.tap(methodLevel, args, this.bindings());
+              return method.apply(this, args);
+            },
+          }
+        : undefined,
+    },
+    destination,
+  );
 }

@@ -1,5 +1,6 @@
 import { EnvHttpProxyAgent, request, type Dispatcher } from "undici";
 import { EgressError } from "../errors.ts";
+import type { RequestObservation } from "./self-telemetry.ts";
 
 export interface BeaconResponse {
   status: number;
@@ -32,6 +33,8 @@ export class BeaconClient {
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
   readonly #now: () => number;
+  /** Told of every request's outcome and duration (the sidecar's own telemetry). */
+  observer: ((request: RequestObservation) => void) | undefined;
 
   constructor(options: { baseUrl: string; timeoutMs: number; now?: () => number }) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -44,6 +47,9 @@ export class BeaconClient {
     const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "egress-agent" };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const signals = [AbortSignal.timeout(this.#timeoutMs), ...(options.signal ? [options.signal] : [])];
+    const startMs = Date.now();
+    const observe = (status: number | null) =>
+      this.observer?.({ endpoint: path, method: "POST", serviceName: "beacon", status, startMs, durationMs: Date.now() - startMs });
     try {
       const response = await request(`${this.#baseUrl}${path}`, {
         method: "POST",
@@ -59,8 +65,10 @@ export class BeaconClient {
       } catch {
         // not JSON: keep the text for the error message
       }
+      observe(response.statusCode);
       return { status: response.statusCode, body: parsed, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
     } catch (err) {
+      observe(null);
       if (options.signal?.aborted) throw err;
       const cause = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { name?: string }).name;
       throw new BeaconUnreachableError(`beacon unreachable at ${this.#baseUrl}: ${cause}`);

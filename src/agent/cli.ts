@@ -2,7 +2,7 @@ import { createWriteStream } from "node:fs";
 import { Command } from "commander";
 import { loadAgentConfig } from "../config/agent-config.ts";
 import { ConfigError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, WarningLogTap } from "../log.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { startAgent } from "./daemon.ts";
 import { Outbox } from "./outbox.ts";
@@ -10,8 +10,10 @@ import { untilSignal } from "../signals.ts";
 
 async function start(options: { config?: string; listen?: string }): Promise<void> {
   const config = loadAgentConfig({ file: options.config, env: process.env, listen: options.listen });
-  const logger = createLogger(config.logLevel);
-  const agent = await startAgent(config, { logger });
+  // Warnings and errors also become the sidecar's own telemetry logs (when config.telemetry.logs is on).
+  const logTap = new WarningLogTap();
+  const logger = createLogger(config.logLevel, undefined, logTap);
+  const agent = await startAgent(config, { logger, logTap });
   const signal = await untilSignal();
   logger.info({ signal }, "sidecar stopping");
   // Nothing may keep a stopping sidecar past 10 s; records not yet sent stay in the outbox.

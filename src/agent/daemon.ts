@@ -1,14 +1,21 @@
 import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
+import type { WarningLogTap } from "../log.ts";
+import { otlpSignals, type OtlpSignal } from "../protocol/otlp.ts";
 import { installErrorHandling } from "../http/error-handling.ts";
 import { listen } from "../http/listen.ts";
 import { BeaconClient } from "./beacon-client.ts";
 import { OnlineLicense } from "./license.ts";
 import { OfflineLicense } from "./offline-license.ts";
-import { Outbox } from "./outbox.ts";
+import { AgentMetrics } from "./metrics.ts";
+import { Outbox, type Stream } from "./outbox.ts";
+import { privacyPolicy } from "./privacy.ts";
+import { SelfTelemetry } from "./self-telemetry.ts";
 import { billingPolicy } from "./shippers/billing.ts";
-import { Shipper } from "./shippers/shipper.ts";
+import { Shipper, type StreamPolicy } from "./shippers/shipper.ts";
+import { telemetryPolicy } from "./shippers/telemetry.ts";
+import { registerOtlpReceiver } from "./sources/otlp.ts";
 import { registerTransactionsSource } from "./sources/transactions.ts";
 import { buildStatus } from "./status.ts";
 import { StreamHealth } from "./stream-health.ts";
@@ -17,6 +24,13 @@ import { readVendorPublicKey } from "./vendor-key.ts";
 const PRUNE_EVERY_MS = 60 * 60_000;
 /** SIGTERM: an in-flight send gets this long to finish before it is cut (the whole stop stays under 10 s). */
 const DRAIN_GRACE_MS = 5_000;
+const SIGNALS = Object.keys(otlpSignals) as OtlpSignal[];
+const SEVERITY = { warning: 13, error: 17 } as const;
+
+/** The address the sidecar's own exporters reach its local API at: loopback even when it listens on all. */
+function loopbackUrl(url: string): string {
+  return url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:");
+}
 
 export interface RunningAgent {
   url: string;
@@ -27,7 +41,10 @@ export interface RunningAgent {
  * Wires the sidecar: local API (sources) -> outbox -> shippers -> beacon. In offline mode no beacon client
  * and no shipper exist at all: records are kept locally for export.
  */
-export async function startAgent(config: AgentConfig, options: { logger: Logger; now?: () => number }): Promise<RunningAgent> {
+export async function startAgent(
+  config: AgentConfig,
+  options: { logger: Logger; now?: () => number; logTap?: WarningLogTap },
+): Promise<RunningAgent> {
   const { logger } = options;
   const now = options.now ?? Date.now;
   // The data dir holds the license token cache and billing records: owner-only.
@@ -35,16 +52,24 @@ export async function startAgent(config: AgentConfig, options: { logger: Logger;
   const outbox = new Outbox(config.dataDir, { now });
   const offline = config.offline.enabled;
 
+  // A switched-off signal's queued records are deleted, not sent (the switch may have changed since they came).
+  for (const signal of SIGNALS) {
+    const removed = config.telemetry[signal] ? 0 : outbox.discard(signal);
+    if (removed > 0) logger.info({ signal, removed }, "signal switched off: queued records deleted");
+  }
+
   let client: BeaconClient | undefined;
   let license: OnlineLicense | OfflineLicense;
-  const billingHealth = new StreamHealth(logger, "billing", now);
-  let billing: Shipper | undefined;
+  const health = new Map<Stream, StreamHealth>([["billing", new StreamHealth(logger, "billing", now)]]);
+  for (const signal of SIGNALS) health.set(signal, new StreamHealth(logger, signal, now));
+  const shippers = new Map<Stream, Shipper>();
   if (offline) {
     license = new OfflineLicense({ ...config.offline, now: () => new Date(now()) });
     const status = await license.start();
     logger.info({ licenseId: status.licenseId, state: status.state, expiresAt: status.expiresAt, reason: status.lastError }, "offline mode: no egress of any kind");
   } else {
-    client = new BeaconClient({ baseUrl: config.beaconUrl, timeoutMs: config.retry.requestTimeout, now });
+    const beacon = new BeaconClient({ baseUrl: config.beaconUrl, timeoutMs: config.retry.requestTimeout, now });
+    client = beacon;
     const vendorKey = config.offline.publicKeyFile ? readVendorPublicKey(config.offline.publicKeyFile) : undefined;
     const online = new OnlineLicense({
       client,
@@ -60,20 +85,27 @@ export async function startAgent(config: AgentConfig, options: { logger: Logger;
     });
     await online.start();
     license = online;
-    billing = new Shipper({
-      policy: billingPolicy(config.licenseKey, config.limits.batchTransactions),
-      outbox,
-      client,
-      health: billingHealth,
-      logger,
-      token: () => online.token(),
-      onUnauthorized: () => online.verifySoon(),
-      flushMs: config.intervals.flush,
-      minBackoffMs: config.retry.minBackoff,
-      maxBackoffMs: config.retry.maxBackoff,
-      now,
-    });
-    billing.start();
+    const policies: StreamPolicy[] = [
+      billingPolicy(config.licenseKey, config.limits.batchTransactions),
+      ...SIGNALS.filter((signal) => config.telemetry[signal]).map((signal) => telemetryPolicy(signal, config.limits.telemetryBatchBytes)),
+    ];
+    for (const policy of policies) {
+      const shipper = new Shipper({
+        policy,
+        outbox,
+        client: beacon,
+        health: health.get(policy.stream)!,
+        logger,
+        token: () => online.token(),
+        onUnauthorized: () => online.verifySoon(),
+        flushMs: config.intervals.flush,
+        minBackoffMs: config.retry.minBackoff,
+        maxBackoffMs: config.retry.maxBackoff,
+        now,
+      });
+      shipper.start();
+      shippers.set(policy.stream, shipper);
+    }
   }
 
   const prune = () => {
@@ -93,21 +125,70 @@ export async function startAgent(config: AgentConfig, options: { logger: Logger;
   });
   installErrorHandling(app);
   let closing = false;
-  registerTransactionsSource(app, outbox, () => billing?.wake());
+  const streams: Stream[] = ["billing", ...SIGNALS];
+  const metrics = new AgentMetrics(outbox, streams);
+  let selfTelemetry: SelfTelemetry | undefined;
+  app.addHook("onResponse", async (request, reply) => {
+    selfTelemetry?.observe({
+      endpoint: request.routeOptions.url ?? "unmatched",
+      method: request.method,
+      serviceName: "egress-agent",
+      status: reply.statusCode,
+      startMs: Date.now() - reply.elapsedTime,
+      durationMs: reply.elapsedTime,
+    });
+  });
+  registerTransactionsSource(app, outbox, () => shippers.get("billing")?.wake());
+  await registerOtlpReceiver(app, {
+    outbox,
+    enabled: config.telemetry,
+    privacy: privacyPolicy({
+      extraAllow: config.privacy.allowAttributes,
+      logMinSeverity: SEVERITY[config.privacy.logSeverity],
+      slowSpanMs: config.privacy.slowSpan,
+    }),
+    cap: { streams: SIGNALS, maxBytes: config.limits.telemetryMaxBytes },
+    metrics,
+    onEnqueued: (signal) => shippers.get(signal)?.wake(),
+  });
   app.get("/v1/status", async () =>
-    buildStatus(license.status(), outbox, [{ stream: "billing", enabled: true, health: billing ? billingHealth : undefined }], now()),
+    buildStatus(
+      license.status(),
+      outbox,
+      streams.map((stream) => ({
+        stream,
+        enabled: stream === "billing" || config.telemetry[stream as OtlpSignal],
+        health: shippers.has(stream) ? health.get(stream) : undefined,
+      })),
+      now(),
+    ),
   );
+  app.get("/metrics", async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => (closing ? reply.code(503).send({ ready: false }) : { ready: true }));
   const url = await listen(app, config.listen);
-  logger.info({ url, offline, dataDir: config.dataDir }, "sidecar listening");
+  logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
+  if (config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])) {
+    selfTelemetry = new SelfTelemetry({
+      localUrl: loopbackUrl(url),
+      signals: config.telemetry,
+      env: config.selfTelemetry.env,
+      exportIntervalMs: config.selfTelemetry.exportInterval,
+      slowMs: config.privacy.slowSpan,
+      logTap: options.logTap,
+    });
+    if (client) client.observer = (request) => selfTelemetry?.observe(request);
+  }
 
   return {
     url,
     async stop() {
       closing = true;
+      // Its last export goes to the local receiver, so this comes before the listener closes.
+      await selfTelemetry?.stop();
+      selfTelemetry = undefined;
       await app.close(); // stops accepting; in-flight local requests finish (their records are committed)
-      await billing?.stop(DRAIN_GRACE_MS);
+      await Promise.all([...shippers.values()].map((shipper) => shipper.stop(DRAIN_GRACE_MS)));
       await license.stop();
       clearInterval(pruneTimer);
       await client?.close();

@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS outbox (
   body TEXT NOT NULL,
   state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'completed', 'failed')),
   attempts INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL DEFAULT 0,
   enqueued_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
   last_error TEXT
@@ -42,7 +43,21 @@ CREATE UNIQUE INDEX IF NOT EXISTS outbox_record_id ON outbox (stream, record_id)
 CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
-const SCHEMA_VERSION = 1;
+/** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
+const SCHEMA_VERSION = 2;
+
+/** A byte cap shared by some streams: over it, their oldest undelivered records are dropped first. */
+export interface ByteCap {
+  streams: readonly Stream[];
+  maxBytes: number;
+}
+
+export interface CappedEnqueueResult {
+  inserted: number;
+  /** Records (and their bytes) dropped to stay under the cap: older ones, or the new ones when they alone exceed it. */
+  droppedRecords: number;
+  droppedBytes: number;
+}
 
 /**
  * The sidecar's durable queue: one SQLite file (`outbox.db`, WAL, synchronous FULL). A record is on disk
@@ -56,6 +71,7 @@ export class Outbox {
   readonly #setState: Database.Statement;
   readonly #fail: Database.Statement;
   readonly #pendingInfo: Database.Statement;
+  readonly #delete: Database.Statement;
 
   /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
   constructor(dataDir: string, options: { now?: () => number; readonly?: boolean } = {}) {
@@ -70,18 +86,24 @@ export class Outbox {
       this.#open();
     }
     this.#insert = this.#db.prepare(
-      "INSERT INTO outbox (stream, record_id, body, attempts, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+      "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
+    // The oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes).
     this.#claim = this.#db.prepare(`
       UPDATE outbox SET state = 'sending', updated_at = @now
-       WHERE seq IN (SELECT seq FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)
+       WHERE seq IN (
+         SELECT seq FROM (
+           SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running FROM outbox
+            WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)
+          WHERE running <= @maxBytes OR running = size)
       RETURNING seq, record_id AS recordId, body, attempts`);
     this.#setState = this.#db.prepare("UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq = @seq");
     this.#fail = this.#db.prepare(
       "UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq = @seq",
     );
+    this.#delete = this.#db.prepare("DELETE FROM outbox WHERE seq = ?");
     this.#pendingInfo = this.#db.prepare(
-      "SELECT count(*) AS n, min(enqueued_at) AS oldest FROM outbox WHERE stream = ? AND state = 'pending'",
+      "SELECT count(*) AS n, min(enqueued_at) AS oldest, coalesce(sum(size), 0) AS bytes FROM outbox WHERE stream = ? AND state = 'pending'",
     );
   }
 
@@ -95,8 +117,14 @@ export class Outbox {
       this.#db.close();
       throw new EgressError("EGRESS_ERR_OUTBOX_VERSION", `outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`);
     }
-    this.#db.exec(schema);
-    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    this.#db.transaction(() => {
+      if (version === 1) {
+        this.#db.exec("ALTER TABLE outbox ADD COLUMN size INTEGER NOT NULL DEFAULT 0");
+        this.#db.exec("UPDATE outbox SET size = length(CAST(body AS BLOB))");
+      }
+      this.#db.exec(schema);
+      this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    })();
     // A crash leaves claimed records in 'sending'; nobody is sending them now.
     this.#db.prepare("UPDATE outbox SET state = 'pending' WHERE state = 'sending'").run();
   }
@@ -109,20 +137,73 @@ export class Outbox {
     const now = this.#now();
     return this.#db.transaction(() => {
       let inserted = 0;
-      for (const r of records) inserted += this.#insert.run(stream, r.recordId ?? null, r.body, r.attempts ?? 0, now, now).changes;
+      for (const r of records) {
+        inserted += this.#insert.run(stream, r.recordId ?? null, r.body, r.attempts ?? 0, Buffer.byteLength(r.body), now, now).changes;
+      }
       return inserted;
     })();
   }
 
-  /** Marks up to `limit` of the oldest pending records as sending and returns them, oldest first. */
-  claim(stream: Stream, limit: number): OutboxRecord[] {
-    const rows = this.#claim.all({ stream, limit, now: this.#now() }) as OutboxRecord[];
+  /**
+   * Enqueues best-effort records under a byte cap shared by `cap.streams`: the oldest undelivered records of
+   * those streams (pending or dead-lettered, never one being sent) are deleted first to make room. New
+   * records that alone exceed the cap are not stored. One transaction: the cap holds after every commit.
+   */
+  enqueueWithinCap(stream: Stream, records: readonly { body: string }[], cap: ByteCap): CappedEnqueueResult {
+    const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
+    const result: CappedEnqueueResult = { inserted: 0, droppedRecords: 0, droppedBytes: 0 };
+    if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
+    const streams = JSON.stringify(cap.streams);
+    this.#db.transaction(() => {
+      const { held } = this.#db
+        .prepare("SELECT coalesce(sum(size), 0) AS held FROM outbox WHERE stream IN (SELECT value FROM json_each(?)) AND state != 'completed'")
+        .get(streams) as { held: number };
+      let excess = held + incoming - cap.maxBytes;
+      if (excess > 0) {
+        const victims: number[] = [];
+        const oldest = this.#db.prepare(
+          "SELECT seq, size FROM outbox WHERE stream IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'failed') ORDER BY seq",
+        );
+        for (const row of oldest.iterate(streams) as Iterable<{ seq: number; size: number }>) {
+          if (excess <= 0) break;
+          victims.push(row.seq);
+          excess -= row.size;
+          result.droppedBytes += row.size;
+        }
+        this.#remove(victims);
+        result.droppedRecords = victims.length;
+      }
+      result.inserted = this.enqueue(stream, records);
+    })();
+    return result;
+  }
+
+  /**
+   * Marks up to `limit` of the oldest pending records (and about `maxBytes` of bodies; at least one record)
+   * as sending and returns them, oldest first.
+   */
+  claim(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
+    const rows = this.#claim.all({ stream, limit, maxBytes, now: this.#now() }) as OutboxRecord[];
     return rows.sort((a, b) => a.seq - b.seq);
   }
 
   /** Delivered: kept as completed until the retention period prunes it. */
   ack(seqs: readonly number[]): void {
     this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "completed", error: null }));
+  }
+
+  /** Delivered, and not worth keeping (best-effort telemetry): deleted at once. */
+  remove(seqs: readonly number[]): void {
+    this.#db.transaction(() => this.#remove(seqs))();
+  }
+
+  #remove(seqs: readonly number[]): void {
+    for (const seq of seqs) this.#delete.run(seq);
+  }
+
+  /** Deletes every undelivered record of a stream (its switch was turned off). Returns how many went. */
+  discard(stream: Stream): number {
+    return this.#db.prepare("DELETE FROM outbox WHERE stream = ? AND state != 'completed'").run(stream).changes;
   }
 
   /** A failed send: back to pending with one more failed attempt and the reason. */
@@ -145,9 +226,9 @@ export class Outbox {
     this.#db.transaction(() => seqs.forEach((seq) => apply(seq, now)))();
   }
 
-  pending(stream: Stream): { count: number; oldestAt: number | null } {
-    const row = this.#pendingInfo.get(stream) as { n: number; oldest: number | null };
-    return { count: row.n, oldestAt: row.oldest };
+  pending(stream: Stream): { count: number; bytes: number; oldestAt: number | null } {
+    const row = this.#pendingInfo.get(stream) as { n: number; oldest: number | null; bytes: number };
+    return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
   }
 
   counts(stream: Stream): StreamCounts {

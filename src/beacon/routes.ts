@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import { HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
 import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../protocol/otlp.ts";
@@ -47,9 +48,11 @@ export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): vo
     app.post(path, async (request) => {
       const body = parseRequest(schema, request.body);
       const license = await auth.bearer(request);
+      // Telemetry carries no license key: the token from /verify is the only proof of who sends it.
+      if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_REQUIRED", "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify");
       const items = countItems(body);
-      store.insertOtlp(signal, license?.id ?? null, items, body, now());
-      request.log.info({ licenseId: license?.id, signal, items }, "operational telemetry ingested");
+      store.insertOtlp(signal, license.id, items, body, now());
+      request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
       return { partialSuccess: {} };
     });
   }

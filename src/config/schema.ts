@@ -2,6 +2,8 @@ import { z } from "zod";
 import { ByteSize, Duration, ListenAddress } from "./units.ts";
 import { LogLevel } from "../log.ts";
 
+const AttributeKeys = z.array(z.string().min(1, { message: "must not be empty" })).default([]);
+
 const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a version like 0.11.0" });
 
 /** The sidecar's configuration file, as DESIGN.md lists it; every key optional, defaults below. */
@@ -39,6 +41,24 @@ export const AgentConfigFile = z.strictObject({
       telemetryMaxBytes: ByteSize.prefault("256MiB"),
       batchTransactions: z.int().min(1).max(10_000).default(500),
       bodyLimit: ByteSize.prefault("16MiB"),
+      telemetryBatchBytes: ByteSize.prefault("4MiB"),
+    })
+    .prefault({}),
+  privacy: z
+    .strictObject({
+      // Attribute keys allowed to leave beyond the built-in allowlist, per position. Never set by the sender.
+      allowAttributes: z
+        .strictObject({ resource: AttributeKeys, metrics: AttributeKeys, spans: AttributeKeys, logs: AttributeKeys })
+        .prefault({}),
+      logSeverity: z.enum(["warning", "error"]).default("warning"),
+      slowSpan: Duration.prefault("1s"),
+    })
+    .prefault({}),
+  selfTelemetry: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      env: z.string().min(1).default("self-hosted"),
+      exportInterval: Duration.prefault("60s"),
     })
     .prefault({}),
   license: z.strictObject({ gracePeriod: Duration.prefault("72h") }).prefault({}),

@@ -59,9 +59,9 @@ export type KeyValue = z.infer<typeof KeyValue>;
 
 const Attributes = z.array(KeyValue).default([]);
 
-const Resource = z.object({ attributes: Attributes, droppedAttributesCount: DroppedCount });
+export const Resource = z.object({ attributes: Attributes, droppedAttributesCount: DroppedCount });
 
-const Scope = z.object({
+export const Scope = z.object({
   name: z.string().default(""),
   version: z.string().default(""),
   attributes: Attributes,

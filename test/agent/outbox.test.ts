@@ -31,3 +31,55 @@ test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-
   assert.equal(reopened.counts("billing").failed, 1, "dead letters are never pruned");
   reopened.close();
 });
+
+test("outbox: telemetry under a shared byte cap drops the oldest undelivered records first, never billing, never one being sent", () => {
+  const outbox = new Outbox(tempDir());
+  const cap = { streams: ["metrics", "traces", "logs"] as const, maxBytes: 1_100 };
+  const body = (tag: string) => JSON.stringify({ tag, pad: "x".repeat(180) }); // ~200 bytes
+  outbox.enqueue("billing", [{ recordId: "b-1", body: "x".repeat(5_000) }]);
+  for (const tag of ["m0", "m1", "m2"]) outbox.enqueueWithinCap("metrics", [{ body: body(tag) }], cap);
+  const inFlight = outbox.claim("metrics", 1);
+  assert.match(inFlight[0]!.body, /"m0"/);
+  outbox.enqueueWithinCap("traces", [{ body: body("t0") }], cap);
+  outbox.enqueueWithinCap("logs", [{ body: body("l0") }], cap);
+  const result = outbox.enqueueWithinCap("metrics", [{ body: body("m3") }, { body: body("m4") }], cap);
+  assert.equal(result.inserted, 2);
+  assert.equal(result.droppedRecords, 2, "room for two new records: the two oldest waiting ones went");
+  assert.ok(result.droppedBytes >= 400);
+  const left = ["metrics", "traces", "logs"].flatMap((s) => [...outbox.records(s as "metrics")].map((r) => JSON.parse(r.body).tag));
+  assert.deepEqual(left.sort(), ["l0", "m0", "m3", "m4", "t0"], "m1 and m2 (oldest pending) dropped; m0 is being sent and stays");
+  assert.equal(outbox.counts("billing").pending, 1, "billing is outside the cap");
+
+  const tooBig = outbox.enqueueWithinCap("logs", [{ body: "y".repeat(2_000) }], cap);
+  assert.deepEqual([tooBig.inserted, tooBig.droppedRecords], [0, 1], "a request larger than the whole cap is not stored");
+  outbox.close();
+});
+
+test("outbox: claims stop at about maxBytes but always take one record; remove and discard delete", () => {
+  const outbox = new Outbox(tempDir());
+  outbox.enqueue("logs", ["a", "b", "c", "d"].map((tag) => ({ body: JSON.stringify({ tag, pad: "x".repeat(90) }) })));
+  const first = outbox.claim("logs", 100, 250);
+  assert.equal(first.length, 2, "two ~100-byte records fit in 250 bytes");
+  assert.equal(outbox.claim("logs", 100, 10).length, 1, "a record larger than maxBytes still goes, alone");
+  outbox.remove(first.map((r) => r.seq));
+  assert.deepEqual([outbox.counts("logs").completed, outbox.pending("logs").count], [0, 1]);
+  assert.equal(outbox.discard("logs"), 2, "the pending and the sending one");
+  assert.deepEqual(outbox.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null });
+  outbox.close();
+});
+
+test("outbox: a version-1 file (before byte sizes) is upgraded in place and keeps its records", async () => {
+  const Database = (await import("better-sqlite3")).default;
+  const { join } = await import("node:path");
+  const dir = tempDir();
+  const db = new Database(join(dir, "outbox.db"));
+  db.exec(`CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, enqueued_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL, last_error TEXT); CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
+  db.prepare("INSERT INTO outbox (stream, record_id, body, enqueued_at, updated_at) VALUES ('billing', 'b-1', ?, 1, 1)").run("é".repeat(10));
+  db.pragma("user_version = 1");
+  db.close();
+  const outbox = new Outbox(dir);
+  assert.deepEqual(outbox.pending("billing"), { count: 1, bytes: 20, oldestAt: 1 }, "size backfilled in bytes, not characters");
+  outbox.close();
+});

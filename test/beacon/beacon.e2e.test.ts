@@ -167,13 +167,16 @@ describe("beacon service", () => {
     assert.equal(after.transactions - before.transactions, distinctSent.size);
   });
 
-  test("otlp: metrics, traces and logs are validated, stored normalised, and answered with partialSuccess", async () => {
+  test("otlp: metrics, traces and logs need a bearer token; are validated, stored normalised under its license", async () => {
+    const anonymous = await postJson(url("/v1/beacon/v1/metrics"), metricsRequest());
+    assert.deepEqual([anonymous.status, anonymous.body.code], [401, "BEACON_ERR_TOKEN_REQUIRED"]);
+    const { token } = (await postJson(url("/v1/beacon/verify"), { license: active.key })).body as { token: string };
     for (const [path, body] of [
       ["/v1/beacon/v1/metrics", metricsRequest()],
       ["/v1/beacon/v1/traces", tracesRequest()],
       ["/v1/beacon/v1/logs", logsRequest()],
     ] as const) {
-      const response = await postJson(url(path), body);
+      const response = await postJson(url(path), body, { authorization: `Bearer ${token}` });
       assert.deepEqual([response.status, response.body], [200, { partialSuccess: {} }], path);
     }
     const store = new BeaconStore(fixture.dataDir, { readonly: true });
@@ -184,6 +187,7 @@ describe("beacon service", () => {
       assert.equal(span.traceId, "5b8efff798038103d269b633813fc60c", "hex ids are stored lower-case");
       assert.deepEqual(store.otlpBatches("metrics").map((b) => b.item_count), [2]);
       assert.deepEqual(store.otlpBatches("logs").map((b) => b.item_count), [1]);
+      assert.deepEqual(new Set(store.otlpBatches().map((b) => b.license_id)), new Set([active.id]), "stored under the token's license; the anonymous request stored nothing");
     } finally {
       store.close();
     }

@@ -142,12 +142,12 @@ export async function getJson(url: string): Promise<any> {
 }
 
 /** Polls `probe` every 50 ms until it returns a truthy value; fails after `timeoutMs` with the last value. */
-export async function waitFor<T>(probe: () => Promise<T>, timeoutMs = 15_000, what = "condition"): Promise<T> {
+export async function waitFor<T>(probe: () => Promise<T>, timeoutMs = 15_000, what = "condition"): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: T;
   for (;;) {
     last = await probe();
-    if (last) return last;
+    if (last) return last as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

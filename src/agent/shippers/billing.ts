@@ -9,6 +9,7 @@ export function billingPolicy(licenseKey: string, batchSize: number): StreamPoli
     stream: "billing",
     path: beaconPaths.ingestTraces,
     batchSize,
+    keepDelivered: true,
     buildPayload(records: readonly OutboxRecord[]): IngestTracesRequest {
       return {
         license: licenseKey,

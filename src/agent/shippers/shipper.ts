@@ -11,6 +11,10 @@ export interface StreamPolicy {
   stream: Stream;
   path: string;
   batchSize: number;
+  /** About how many body bytes one request may carry (a single larger record still goes alone). */
+  batchBytes?: number;
+  /** Billing keeps delivered records (export, audit) until retention prunes them; telemetry deletes them. */
+  keepDelivered: boolean;
   buildPayload(records: readonly OutboxRecord[]): unknown;
 }
 
@@ -87,14 +91,15 @@ export class Shipper {
   async #loop(): Promise<void> {
     const { outbox, policy, flushMs } = this.#o;
     while (!this.#stopping.signal.aborted) {
-      const { count, oldestAt } = outbox.pending(policy.stream);
-      const waitMs = count === 0 ? Infinity : count >= policy.batchSize ? 0 : oldestAt! + flushMs - this.#now();
+      const { count, bytes, oldestAt } = outbox.pending(policy.stream);
+      const full = count >= policy.batchSize || bytes >= (policy.batchBytes ?? Infinity);
+      const waitMs = count === 0 ? Infinity : full ? 0 : oldestAt! + flushMs - this.#now();
       if (waitMs > 0) {
         await this.#idle(waitMs);
         continue;
       }
       try {
-        await this.#ship(outbox.claim(policy.stream, policy.batchSize));
+        await this.#ship(outbox.claim(policy.stream, policy.batchSize, policy.batchBytes));
       } catch (err) {
         // A bug or a corrupt record must not stop a stream for good: the batch is already released; retry later.
         this.#o.logger.error({ err, stream: policy.stream }, "shipping failed unexpectedly; retrying after backoff");
@@ -147,7 +152,8 @@ export class Shipper {
     const seqs = records.map((r) => r.seq);
     switch (outcome.kind) {
       case "delivered":
-        outbox.ack(seqs);
+        if (policy.keepDelivered) outbox.ack(seqs);
+        else outbox.remove(seqs);
         seqs.forEach((seq) => open.delete(seq));
         health.success();
         return;

@@ -1,0 +1,127 @@
+import type { z } from "zod";
+import { isRecord } from "../../config/load.ts";
+import {
+  LogRecord,
+  Metric,
+  Resource,
+  Scope,
+  Span,
+  type LogsRequest,
+  type MetricsRequest,
+  type OtlpSignal,
+  type TracesRequest,
+} from "../../protocol/otlp.ts";
+
+/** The body is not an export request at all (not an object, or its top-level list is not a list): 400. */
+export class OtlpRequestShapeError extends Error {}
+
+export interface ParsedExport<T> {
+  /** The valid part of the request, normalised. */
+  request: T;
+  /** Items (data points, spans, log records) in the valid part. */
+  accepted: number;
+  /** Items refused as invalid; the OTLP answer reports them as a partial success. */
+  rejected: number;
+  /** The first few reasons, for the partial-success message (paths and rules, never values). */
+  errors: string[];
+}
+
+interface Shape {
+  resources: string;
+  scopes: string;
+  items: string;
+  item: z.ZodType;
+  /** Items a raw (unvalidated) entry stands for, to report how many were rejected. */
+  countRaw(item: unknown): number;
+  countValid(item: unknown): number;
+}
+
+const unsupportedMetricTypes = ["histogram", "exponentialHistogram", "summary"];
+
+function metricPoints(metric: unknown): number {
+  if (!isRecord(metric)) return 1;
+  for (const key of ["gauge", "sum", ...unsupportedMetricTypes]) {
+    const points = isRecord(metric[key]) ? (metric[key] as { dataPoints?: unknown }).dataPoints : undefined;
+    if (Array.isArray(points)) return Math.max(points.length, 1);
+  }
+  return 1;
+}
+
+const shapes: Record<OtlpSignal, Shape> = {
+  metrics: {
+    resources: "resourceMetrics",
+    scopes: "scopeMetrics",
+    items: "metrics",
+    item: Metric,
+    countRaw: metricPoints,
+    countValid: (m) => ((m as Metric).gauge ?? (m as Metric).sum)!.dataPoints.length,
+  },
+  traces: { resources: "resourceSpans", scopes: "scopeSpans", items: "spans", item: Span, countRaw: () => 1, countValid: () => 1 },
+  logs: { resources: "resourceLogs", scopes: "scopeLogs", items: "logRecords", item: LogRecord, countRaw: () => 1, countValid: () => 1 },
+};
+
+const MAX_ERRORS = 3;
+
+function listAt(parent: Record<string, unknown>, key: string, where: string): unknown[] {
+  const value = parent[key];
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new OtlpRequestShapeError(`${where}${key}: must be a list`);
+  return value;
+}
+
+function describe(path: string, error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return `${[path, ...issue.path.map(String)].join(".")}: ${issue.message}`;
+}
+
+/**
+ * Parses an OTLP export request item by item, so that one bad span or data point is rejected alone (a
+ * partial success) rather than failing the whole request. Metrics other than gauge and sum (histograms,
+ * summaries) are rejected too: the beacon's shapes have no place for them.
+ */
+export function parseExport(signal: "metrics", raw: unknown): ParsedExport<MetricsRequest>;
+export function parseExport(signal: "traces", raw: unknown): ParsedExport<TracesRequest>;
+export function parseExport(signal: "logs", raw: unknown): ParsedExport<LogsRequest>;
+export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<MetricsRequest | TracesRequest | LogsRequest>;
+export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unknown> {
+  const shape = shapes[signal];
+  if (!isRecord(raw)) throw new OtlpRequestShapeError("the body must be an OTLP export request object");
+  const result = { accepted: 0, rejected: 0, errors: [] as string[] };
+  const reject = (count: number, reason: string) => {
+    result.rejected += count;
+    if (result.errors.length < MAX_ERRORS) result.errors.push(reason);
+  };
+  const resources: unknown[] = [];
+  listAt(raw, shape.resources, "").forEach((rawResource, r) => {
+    const where = `${shape.resources}.${r}`;
+    if (!isRecord(rawResource)) return reject(1, `${where}: must be an object`);
+    const rawScopes = listAt(rawResource, shape.scopes, `${where}.`);
+    const resource = Resource.safeParse(rawResource.resource ?? {});
+    const scopes: unknown[] = [];
+    rawScopes.forEach((rawScope, s) => {
+      const scopeWhere = `${where}.${shape.scopes}.${s}`;
+      const rawItems = isRecord(rawScope) ? listAt(rawScope, shape.items, `${scopeWhere}.`) : [];
+      const rawCount = rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
+      if (!resource.success) return reject(rawCount, describe(`${where}.resource`, resource.error));
+      if (!isRecord(rawScope)) return reject(1, `${scopeWhere}: must be an object`);
+      const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : Scope.safeParse(rawScope.scope);
+      if (scope && !scope.success) return reject(rawCount, describe(`${scopeWhere}.scope`, scope.error));
+      const items: unknown[] = [];
+      rawItems.forEach((rawItem, i) => {
+        const item = shape.item.safeParse(rawItem);
+        const itemWhere = `${scopeWhere}.${shape.items}.${i}`;
+        if (item.success) {
+          items.push(item.data);
+          result.accepted += shape.countValid(item.data);
+        } else if (isRecord(rawItem) && unsupportedMetricTypes.some((t) => rawItem[t] !== undefined)) {
+          reject(shape.countRaw(rawItem), `${itemWhere}: only gauge and sum metrics are forwarded`);
+        } else {
+          reject(shape.countRaw(rawItem), describe(itemWhere, item.error));
+        }
+      });
+      if (items.length > 0) scopes.push({ ...(scope ? { scope: scope.data } : {}), [shape.items]: items });
+    });
+    if (scopes.length > 0 && resource.success) resources.push({ resource: resource.data, [shape.scopes]: scopes });
+  });
+  return { request: { [shape.resources]: resources }, ...result };
+}

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { scrubText } from "../../src/agent/privacy/scrub.ts";
+
+/** Asserts each secret is gone from the scrubbed text and returns the text for further checks. */
+function scrubbedWithout(text: string, secrets: string[]): string {
+  const out = scrubText(text);
+  for (const secret of secrets) assert.ok(!out.includes(secret), `${JSON.stringify(secret)} leaked in ${JSON.stringify(out)}`);
+  return out;
+}
+
+test("ordinary operational messages pass unchanged", () => {
+  for (const text of [
+    "connection pool nearly exhausted",
+    "timeout after 30s waiting for postgres (pool_size=20)",
+    "retrying batch 3 of 7, max_tokens=4096, version 0.11.0",
+    "worker stopped at 2026-11-01T10:00:00Z",
+  ]) {
+    assert.equal(scrubText(text), text);
+  }
+});
+
+test("e-mail addresses become <email>", () => {
+  const out = scrubbedWithout("invite sent to jane.doe+ops@example.co.uk by Bob_Smith@acme.io", ["jane.doe", "example.co.uk", "Bob_Smith", "acme.io"]);
+  assert.equal(out, "invite sent to <email> by <email>");
+});
+
+test("Bearer and Basic credentials lose their token", () => {
+  const out = scrubbedWithout("Authorization: Bearer abc.DEF-123_x, then Basic dXNlcjpwYXNz", ["abc.DEF-123_x", "dXNlcjpwYXNz"]);
+  assert.equal(out, "Authorization: Bearer <redacted>, then Basic <redacted>");
+});
+
+test("JWTs become <jwt>", () => {
+  const token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqYW5lIn0.c2lnbmF0dXJl_x-1";
+  assert.equal(scrubbedWithout(`rejected token ${token} (expired)`, [token, "eyJzdWIi"]), "rejected token <jwt> (expired)");
+});
+
+test("secret assignments keep the key and lose the value", () => {
+  const out = scrubbedWithout(
+    'api_key=k1 password: "correct horse" X-Api-Key: zz9 token=t0k secret=s3 client_secret=cs {"access_token":"at-1"} key=plain',
+    ["k1", "correct horse", "zz9", "t0k", "s3", "=cs", "at-1", "plain"],
+  );
+  assert.match(out, /^api_key=<redacted> password: <redacted> X-Api-Key: <redacted> token=<redacted>/);
+});
+
+test("a secret after an innocent key is still found", () => {
+  scrubbedWithout("config: password=hunter2, url=x token=abc", ["hunter2", "abc"]);
+});
+
+test("well-known key prefixes are redacted whole", () => {
+  const keys = ["sk-ant-api03-AbC", "lsv2_pt_0123abcd", "lic-6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10-SECRET", "ghp_xyz", "xoxb-12-34-ab"];
+  const out = scrubbedWithout(`keys: ${keys.join(" ")}`, keys.concat(["6f1c8a52", "SECRET", "xyz"]));
+  assert.equal(out, "keys: <redacted> <redacted> <redacted> <redacted> <redacted>");
+});
+
+test("long tokens mixing letters and digits are redacted, long plain words are not", () => {
+  const sessionKey = "Zx81kQ0pLmN4vB7cR2tY9wE3";
+  const traceId = "5b8efff798038103d269b633813fc60c";
+  const out = scrubbedWithout(`session ${sessionKey} trace ${traceId} in internationalization_settings`, [sessionKey, traceId]);
+  assert.equal(out, "session <redacted> trace <redacted> in internationalization_settings");
+});
+
+test("UUIDs become <uuid>, in either case", () => {
+  const out = scrubbedWithout("tenant 6F1C8A52-3B7E-4C55-9A51-0D2F4E6B7A10 and 0b9e1d2c-7a44-4f0e-8c1b-5e6f7a8b9c0d.", ["6F1C8A52", "0b9e1d2c"]);
+  assert.equal(out, "tenant <uuid> and <uuid>.");
+});
+
+test("IPv4 and IPv6 addresses become <ip>; times and version numbers stay", () => {
+  const out = scrubbedWithout("from 10.0.0.12:5432, fe80::1ff:fe23:4567:890a. [2001:db8::1]:443 and ::ffff:192.168.1.7 at 10:00:00", [
+    "10.0.0.12",
+    "fe80",
+    "2001:db8",
+    "192.168",
+  ]);
+  assert.equal(out, "from <ip>:5432, <ip>. [<ip>]:443 and <ip> at 10:00:00");
+  assert.equal(scrubText("value 999.1.1.1 is not an address"), "value 999.1.1.1 is not an address");
+});
+
+test("URLs keep scheme, host and templated path but lose credentials, query and fragment", () => {
+  assert.equal(scrubText("GET https://x.y/p?a=1#f failed"), "GET https://x.y/p failed");
+  const out = scrubbedWithout(
+    "call to https://admin:hunter2@api.acme.io:8443/threads/8d3e1f2a/runs/17?token=abc&email=jane@x.io#frag) failed.",
+    ["admin", "hunter2", "8d3e1f2a", "17", "token", "abc", "jane", "frag"],
+  );
+  assert.equal(out, "call to https://api.acme.io:8443/threads/{thread_id}/runs/{run_id}) failed.");
+  assert.equal(scrubText("see postgres://svc:pw@db:5432/app."), "see postgres://db:5432/app.");
+});
+
+test("adversarial megabyte inputs are scrubbed in one pass (no catastrophic backtracking)", () => {
+  const megabyte = 1 << 20;
+  const seeds = ["a", "a@", "a.", "eyJa.", "1.", "a:", "::", "key", "api_key:\"", "https://", "x@y.", "Bearer ", "sk-", "a1-", "f".repeat(70) + "="];
+  for (const seed of seeds) {
+    const text = seed.repeat(Math.ceil(megabyte / seed.length)).slice(0, megabyte);
+    assert.equal(typeof scrubText(text), "string", `seed ${JSON.stringify(seed)}`);
+  }
+  // A single megabyte-long token is still found and redacted whole.
+  assert.equal(scrubText("a1".repeat(megabyte / 2)), "<redacted>");
+});

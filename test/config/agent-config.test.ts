@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { stringify } from "yaml";
+import { loadAgentConfig } from "../../src/config/agent-config.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+function load(file: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) {
+  const path = join(tempDir(), "egress.yaml");
+  writeFileSync(path, stringify({ licenseKey: "lic-test", ...file }));
+  return loadAgentConfig({ file: path, env });
+}
+
+test("telemetry switches: defaults follow instanceVersion, each switch alone, env beats file, offline turns all off", () => {
+  assert.deepEqual(load({ instanceVersion: "0.11.0" }).telemetry, { logs: true, metrics: true, traces: true });
+  assert.deepEqual(load({ instanceVersion: "0.10.9" }).telemetry, { logs: false, metrics: false, traces: false });
+  assert.deepEqual(load({ instanceVersion: "0.9.0", config: { telemetry: { metrics: true } } }).telemetry, { logs: false, metrics: true, traces: false });
+  assert.deepEqual(load({ config: { telemetry: { traces: false } } }).telemetry, { logs: true, metrics: true, traces: false });
+  assert.deepEqual(
+    load({ config: { telemetry: { logs: true } } }, { BEACON_LOGGING_ENABLED: "false", BEACON_METRICS_ENABLED: "0" }).telemetry,
+    { logs: false, metrics: false, traces: true },
+  );
+  const offline = load({ offline: { enabled: true, licenseFile: "l.jwt", publicKeyFile: "k.pem" }, config: { telemetry: { logs: true, metrics: true, traces: true } } });
+  assert.deepEqual(offline.telemetry, { logs: false, metrics: false, traces: false });
+});
+
+test("privacy and self-telemetry keys: defaults, and a bad value names its key", () => {
+  const config = load({});
+  assert.deepEqual(config.privacy, { allowAttributes: { resource: [], metrics: [], spans: [], logs: [] }, logSeverity: "warning", slowSpan: 1_000 });
+  assert.deepEqual(config.selfTelemetry, { enabled: true, env: "self-hosted", exportInterval: 60_000 });
+  assert.equal(config.limits.telemetryMaxBytes, 256 * 1024 ** 2);
+  assert.throws(
+    () => load({ privacy: { logSeverity: "debug", allowAttributes: { metrics: [""] }, slowSpan: "soon" }, limits: { telemetryMaxBytes: "lots" } }),
+    (err: ConfigError) => {
+      const text = err.problems.join("\n");
+      for (const key of ["privacy.logSeverity", "privacy.allowAttributes.metrics[0]", "privacy.slowSpan", "limits.telemetryMaxBytes"]) {
+        assert.match(text, new RegExp(`^${key.replace(/[.[\]]/g, "\\$&")}:`, "m"), key);
+      }
+      return true;
+    },
+  );
+});
