@@ -58,14 +58,14 @@ export function createLogger(level: string, destination?: DestinationStream, tap
       level,
       redact: { paths: redactPaths, censor: "[redacted]" },
       base: { pid: process.pid },
-      hooks: tap
-        ? {
-            logMethod(args, method, methodLevel) {
-              tap.tap(methodLevel, args, this.bindings());
-              return method.apply(this, args);
-            },
-          }
-        : undefined,
+      ...(tap && {
+        hooks: {
+          logMethod(args, method, methodLevel) {
+            tap.tap(methodLevel, args, this.bindings());
+            return method.apply(this, args);
+          },
+        },
+      }),
     },
     destination,
   );

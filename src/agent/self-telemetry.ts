@@ -1,4 +1,4 @@
-import { logs, metrics, SeverityNumber, SpanKind, SpanStatusCode, trace, type Counter, type Gauge, type Logger, type Tracer } from "@opentelemetry/api";
+import { logs, metrics, SeverityNumber, SpanKind, SpanStatusCode, trace, ValueType, type Counter, type Gauge, type Logger, type Tracer } from "@opentelemetry/api";
 import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { AggregationTemporalityPreference, OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -93,7 +93,11 @@ export class SelfTelemetry {
     if (signals.metrics) {
       const meter = metrics.getMeter(SERVICE_NAME);
       this.#latency = meter.createGauge("platform_http_requests_latency", { unit: "seconds", description: "request latency" });
-      this.#failed = meter.createCounter("platform_http_requests_failed", { unit: "1", description: "counter of failed requests" });
+      this.#failed = meter.createCounter("platform_http_requests_failed", {
+        unit: "1",
+        description: "counter of failed requests",
+        valueType: ValueType.INT, // the seed's sum carries asInt
+      });
     }
     if (signals.traces) this.#tracer = trace.getTracer(SERVICE_NAME);
     if (signals.logs && options.logTap) {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
+import { postOtlp, promValue, taggedRequest } from "../helpers/telemetry.ts";
 import { agentConfig, beaconConfig, getJson, postJson, runCli, startAgentProcess } from "../helpers/processes.ts";
 
 /** The vendor issues an offline license and hands over its public key: both through the beacon CLI. */
@@ -42,8 +43,17 @@ test("offline mode under load: no connection of any kind leaves, the license ver
     await Promise.all(
       batches.map(async (batch) => assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202)),
     );
+    // Operational telemetry is off offline whatever the switches say: answered 200, dropped, counted.
+    for (const signal of ["metrics", "traces", "logs"] as const) {
+      const response = await postOtlp(agent.url, signal, taggedRequest(signal, "offline"));
+      assert.deepEqual([response.status, response.body], [200, {}]);
+    }
     await new Promise((resolve) => setTimeout(resolve, 1500)); // thirty flush intervals
     const status = await getJson(`${agent.url}/v1/status`);
+    for (const signal of ["metrics", "traces", "logs"]) {
+      assert.deepEqual([status.streams[signal].enabled, status.streams[signal].pending], [false, 0], `${signal} off offline`);
+    }
+    assert.equal(await promValue(agent.url, 'egress_telemetry_dropped_items_total{signal="logs",reason="switched_off"}'), 1);
     assert.equal(status.license.mode, "offline");
     assert.equal(status.license.state, "valid");
     assert.equal(status.license.licenseId, files.license.id);

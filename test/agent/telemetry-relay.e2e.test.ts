@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
-import { SeverityNumber, SpanStatusCode } from "@opentelemetry/api";
+import { SeverityNumber, SpanStatusCode, ValueType } from "@opentelemetry/api";
 import { OTLPLogExporter as JsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { OTLPLogExporter as ProtoLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -67,7 +67,7 @@ async function reportLikeAnInstance(agentUrl: string, encoding: "json" | "protob
     .createGauge("platform_http_requests_latency", { unit: "seconds", description: "request latency" })
     .record(0.25, { endpoint: `/a2a/${ASSISTANT_ID}`, method: "POST", service_name: "backend", "user.email": "alice@example.com" });
   meter
-    .createCounter("platform_http_requests_failed", { unit: "1", description: "counter of failed requests" })
+    .createCounter("platform_http_requests_failed", { unit: "1", description: "counter of failed requests", valueType: ValueType.INT })
     .add(3, { endpoint: `/threads/${THREAD_ID}/runs/42?token=s3cr3t-query`, method: "GET", service_name: "backend" });
   await meterProvider.forceFlush();
   await meterProvider.shutdown();
@@ -185,9 +185,15 @@ describe("operational telemetry relay", () => {
     assert.deepEqual([partial.status, partial.body.partialSuccess.rejectedDataPoints], [200, 2]);
     assert.match(partial.body.partialSuccess.errorMessage, /only gauge and sum/);
 
-    const spans = await waitFor(async () => beaconResources(beaconFixture.dataDir, "traces", marker).flatMap((r) => r.scopeSpans[0].spans), 15_000, "the good span");
+    const spans = await waitFor(async () => {
+      const found = beaconResources(beaconFixture.dataDir, "traces", marker).flatMap((r) => r.scopeSpans[0].spans);
+      return found.length > 0 ? found : undefined;
+    }, 15_000, "the good span");
     assert.deepEqual(spans.map((s: any) => s.spanId), ["eee19b7ec3c1b174"], "the valid span went on, ids lower-cased");
-    const metrics = await waitFor(async () => beaconResources(beaconFixture.dataDir, "metrics", marker), 15_000, "the valid metrics");
+    const metrics = await waitFor(async () => {
+      const found = beaconResources(beaconFixture.dataDir, "metrics", marker);
+      return found.length > 0 ? found : undefined;
+    }, 15_000, "the valid metrics");
     assert.deepEqual(metrics[0].scopeMetrics[0].metrics.map((m: any) => m.name), ["platform_http_requests_latency", "platform_http_requests_failed"]);
   });
 
