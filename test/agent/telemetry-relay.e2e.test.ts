@@ -12,12 +12,13 @@ import { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { LoggerProvider, SimpleLogRecordProcessor } from "@opentelemetry/sdk-logs";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { ProtobufMetricsSerializer } from "@opentelemetry/otlp-transformer";
 import { SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { LogsRequest, MetricsRequest, TracesRequest, type KeyValue, type OtlpSignal } from "../../src/protocol/otlp.ts";
 import { FaultProxy } from "../helpers/fault-proxy.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, getJson, postJson, startAgentProcess, startBeacon, waitFor, type ServiceProcess } from "../helpers/processes.ts";
-import { beaconResources, postOtlp, taggedRequest } from "../helpers/telemetry.ts";
+import { beaconResources, ManualReader, postOtlp, taggedRequest } from "../helpers/telemetry.ts";
 
 const license = testLicense();
 const env = { PLATFORM_LICENSE_KEY: license.key };
@@ -195,6 +196,33 @@ describe("operational telemetry relay", () => {
       return found.length > 0 ? found : undefined;
     }, 15_000, "the valid metrics");
     assert.deepEqual(metrics[0].scopeMetrics[0].metrics.map((m: any) => m.name), ["platform_http_requests_latency", "platform_http_requests_failed"]);
+  });
+
+  test("receiver: a protobuf request with a histogram gets a protobuf partialSuccess counting its points; the gauge goes on", async () => {
+    const reader = new ManualReader();
+    const provider = new MeterProvider({ resource: resourceFromAttributes({ env: "receiver-protobuf" }), readers: [reader] });
+    const meter = provider.getMeter("platform");
+    meter.createGauge("platform_http_requests_latency", { unit: "seconds" }).record(0.5, { endpoint: "/ok", method: "GET" });
+    const histogram = meter.createHistogram("request_size");
+    for (const route of ["a", "b", "c"]) histogram.record(10, { route });
+    const { resourceMetrics } = await reader.collect();
+    await provider.shutdown();
+    const response = await fetch(`${agent.url}/v1/metrics`, {
+      method: "POST",
+      headers: { "content-type": "application/x-protobuf" },
+      body: ProtobufMetricsSerializer.serializeRequest(resourceMetrics),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("content-type"), "application/x-protobuf");
+    // Read back the way the OTel SDK's own exporter reads it.
+    const answer = ProtobufMetricsSerializer.deserializeResponse(new Uint8Array(await response.arrayBuffer()));
+    assert.equal(Number(answer.partialSuccess?.rejectedDataPoints), 3);
+    assert.match(answer.partialSuccess?.errorMessage ?? "", /only gauge and sum/);
+    const stored = await waitFor(async () => {
+      const found = beaconResources(beaconFixture.dataDir, "metrics", "receiver-protobuf");
+      return found.length > 0 ? found : undefined;
+    }, 15_000, "the gauge at the beacon");
+    assert.deepEqual(stored[0].scopeMetrics[0].metrics.map((m: any) => m.name), ["platform_http_requests_latency"]);
   });
 
   test("receiver: undecodable bodies are 400 with a Status, other media types 415, bad gzip 400; nothing is queued", async () => {

@@ -1,4 +1,5 @@
 import { gzipSync } from "node:zlib";
+import { MetricReader } from "@opentelemetry/sdk-metrics";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import type { KeyValue, LogsRequest, MetricsRequest, OtlpSignal, TracesRequest } from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest, tracesRequest } from "./fixtures.ts";
@@ -56,4 +57,10 @@ export async function promValue(agentUrl: string, series: string): Promise<numbe
   const text = await (await fetch(`${agentUrl}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+/** A metric reader collected by hand (`await reader.collect()`), for tests that want the SDK's own output. */
+export class ManualReader extends MetricReader {
+  protected override async onShutdown() {}
+  protected override async onForceFlush() {}
 }
