@@ -11,6 +11,7 @@ import { formatTraceReport } from "./beacon/report.ts";
 import { startBeacon } from "./beacon/server.ts";
 import { BeaconStore } from "./beacon/store.ts";
 import { loadAgentConfig } from "./config/agent-config.ts";
+import { describeStoredTelemetry, sampleTelemetry } from "./demo-telemetry.ts";
 import { createLogger } from "./log.ts";
 import type { AgentStatus, TransactionsAccepted } from "./protocol/local-api.ts";
 import type { TraceTransaction } from "./protocol/trace-transaction.ts";
@@ -40,13 +41,29 @@ function sampleTransactions(n: number, now: number): TraceTransaction[] {
   });
 }
 
+async function postJson(url: string, body: unknown): Promise<Response> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+  return response;
+}
+
+/** Waits until the beacon holds the demo's metrics and logs; returns what it stored, one line each. */
+async function waitForTelemetry(beaconDataDir: string, timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const store = new BeaconStore(beaconDataDir, { readonly: true });
+    try {
+      if (store.otlpBatches("metrics").length > 0 && store.otlpBatches("logs").length > 0) return describeStoredTelemetry(store);
+    } finally {
+      store.close();
+    }
+    if (Date.now() > deadline) throw new Error("the demo's telemetry did not reach the beacon in time");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function postTransactions(url: string, transactions: TraceTransaction[]): Promise<TransactionsAccepted> {
-  const response = await fetch(`${url}/v1/transactions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ trace_transactions: transactions }),
-  });
-  if (response.status !== 202) throw new Error(`sidecar answered ${response.status}: ${await response.text()}`);
+  const response = await postJson(`${url}/v1/transactions`, { trace_transactions: transactions });
   return (await response.json()) as TransactionsAccepted;
 }
 
@@ -116,6 +133,15 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     } finally {
       store.close();
     }
+
+    const telemetry = sampleTelemetry(Date.now());
+    await postJson(`${agent.url}/v1/metrics`, telemetry.metrics);
+    await postJson(`${agent.url}/v1/logs`, telemetry.logs);
+    out();
+    out("instance -> sidecar: operational telemetry (OTLP), with a UUID in an endpoint, an e-mail, an IP, a host name");
+    const stored = await waitForTelemetry(beaconConfig.dataDir, 30_000);
+    out("sidecar -> beacon, after the privacy filter:");
+    for (const line of stored) out(line);
   } finally {
     await agent.stop();
     await beacon.close();

@@ -11,4 +11,8 @@ test("egress-agent demo: a local beacon and sidecar deliver the sample records a
   assert.match(stdout, /license valid \(demo-license\)/);
   assert.match(stdout, /^total\s+120\s+\d+$/m);
   assert.ok(!/lic-demo-/.test(stdout), "the generated key is never printed");
+  const filtered = stdout.slice(stdout.indexOf("after the privacy filter"));
+  assert.match(filtered, /metric platform_http_requests_latency \{endpoint=\/a2a\/\{assistant_id\}, method=POST, service_name=backend\}/);
+  assert.match(filtered, /log {4}Warning "slow query for <email> from <ip>" \{component=db\}/);
+  assert.ok(!/alice@example\.com|10\.1\.2\.3|node-7|u-123|logged in/.test(filtered), "nothing identifying leaves");
 });

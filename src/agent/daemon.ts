@@ -169,14 +169,19 @@ export async function startAgent(
   const url = await listen(app, config.listen);
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
   if (config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])) {
-    selfTelemetry = new SelfTelemetry({
-      localUrl: loopbackUrl(url),
-      signals: config.telemetry,
-      env: config.selfTelemetry.env,
-      exportIntervalMs: config.selfTelemetry.exportInterval,
-      slowMs: config.privacy.slowSpan,
-      logTap: options.logTap,
-    });
+    try {
+      selfTelemetry = new SelfTelemetry({
+        localUrl: loopbackUrl(url),
+        signals: config.telemetry,
+        env: config.selfTelemetry.env,
+        exportIntervalMs: config.selfTelemetry.exportInterval,
+        slowMs: config.privacy.slowSpan,
+        logTap: options.logTap,
+      });
+    } catch (err) {
+      // Reporting about itself is optional; billing and the relay must not depend on it.
+      logger.warn({ err }, "own telemetry could not start; running without it");
+    }
     if (client) client.observer = (request) => selfTelemetry?.observe(request);
   }
 

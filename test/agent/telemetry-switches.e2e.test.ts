@@ -94,6 +94,47 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
     }
   });
 
+  test("privacy settings come from the sidecar's config: extra allowed keys, Error-only logs, a lower slow-span threshold", async () => {
+    const marker = "privacy-config";
+    const fixture = agentConfig(beacon.url, {
+      ...quiet,
+      privacy: { allowAttributes: { metrics: ["http.route"] }, logSeverity: "error", slowSpan: "100ms" },
+    });
+    const agent = await startAgentProcess(fixture, env);
+    try {
+      const metrics = taggedRequest("metrics", marker);
+      const point = metrics.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0];
+      point.attributes.push({ key: "http.route", value: { stringValue: "/runs" } }, { key: "http.client_ip", value: { stringValue: "10.0.0.9" } });
+      const traces = taggedRequest("traces", marker);
+      const span = traces.resourceSpans[0].scopeSpans[0].spans[0];
+      const start = BigInt(span.startTimeUnixNano);
+      traces.resourceSpans[0].scopeSpans[0].spans = [
+        { ...span, spanId: "00000000000000a1", status: {}, endTimeUnixNano: String(start + 200_000_000n) }, // 200 ms, OK: slow enough now
+        { ...span, spanId: "00000000000000a2", status: {}, endTimeUnixNano: String(start + 50_000_000n) }, // 50 ms, OK: dropped
+      ];
+      const logs = taggedRequest("logs", marker);
+      const record = logs.resourceLogs[0].scopeLogs[0].logRecords[0];
+      logs.resourceLogs[0].scopeLogs[0].logRecords = [record, { ...record, severityNumber: 17, severityText: "Error", body: { stringValue: "pool exhausted" } }];
+      // A sender cannot widen the allowlist: an attribute claiming to do so is just another dropped attribute.
+      logs.resourceLogs[0].resource.attributes.push({ key: "privacy.allowAttributes", value: { stringValue: "user.id" } });
+      for (const [signal, body] of [["metrics", metrics], ["traces", traces], ["logs", logs]] as const) {
+        assert.equal((await postOtlp(agent.url, signal, body)).status, 200);
+      }
+      const found = await waitFor(async () => {
+        const all = SIGNALS.map((signal) => beaconResources(beaconFixture.dataDir, signal, marker));
+        return all.every((r) => r.length > 0) ? all : undefined;
+      }, 15_000, "all three signals at the beacon");
+      const [storedMetrics, storedTraces, storedLogs] = found as [any[], any[], any[]];
+      const keys = storedMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].attributes.map((a: any) => a.key);
+      assert.deepEqual(keys, ["endpoint", "method", "service_name", "http.route"], "the configured key leaves; the client IP does not");
+      assert.deepEqual(storedTraces[0].scopeSpans[0].spans.map((s: any) => s.spanId), ["00000000000000a1"]);
+      assert.deepEqual(storedLogs[0].scopeLogs[0].logRecords.map((r: any) => r.body.stringValue), ["pool exhausted"], "Error only");
+      assert.deepEqual(storedLogs[0].resource.attributes.map((a: any) => a.key), ["service.name", "env"]);
+    } finally {
+      await agent.stop();
+    }
+  });
+
   test("a signal switched off while its records are queued: they are deleted at start, never sent", async () => {
     const marker = "queued-then-off";
     const proxy = await FaultProxy.start(beacon.url);
