@@ -80,6 +80,11 @@ export class Outbox {
     if (options.readonly) {
       if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
       this.#db = new Database(path, { readonly: true });
+      const version = this.#db.pragma("user_version", { simple: true }) as number;
+      if (version !== SCHEMA_VERSION) {
+        this.#db.close();
+        throw new EgressError("EGRESS_ERR_OUTBOX_VERSION", `outbox.db has schema version ${version}, this tool reads ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`);
+      }
     } else {
       mkdirSync(dataDir, { recursive: true });
       this.#db = new Database(path);
