@@ -15,8 +15,12 @@ import { SelfTelemetry } from "./self-telemetry.ts";
 import { billingPolicy } from "./shippers/billing.ts";
 import { Shipper, type StreamPolicy } from "./shippers/shipper.ts";
 import { telemetryPolicy } from "./shippers/telemetry.ts";
+import { usagePolicy } from "./shippers/usage.ts";
 import { registerOtlpReceiver } from "./sources/otlp.ts";
 import { registerTransactionsSource } from "./sources/transactions.ts";
+import { registerUsageMeasuresSource } from "./sources/usage-measures.ts";
+import { FileMeasures, PushedMeasures } from "./usage/measures-source.ts";
+import { UsageSnapshotter } from "./usage/snapshotter.ts";
 import { buildStatus } from "./status.ts";
 import { StreamHealth } from "./stream-health.ts";
 import { readVendorPublicKey } from "./vendor-key.ts";
@@ -58,10 +62,17 @@ export async function startAgent(
     if (removed > 0) logger.info({ signal, removed }, "signal switched off: queued records deleted");
   }
 
+  if (!config.usageReporting) {
+    const removed = outbox.discard("usage");
+    if (removed > 0) logger.info({ removed }, "usage reporting off: queued snapshots deleted");
+  }
+  const pushed = config.usageReporting && config.usage.source === "push" ? new PushedMeasures(outbox) : undefined;
+  let snapshotter: UsageSnapshotter | undefined;
+
   let client: BeaconClient | undefined;
   let license: OnlineLicense | OfflineLicense;
-  const health = new Map<Stream, StreamHealth>([["billing", new StreamHealth(logger, "billing", now)]]);
-  for (const signal of SIGNALS) health.set(signal, new StreamHealth(logger, signal, now));
+  const streams: Stream[] = ["billing", ...SIGNALS, "usage"];
+  const health = new Map(streams.map((stream) => [stream, new StreamHealth(logger, stream, now)]));
   const shippers = new Map<Stream, Shipper>();
   if (offline) {
     license = new OfflineLicense({ ...config.offline, now: () => new Date(now()) });
@@ -88,6 +99,7 @@ export async function startAgent(
     const policies: StreamPolicy[] = [
       billingPolicy(config.licenseKey, config.limits.batchTransactions),
       ...SIGNALS.filter((signal) => config.telemetry[signal]).map((signal) => telemetryPolicy(signal, config.limits.telemetryBatchBytes)),
+      ...(config.usageReporting ? [usagePolicy(config.licenseKey)] : []),
     ];
     for (const policy of policies) {
       const shipper = new Shipper({
@@ -105,6 +117,18 @@ export async function startAgent(
       });
       shipper.start();
       shippers.set(policy.stream, shipper);
+    }
+    if (config.usageReporting) {
+      snapshotter = new UsageSnapshotter({
+        outbox,
+        source: pushed ?? new FileMeasures(config.usage.file),
+        intervalMs: config.intervals.usageSnapshot,
+        retryMs: config.retry.maxBackoff,
+        logger,
+        onEnqueued: () => shippers.get("usage")?.wake(),
+        now,
+      });
+      snapshotter.start();
     }
   }
 
@@ -125,7 +149,6 @@ export async function startAgent(
   });
   installErrorHandling(app);
   let closing = false;
-  const streams: Stream[] = ["billing", ...SIGNALS];
   const metrics = new AgentMetrics(outbox, streams);
   let selfTelemetry: SelfTelemetry | undefined;
   app.addHook("onResponse", async (request, reply) => {
@@ -139,6 +162,7 @@ export async function startAgent(
     });
   });
   registerTransactionsSource(app, outbox, () => shippers.get("billing")?.wake());
+  registerUsageMeasuresSource(app, pushed);
   await registerOtlpReceiver(app, {
     outbox,
     enabled: config.telemetry,
@@ -157,7 +181,7 @@ export async function startAgent(
       outbox,
       streams.map((stream) => ({
         stream,
-        enabled: stream === "billing" || config.telemetry[stream as OtlpSignal],
+        enabled: stream === "billing" || (stream === "usage" ? config.usageReporting : config.telemetry[stream as OtlpSignal]),
         health: shippers.has(stream) ? health.get(stream) : undefined,
       })),
       now(),
@@ -193,6 +217,7 @@ export async function startAgent(
       await selfTelemetry?.stop();
       selfTelemetry = undefined;
       await app.close(); // stops accepting; in-flight local requests finish (their records are committed)
+      await snapshotter?.stop();
       await Promise.all([...shippers.values()].map((shipper) => shipper.stop(DRAIN_GRACE_MS)));
       await license.stop();
       clearInterval(pruneTimer);

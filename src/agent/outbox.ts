@@ -269,6 +269,11 @@ export class Outbox {
     return this.#db.prepare("DELETE FROM outbox WHERE state = 'completed' AND updated_at < ?").run(before).changes;
   }
 
+  /** Runs `work` in one transaction: every enqueue and setValue inside commits together or not at all. */
+  atomically(work: () => void): void {
+    this.#db.transaction(work)();
+  }
+
   getValue(key: string): string | undefined {
     return (this.#db.prepare("SELECT value FROM kv WHERE key = ?").get(key) as { value: string } | undefined)?.value;
   }

@@ -89,6 +89,7 @@ export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEn
   if (compareVersions(config.instanceVersion, "0.9.0") < 0) {
     problems.push(`instanceVersion: ${config.instanceVersion} is older than 0.9.0, the first version whose egress this sidecar handles`);
   }
+  if (config.usage.source === "file" && !config.usage.file) problems.push("usage.file: required when usage.source is file");
   if (config.retry.minBackoff > config.retry.maxBackoff) problems.push("retry.minBackoff: must not exceed retry.maxBackoff");
   if (problems.length > 0) throw new ConfigError(source, problems);
 

@@ -27,6 +27,13 @@ export const AgentConfigFile = z.strictObject({
     })
     .prefault({}),
   usageReporting: z.boolean().default(true),
+  usage: z
+    .strictObject({
+      // Where snapshot counts come from: pushed by the instance to POST /v1/usage/measures, or a JSON file.
+      source: z.enum(["push", "file"]).default("push"),
+      file: z.string().default(""),
+    })
+    .prefault({}),
   listen: ListenAddress.prefault("127.0.0.1:4318"),
   dataDir: z.string().min(1).default("./data"),
   intervals: z

@@ -1,0 +1,18 @@
+import { beaconPaths } from "../../protocol/beacon-paths.ts";
+import type { UsageSnapshot } from "../../protocol/usage-snapshot.ts";
+import type { OutboxRecord } from "../outbox.ts";
+import type { StoredSnapshot } from "../usage/snapshotter.ts";
+import type { StreamPolicy } from "./shipper.ts";
+
+/** Usage: one snapshot per request to /v1/beacon/usage-snapshot; the beacon keeps one per window, so re-sends are safe. */
+export function usagePolicy(licenseKey: string): StreamPolicy {
+  return {
+    stream: "usage",
+    path: beaconPaths.usageSnapshot,
+    batchSize: 1,
+    keepDelivered: true,
+    buildPayload(records: readonly OutboxRecord[]): UsageSnapshot {
+      return { license_key: licenseKey, ...(JSON.parse(records[0]!.body) as StoredSnapshot) };
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import type { Logger } from "pino";
+import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
+import type { Outbox } from "../outbox.ts";
+import type { MeasuresSource } from "./measures-source.ts";
+
+const WINDOW_KEY = "usage.windowFrom";
+
+/** What the outbox holds for one window; the shipper adds the license key when it sends. */
+export interface StoredSnapshot {
+  from_timestamp: string;
+  to_timestamp: string;
+  measures: UsageMeasures;
+}
+
+/** ISO 8601 with an explicit UTC offset, as the seed's usage snapshot shows it. */
+export function offsetTimestamp(ms: number): string {
+  return new Date(ms).toISOString().replace("Z", "+00:00");
+}
+
+export interface SnapshotterOptions {
+  outbox: Outbox;
+  source: MeasuresSource;
+  intervalMs: number;
+  /** After a failed read of the counts, try again this soon (the window stays open). */
+  retryMs: number;
+  logger: Logger;
+  onEnqueued: () => void;
+  now?: () => number;
+}
+
+/**
+ * Takes usage snapshots over contiguous windows: each window starts where the previous one ended (kept in
+ * the outbox, so a restart neither skips nor repeats one); the first starts at the first start. A window
+ * closes at the last interval boundary that has passed, so downtime makes one longer window, never a gap.
+ * The snapshot and the next window's start are committed together.
+ */
+export class UsageSnapshotter {
+  readonly #o: SnapshotterOptions;
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #running: Promise<void> = Promise.resolve();
+
+  constructor(options: SnapshotterOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Where the open window starts (set to now on the very first start). */
+  windowFrom(): number {
+    const stored = this.#o.outbox.getValue(WINDOW_KEY);
+    if (stored) return Date.parse(stored);
+    const now = this.#now();
+    this.#o.outbox.setValue(WINDOW_KEY, offsetTimestamp(now));
+    return now;
+  }
+
+  start(): void {
+    this.windowFrom();
+    this.#schedule(this.#untilDue());
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  #untilDue(): number {
+    return Math.max(0, this.windowFrom() + this.#o.intervalMs - this.#now());
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.tick().then((ok) => this.#schedule(ok ? this.#untilDue() : this.#o.retryMs));
+    }, ms);
+  }
+
+  /** Closes the open window if an interval has passed. Returns false when the counts could not be read. */
+  async tick(): Promise<boolean> {
+    const { outbox, intervalMs, source, logger } = this.#o;
+    const from = this.windowFrom();
+    const intervals = Math.floor((this.#now() - from) / intervalMs);
+    if (intervals < 1) return true;
+    const to = from + intervals * intervalMs;
+    let measures: UsageMeasures;
+    try {
+      measures = await source.current();
+    } catch (err) {
+      logger.warn({ source: source.name, reason: (err as Error).message }, "usage snapshot postponed: counts unavailable");
+      return false;
+    }
+    const snapshot: StoredSnapshot = { from_timestamp: offsetTimestamp(from), to_timestamp: offsetTimestamp(to), measures };
+    outbox.atomically(() => {
+      outbox.enqueue("usage", [{ recordId: snapshot.from_timestamp, body: JSON.stringify(snapshot) }]);
+      outbox.setValue(WINDOW_KEY, snapshot.to_timestamp);
+    });
+    logger.info({ from: snapshot.from_timestamp, to: snapshot.to_timestamp, source: source.name }, "usage snapshot taken");
+    this.#o.onEnqueued();
+    return true;
+  }
+}
