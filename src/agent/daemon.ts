@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
 import type { WarningLogTap } from "../log.ts";
 import { otlpSignals, type OtlpSignal } from "../protocol/otlp.ts";
+import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { installErrorHandling } from "../http/error-handling.ts";
 import { listen } from "../http/listen.ts";
 import { BeaconClient } from "./beacon-client.ts";
@@ -19,7 +20,7 @@ import { usagePolicy } from "./shippers/usage.ts";
 import { registerOtlpReceiver } from "./sources/otlp.ts";
 import { registerTransactionsSource } from "./sources/transactions.ts";
 import { registerUsageMeasuresSource } from "./sources/usage-measures.ts";
-import { FileMeasures, PushedMeasures } from "./usage/measures-source.ts";
+import { FileMeasures, PostgresMeasures, PushedMeasures, type MeasuresSource } from "./usage/measures-source.ts";
 import { UsageSnapshotter } from "./usage/snapshotter.ts";
 import { buildStatus } from "./status.ts";
 import { StreamHealth } from "./stream-health.ts";
@@ -34,6 +35,12 @@ const SEVERITY = { warning: 13, error: 17 } as const;
 /** The address the sidecar's own exporters reach its local API at: loopback even when it listens on all. */
 function loopbackUrl(url: string): string {
   return url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:");
+}
+
+function measuresSource(usage: AgentConfig["usage"]): MeasuresSource {
+  if (usage.source === "file") return new FileMeasures(usage.file);
+  const { url, statementTimeout, queries } = usage.postgres;
+  return new PostgresMeasures({ url, statementTimeoutMs: statementTimeout, queries: queries as Record<keyof UsageMeasures, string> });
 }
 
 export interface RunningAgent {
@@ -121,7 +128,7 @@ export async function startAgent(
     if (config.usageReporting) {
       snapshotter = new UsageSnapshotter({
         outbox,
-        source: pushed ?? new FileMeasures(config.usage.file),
+        source: pushed ?? measuresSource(config.usage),
         intervalMs: config.intervals.usageSnapshot,
         retryMs: config.retry.maxBackoff,
         logger,

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { describeIssues, isRecord, readKeyedFile, readYamlFile } from "./load.ts";
+import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { AgentConfigFile } from "./schema.ts";
 
 export type TelemetrySignal = "logs" | "metrics" | "traces";
@@ -90,6 +91,11 @@ export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEn
     problems.push(`instanceVersion: ${config.instanceVersion} is older than 0.9.0, the first version whose egress this sidecar handles`);
   }
   if (config.usage.source === "file" && !config.usage.file) problems.push("usage.file: required when usage.source is file");
+  if (config.usage.source === "postgres") {
+    if (!config.usage.postgres.url) problems.push("usage.postgres.url: required when usage.source is postgres");
+    const missing = UsageMeasures.keyof().options.filter((measure) => !config.usage.postgres.queries[measure]);
+    if (missing.length > 0) problems.push(`usage.postgres.queries: a query is required for every measure; missing ${missing.join(", ")}`);
+  }
   if (config.retry.minBackoff > config.retry.maxBackoff) problems.push("retry.minBackoff: must not exceed retry.maxBackoff");
   if (problems.length > 0) throw new ConfigError(source, problems);
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ByteSize, Duration, ListenAddress } from "./units.ts";
 import { LogLevel } from "../log.ts";
+import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 
 const AttributeKeys = z.array(z.string().min(1, { message: "must not be empty" })).default([]);
 
@@ -30,8 +31,16 @@ export const AgentConfigFile = z.strictObject({
   usage: z
     .strictObject({
       // Where snapshot counts come from: pushed by the instance to POST /v1/usage/measures, or a JSON file.
-      source: z.enum(["push", "file"]).default("push"),
+      source: z.enum(["push", "file", "postgres"]).default("push"),
       file: z.string().default(""),
+      postgres: z
+        .strictObject({
+          url: z.string().default(""), // a secret when it holds a password: never logged
+          statementTimeout: Duration.prefault("10s"),
+          // One read-only SQL query per measure, each returning one non-negative integer.
+          queries: z.partialRecord(UsageMeasures.keyof(), z.string().min(1, { message: "must not be empty" })).default({}),
+        })
+        .prefault({}),
     })
     .prefault({}),
   listen: ListenAddress.prefault("127.0.0.1:4318"),

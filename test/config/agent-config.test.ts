@@ -42,3 +42,21 @@ test("privacy and self-telemetry keys: defaults, and a bad value names its key",
     },
   );
 });
+
+test("usage source keys: file needs usage.file; postgres needs a URL and a query for every measure, and no unknown measure", () => {
+  const problems = (file: Record<string, unknown>) => {
+    try {
+      load(file);
+      return "";
+    } catch (err) {
+      return (err as ConfigError).problems.join("\n");
+    }
+  };
+  assert.match(problems({ usage: { source: "file" } }), /^usage\.file: required when usage\.source is file$/m);
+  const postgres = problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1", user_ids: "SELECT 2" } } } });
+  assert.match(postgres, /^usage\.postgres\.queries\.user_ids: /m);
+  assert.equal(problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1" } } } }).split("\n").length, 2);
+  assert.match(problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1" } } } }), /^usage\.postgres\.url: required/m);
+  assert.match(problems({ usage: { source: "postgres", postgres: { url: "postgres://x@127.0.0.1/db", queries: { users: "SELECT 1" } } } }), /^usage\.postgres\.queries: a query is required for every measure; missing workspaces, projects/m);
+  assert.equal(problems({ usage: { source: "push" } }), "");
+});

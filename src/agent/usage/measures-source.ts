@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import pg from "pg";
 import { EgressError } from "../../errors.ts";
 import { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { Outbox } from "../outbox.ts";
@@ -60,5 +61,49 @@ export class FileMeasures implements MeasuresSource {
       throw new MeasuresUnavailableError(`usage.file ${this.#path}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
     }
     return parsed.data;
+  }
+}
+
+/** `postgres`: one read-only query per measure against the instance's database, each returning one integer. */
+export class PostgresMeasures implements MeasuresSource {
+  readonly name = "postgres";
+  readonly #options: { url: string; statementTimeoutMs: number; queries: Record<keyof UsageMeasures, string> };
+
+  constructor(options: { url: string; statementTimeoutMs: number; queries: Record<keyof UsageMeasures, string> }) {
+    this.#options = options;
+  }
+
+  async current(): Promise<UsageMeasures> {
+    const { url, statementTimeoutMs, queries } = this.#options;
+    const client = new pg.Client({
+      connectionString: url,
+      statement_timeout: statementTimeoutMs,
+      connectionTimeoutMillis: statementTimeoutMs,
+      application_name: "egress-agent",
+    });
+    // A connection error must not carry the URL: it may hold a password.
+    client.on("error", () => undefined);
+    const counts: Record<string, number> = {};
+    let measure = "(connect)";
+    try {
+      await client.connect();
+      await client.query("BEGIN READ ONLY");
+      for (const [name, sql] of Object.entries(queries)) {
+        measure = name;
+        const result = await client.query({ text: sql, rowMode: "array" });
+        const row = result.rows[0] as unknown[] | undefined;
+        const value = result.rows.length === 1 && row?.length === 1 ? row[0] : undefined;
+        const count = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+        if (!Number.isSafeInteger(count) || (count as number) < 0) {
+          throw new Error(`must return one row with one non-negative integer, got ${result.rows.length} row(s)`);
+        }
+        counts[name] = count as number;
+      }
+    } catch (err) {
+      throw new MeasuresUnavailableError(`usage.postgres.queries.${measure}: ${(err as { code?: string }).code ? `${(err as { code: string }).code} ` : ""}${(err as Error).message}`);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+    return UsageMeasures.parse(counts);
   }
 }
