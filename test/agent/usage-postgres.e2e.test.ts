@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import pg from "pg";
 import { PostgresMeasures } from "../../src/agent/usage/measures-source.ts";
-import { BeaconStore } from "../../src/beacon/store.ts";
+import { storedSnapshots } from "../helpers/beacon-db.ts";
 import type { UsageMeasures } from "../../src/protocol/usage-snapshot.ts";
 import { testLicense } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
@@ -64,18 +64,7 @@ test("postgres source end to end: a failing query postpones the snapshot (no zer
     usage: { source: "postgres", postgres: { url: URL, statementTimeout: "2s", queries: queries({ prompt_pulls: `SELECT count(*) FROM ${schema}.later` }) } },
   });
   const agent = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
-  const snapshots = () => {
-    try {
-      const store = new BeaconStore(beaconFixture.dataDir, { readonly: true });
-      try {
-        return store.usageSnapshots();
-      } finally {
-        store.close();
-      }
-    } catch {
-      return [];
-    }
-  };
+  const snapshots = () => storedSnapshots(beaconFixture.dataDir);
   try {
     await waitFor(async () => /usage snapshot postponed/.test(agent.output()), 10_000, "a postponed snapshot");
     assert.deepEqual(snapshots(), [], "nothing is sent while a count is unknown");

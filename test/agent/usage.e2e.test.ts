@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { BeaconStore } from "../../src/beacon/store.ts";
-import { storedTransactions } from "../helpers/beacon-db.ts";
+import { storedSnapshots, storedTransactions } from "../helpers/beacon-db.ts";
 import { FaultProxy } from "../helpers/fault-proxy.ts";
 import { testLicense, traceTransactions, usageMeasures } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, getJson, postJson, startAgentProcess, startBeacon, waitFor, type ServiceProcess } from "../helpers/processes.ts";
@@ -23,19 +22,7 @@ describe("usage snapshots", () => {
     await beacon.stop();
   });
 
-  function beaconSnapshots() {
-    let store: BeaconStore;
-    try {
-      store = new BeaconStore(beaconFixture.dataDir, { readonly: true });
-    } catch {
-      return [];
-    }
-    try {
-      return store.usageSnapshots();
-    } finally {
-      store.close();
-    }
-  }
+  const beaconSnapshots = () => storedSnapshots(beaconFixture.dataDir);
 
   test("push source: validated counts, snapshots queued while the beacon is down, then delivered over contiguous windows across a restart", async () => {
     const proxy = await FaultProxy.start(beacon.url);
