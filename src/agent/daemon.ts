@@ -132,6 +132,7 @@ export async function startAgent(
         intervalMs: config.intervals.usageSnapshot,
         retryMs: config.retry.maxBackoff,
         logger,
+        health: health.get("usage")!,
         onEnqueued: () => shippers.get("usage")?.wake(),
         now,
       });

@@ -5,7 +5,7 @@ import { PostgresMeasures } from "../../src/agent/usage/measures-source.ts";
 import { storedSnapshots } from "../helpers/beacon-db.ts";
 import type { UsageMeasures } from "../../src/protocol/usage-snapshot.ts";
 import { testLicense } from "../helpers/fixtures.ts";
-import { agentConfig, beaconConfig, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
+import { agentConfig, beaconConfig, getJson, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
 
 // The real PostgreSQL server on 127.0.0.1:5432 (.ci/run starts it), a schema of our own per run.
 const URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -68,6 +68,8 @@ test("postgres source end to end: a failing query postpones the snapshot (no zer
   try {
     await waitFor(async () => /usage snapshot postponed/.test(agent.output()), 10_000, "a postponed snapshot");
     assert.deepEqual(snapshots(), [], "nothing is sent while a count is unknown");
+    const status = await getJson(`${agent.url}/v1/status`);
+    assert.match(status.streams.usage.lastError.message, /snapshot postponed: usage\.postgres\.queries\.prompt_pulls: 42P01/);
     await admin.query(`CREATE TABLE ${schema}.later (id int); INSERT INTO ${schema}.later VALUES (1), (2)`);
     const [first] = await waitFor(async () => (snapshots().length > 0 ? snapshots() : undefined), 10_000, "a snapshot at the beacon");
     assert.equal(first!.measures.prompt_pulls, 2);

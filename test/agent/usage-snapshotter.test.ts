@@ -5,6 +5,7 @@ import { test } from "node:test";
 import pino from "pino";
 import { Outbox } from "../../src/agent/outbox.ts";
 import { FileMeasures, MeasuresUnavailableError, PushedMeasures } from "../../src/agent/usage/measures-source.ts";
+import { StreamHealth } from "../../src/agent/stream-health.ts";
 import { UsageSnapshotter, type StoredSnapshot } from "../../src/agent/usage/snapshotter.ts";
 import { usageMeasures } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
@@ -22,7 +23,7 @@ test("usage windows are contiguous across intervals and a restart; downtime make
   const open = () => {
     const outbox = new Outbox(dir, { now: () => now });
     const source = new PushedMeasures(outbox);
-    const snapshotter = new UsageSnapshotter({ outbox, source, intervalMs: 24 * HOUR, retryMs: 1_000, logger: pino({ level: "silent" }), onEnqueued() {}, now: () => now });
+    const snapshotter = new UsageSnapshotter({ outbox, source, intervalMs: 24 * HOUR, retryMs: 1_000, logger: pino({ level: "silent" }), health: new StreamHealth(pino({ level: "silent" }), "usage"), onEnqueued() {}, now: () => now });
     return { outbox, source, snapshotter };
   };
   let { outbox, source, snapshotter } = open();
@@ -58,8 +59,10 @@ test("counts that cannot be read postpone the snapshot: nothing is stored, the w
   let now = T0;
   const outbox = new Outbox(dir, { now: () => now });
   const file = join(dir, "measures.json");
+  const health = new StreamHealth(pino({ level: "silent" }), "usage", () => now);
   const snapshotter = new UsageSnapshotter({
     outbox,
+    health,
     source: new FileMeasures(file),
     intervalMs: HOUR,
     retryMs: 1_000,
@@ -74,6 +77,7 @@ test("counts that cannot be read postpone the snapshot: nothing is stored, the w
   assert.equal(await snapshotter.tick(), false, "a negative count is not a count");
   await assert.rejects(new FileMeasures(file).current(), (err: MeasuresUnavailableError) => /users: must not be negative/.test(err.message));
   assert.deepEqual(snapshots(outbox), []);
+  assert.match(health.lastError!.message, /snapshot postponed: usage\.file .*users: must not be negative/, "shown in status");
   writeFileSync(file, JSON.stringify(usageMeasures(2)));
   now += 10 * 60_000;
   assert.equal(await snapshotter.tick(), true);

@@ -24,6 +24,7 @@ test("telemetry switches: defaults follow instanceVersion, each switch alone, en
   );
   const offline = load({ offline: { enabled: true, licenseFile: "l.jwt", publicKeyFile: "k.pem" }, config: { telemetry: { logs: true, metrics: true, traces: true } } });
   assert.deepEqual(offline.telemetry, { logs: false, metrics: false, traces: false });
+  assert.equal(offline.usageReporting, false, "offline: no usage snapshots either");
 });
 
 test("privacy and self-telemetry keys: defaults, and a bad value names its key", () => {

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { Outbox } from "../outbox.ts";
+import type { StreamHealth } from "../stream-health.ts";
 import type { MeasuresSource } from "./measures-source.ts";
 
 const WINDOW_KEY = "usage.windowFrom";
@@ -24,6 +25,8 @@ export interface SnapshotterOptions {
   /** After a failed read of the counts, try again this soon (the window stays open). */
   retryMs: number;
   logger: Logger;
+  /** The usage stream's health: a snapshot that cannot be taken shows in status as its last error. */
+  health: StreamHealth;
   onEnqueued: () => void;
   now?: () => number;
 }
@@ -89,6 +92,7 @@ export class UsageSnapshotter {
       measures = await source.current();
     } catch (err) {
       logger.warn({ source: source.name, reason: (err as Error).message }, "usage snapshot postponed: counts unavailable");
+      this.#o.health.failure(`snapshot postponed: ${(err as Error).message}`);
       return false;
     }
     const snapshot: StoredSnapshot = { from_timestamp: offsetTimestamp(from), to_timestamp: offsetTimestamp(to), measures };
