@@ -188,22 +188,28 @@ export const LogsRequest = z.object({
 });
 export type LogsRequest = z.infer<typeof LogsRequest>;
 
-/** The three operational signals: request schema, beacon path, and how many items (points, spans, records) a request holds. */
+/**
+ * The three operational signals: request schema, beacon path, the field names of their nesting (resource
+ * list, scope list, item list) and of the partial-success count, and how many items a request holds.
+ */
 export const otlpSignals = {
   metrics: {
     schema: MetricsRequest,
     path: beaconPaths.metrics,
+    fields: { resources: "resourceMetrics", scopes: "scopeMetrics", items: "metrics", rejected: "rejectedDataPoints" },
     countItems: (r: MetricsRequest) =>
       sumOf(r.resourceMetrics, (rm) => sumOf(rm.scopeMetrics, (sm) => sumOf(sm.metrics, (m) => (m.gauge ?? m.sum)!.dataPoints.length))),
   },
   traces: {
     schema: TracesRequest,
     path: beaconPaths.traces,
+    fields: { resources: "resourceSpans", scopes: "scopeSpans", items: "spans", rejected: "rejectedSpans" },
     countItems: (r: TracesRequest) => sumOf(r.resourceSpans, (rs) => sumOf(rs.scopeSpans, (ss) => ss.spans.length)),
   },
   logs: {
     schema: LogsRequest,
     path: beaconPaths.logs,
+    fields: { resources: "resourceLogs", scopes: "scopeLogs", items: "logRecords", rejected: "rejectedLogRecords" },
     countItems: (r: LogsRequest) => sumOf(r.resourceLogs, (rl) => sumOf(rl.scopeLogs, (sl) => sl.logRecords.length)),
   },
 } as const;

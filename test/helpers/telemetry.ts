@@ -1,18 +1,16 @@
 import { gzipSync } from "node:zlib";
 import { MetricReader } from "@opentelemetry/sdk-metrics";
 import { BeaconStore } from "../../src/beacon/store.ts";
-import type { KeyValue, LogsRequest, MetricsRequest, OtlpSignal, TracesRequest } from "../../src/protocol/otlp.ts";
+import { otlpSignals, type KeyValue, type LogsRequest, type MetricsRequest, type OtlpSignal, type TracesRequest } from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest, tracesRequest } from "./fixtures.ts";
 
 type AnyRequest = MetricsRequest & TracesRequest & LogsRequest;
 type ResourceEntry = { resource: { attributes: KeyValue[]; droppedAttributesCount: number } };
 
-const resourceListKey = { metrics: "resourceMetrics", traces: "resourceSpans", logs: "resourceLogs" } as const;
-
 /** The sample request of a signal, its resource tagged `env=<marker>` so a test finds its own data at the beacon. */
 export function taggedRequest(signal: OtlpSignal, marker: string): any {
   const request: any = { metrics: metricsRequest, traces: tracesRequest, logs: logsRequest }[signal]();
-  for (const entry of request[resourceListKey[signal]]) {
+  for (const entry of request[otlpSignals[signal].fields.resources]) {
     entry.resource.attributes = [...entry.resource.attributes.filter((a: KeyValue) => a.key !== "env"), { key: "env", value: { stringValue: marker } }];
   }
   return request;
@@ -33,7 +31,7 @@ export function beaconResources(beaconDataDir: string, signal: OtlpSignal, marke
   try {
     return store
       .otlpBatches(signal)
-      .flatMap((batch) => (batch.body as AnyRequest)[resourceListKey[signal]] as ResourceEntry[])
+      .flatMap((batch) => (batch.body as AnyRequest)[otlpSignals[signal].fields.resources] as ResourceEntry[])
       .filter((entry) => envOf(entry) === marker);
   } finally {
     store.close();

@@ -3,6 +3,7 @@ import { isRecord } from "../../config/load.ts";
 import {
   LogRecord,
   Metric,
+  otlpSignals,
   Resource,
   Scope,
   Span,
@@ -27,9 +28,6 @@ export interface ParsedExport<T> {
 }
 
 interface Shape {
-  resources: string;
-  scopes: string;
-  items: string;
   item: z.ZodType;
   /** Items a raw (unvalidated) entry stands for, to report how many were rejected. */
   countRaw(item: unknown): number;
@@ -47,17 +45,11 @@ function metricPoints(metric: unknown): number {
   return 1;
 }
 
+const one = () => 1;
 const shapes: Record<OtlpSignal, Shape> = {
-  metrics: {
-    resources: "resourceMetrics",
-    scopes: "scopeMetrics",
-    items: "metrics",
-    item: Metric,
-    countRaw: metricPoints,
-    countValid: (m) => ((m as Metric).gauge ?? (m as Metric).sum)!.dataPoints.length,
-  },
-  traces: { resources: "resourceSpans", scopes: "scopeSpans", items: "spans", item: Span, countRaw: () => 1, countValid: () => 1 },
-  logs: { resources: "resourceLogs", scopes: "scopeLogs", items: "logRecords", item: LogRecord, countRaw: () => 1, countValid: () => 1 },
+  metrics: { item: Metric, countRaw: metricPoints, countValid: (m) => ((m as Metric).gauge ?? (m as Metric).sum)!.dataPoints.length },
+  traces: { item: Span, countRaw: one, countValid: one },
+  logs: { item: LogRecord, countRaw: one, countValid: one },
 };
 
 const MAX_ERRORS = 3;
@@ -84,7 +76,7 @@ export function parseExport(signal: "traces", raw: unknown): ParsedExport<Traces
 export function parseExport(signal: "logs", raw: unknown): ParsedExport<LogsRequest>;
 export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<MetricsRequest | TracesRequest | LogsRequest>;
 export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unknown> {
-  const shape = shapes[signal];
+  const shape = { ...shapes[signal], ...otlpSignals[signal].fields };
   if (!isRecord(raw)) throw new OtlpRequestShapeError("the body must be an OTLP export request object");
   const result = { accepted: 0, rejected: 0, errors: [] as string[] };
   const reject = (count: number, reason: string) => {

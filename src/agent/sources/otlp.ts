@@ -91,7 +91,7 @@ export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpRe
 
         if (parsed.rejected === 0) return answer(reply, protobuf, 200, {}, () => encodeOtlpResponse(signal));
         const errorMessage = `${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`;
-        const field = { metrics: "rejectedDataPoints", traces: "rejectedSpans", logs: "rejectedLogRecords" }[signal];
+        const field = otlpSignals[signal].fields.rejected;
         return answer(reply, protobuf, 200, { partialSuccess: { [field]: parsed.rejected, errorMessage } }, () =>
           encodeOtlpResponse(signal, { rejected: parsed.rejected, errorMessage }),
         );
