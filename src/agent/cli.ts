@@ -7,6 +7,7 @@ import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { startAgent } from "./daemon.ts";
 import { Outbox } from "./outbox.ts";
 import { untilSignal } from "../signals.ts";
+import { validateCommand } from "./commands/validate.ts";
 
 async function start(options: { config?: string; listen?: string }): Promise<void> {
   const config = loadAgentConfig({ file: options.config, env: process.env, listen: options.listen });
@@ -70,5 +71,5 @@ export function agentCommands(): Command[] {
     .option("--config <file>", "sidecar YAML config (for dataDir)")
     .option("--output <file>", "write to this file instead of stdout")
     .action(exportRecords);
-  return [start_, export_];
+  return [start_, export_, validateCommand()];
 }

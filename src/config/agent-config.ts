@@ -9,6 +9,8 @@ export type TelemetrySignal = "logs" | "metrics" | "traces";
 export interface AgentConfig extends Omit<AgentConfigFile, "licenseKeyFile" | "config"> {
   /** The license key; "" in offline mode. A secret: never log it. */
   licenseKey: string;
+  /** PEM certificates of `tls.caFile`, read at the edge. */
+  extraCa: string | undefined;
   /** Whether each operational signal may leave: the platform's config.telemetry.*, env, version default, offline. */
   telemetry: Record<TelemetrySignal, boolean>;
 }
@@ -22,7 +24,24 @@ const envKeys: { env: string; path: string[]; kind: "string" | "boolean" }[] = [
   { env: "BEACON_LOGGING_ENABLED", path: ["config", "telemetry", "logs"], kind: "boolean" },
   { env: "BEACON_METRICS_ENABLED", path: ["config", "telemetry", "metrics"], kind: "boolean" },
   { env: "BEACON_TRACING_ENABLED", path: ["config", "telemetry", "traces"], kind: "boolean" },
+  // Lower case after upper case, so that it wins, as in curl and undici.
+  { env: "HTTPS_PROXY", path: ["proxy", "https"], kind: "string" },
+  { env: "https_proxy", path: ["proxy", "https"], kind: "string" },
+  { env: "HTTP_PROXY", path: ["proxy", "http"], kind: "string" },
+  { env: "http_proxy", path: ["proxy", "http"], kind: "string" },
+  { env: "NO_PROXY", path: ["proxy", "noProxy"], kind: "string" },
+  { env: "no_proxy", path: ["proxy", "noProxy"], kind: "string" },
 ];
+
+/** Where a value came from: an env variable, `--listen`, the file, or the default. */
+export type ValueSource = `env ${string}` | "--listen" | "file" | "default";
+
+export interface ResolvedAgentConfig {
+  config: AgentConfig;
+  /** A key's value as written in the file, env or `--listen`; undefined when it is left to its default. */
+  written(path: readonly string[]): unknown;
+  source(path: readonly string[]): ValueSource;
+}
 
 function parseBoolean(text: string): boolean | undefined {
   const value = text.trim().toLowerCase();
@@ -52,34 +71,59 @@ export function compareVersions(a: string, b: string): number {
  * (env beats file) and `--listen`, checks the whole and throws one ConfigError naming every bad key.
  */
 export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}): AgentConfig {
+  return resolveAgentConfig(options).config;
+}
+
+function readSecretFile(key: string, path: string, problems: string[]): string {
+  try {
+    return readKeyedFile(key, path).trim();
+  } catch (err) {
+    problems.push(...(err as ConfigError).problems);
+    return "";
+  }
+}
+
+/** loadAgentConfig, also telling where each value came from. */
+export function resolveAgentConfig(options: { file?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}): ResolvedAgentConfig {
   const env = options.env ?? {};
   const file = options.file || env.EGRESS_CONFIG || undefined;
-  const source = file ?? "embedded defaults";
+  const origin = file ?? "embedded defaults";
   const raw = readYamlFile(file);
-  if (!isRecord(raw)) throw new ConfigError(source, ["(top level): must be a mapping of keys"]);
+  if (!isRecord(raw)) throw new ConfigError(origin, ["(top level): must be a mapping of keys"]);
   const merged: Record<string, unknown> = structuredClone(raw);
   const problems: string[] = [];
+  const sources = new Map<string, ValueSource>();
   for (const { env: name, path, kind } of envKeys) {
     const text = env[name];
     if (text === undefined || text === "") continue;
     const value = kind === "boolean" ? parseBoolean(text) : text;
     if (value === undefined) problems.push(`${name}: must be true or false`);
-    else setPath(merged, path, value);
+    else {
+      setPath(merged, path, value);
+      sources.set(path.join("."), `env ${name}`);
+    }
   }
-  if (options.listen) merged.listen = options.listen;
+  if (options.listen) {
+    merged.listen = options.listen;
+    sources.set("listen", "--listen");
+  }
+  const written = (path: readonly string[]): unknown => {
+    let node: unknown = merged;
+    for (const part of path) node = isRecord(node) ? node[part] : undefined;
+    return node;
+  };
+  const source = (path: readonly string[]): ValueSource =>
+    sources.get(path.join(".")) ?? (written(path) === undefined ? "default" : "file");
 
   const parsed = AgentConfigFile.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(source, [...problems, ...describeIssues(parsed.error)]);
+  if (!parsed.success) throw new ConfigError(origin, [...problems, ...describeIssues(parsed.error)]);
   const config = parsed.data;
 
   let licenseKey = config.licenseKey;
-  if (!licenseKey && config.licenseKeyFile) {
-    try {
-      licenseKey = readKeyedFile("licenseKeyFile", config.licenseKeyFile).trim();
-    } catch (err) {
-      problems.push(...(err as ConfigError).problems);
-    }
-  }
+  if (!licenseKey && config.licenseKeyFile) licenseKey = readSecretFile("licenseKeyFile", config.licenseKeyFile, problems);
+  const postgres = config.usage.postgres;
+  if (!postgres.url && postgres.urlFile) postgres.url = readSecretFile("usage.postgres.urlFile", postgres.urlFile, problems);
+  const extraCa = config.tls.caFile ? readCaFile(config.tls.caFile, problems) : undefined;
   const offline = config.offline.enabled;
   if (offline) {
     if (!config.offline.licenseFile) problems.push("offline.licenseFile: required when offline.enabled is true");
@@ -92,19 +136,20 @@ export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEn
   }
   if (config.usage.source === "file" && !config.usage.file) problems.push("usage.file: required when usage.source is file");
   if (config.usage.source === "postgres") {
-    if (!config.usage.postgres.url) problems.push("usage.postgres.url: required when usage.source is postgres");
+    if (!postgres.url && !postgres.urlFile) problems.push("usage.postgres.url: required when usage.source is postgres (or usage.postgres.urlFile)");
     const missing = UsageMeasures.keyof().options.filter((measure) => !config.usage.postgres.queries[measure]);
     if (missing.length > 0) problems.push(`usage.postgres.queries: a query is required for every measure; missing ${missing.join(", ")}`);
   }
   if (config.retry.minBackoff > config.retry.maxBackoff) problems.push("retry.minBackoff: must not exceed retry.maxBackoff");
-  if (problems.length > 0) throw new ConfigError(source, problems);
+  if (problems.length > 0) throw new ConfigError(origin, problems);
 
   const telemetryDefault = compareVersions(config.instanceVersion, "0.11.0") >= 0;
   const switches = config.config.telemetry;
   const { licenseKeyFile: _file, config: _platform, ...rest } = config;
-  return {
+  const agent: AgentConfig = {
     ...rest,
     licenseKey: offline ? "" : licenseKey,
+    extraCa,
     usageReporting: config.usageReporting && !offline,
     telemetry: {
       logs: !offline && (switches.logs ?? telemetryDefault),
@@ -112,4 +157,17 @@ export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEn
       traces: !offline && (switches.traces ?? telemetryDefault),
     },
   };
+  return { config: agent, written, source };
+}
+
+function readCaFile(path: string, problems: string[]): string | undefined {
+  let pem: string;
+  try {
+    pem = readKeyedFile("tls.caFile", path);
+  } catch (err) {
+    problems.push(...(err as ConfigError).problems);
+    return undefined;
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) problems.push(`tls.caFile: ${path} holds no PEM certificate`);
+  return pem;
 }

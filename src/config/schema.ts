@@ -5,6 +5,11 @@ import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 
 const AttributeKeys = z.array(z.string().min(1, { message: "must not be empty" })).default([]);
 
+const ProxyUrl = z
+  .string()
+  .refine((url) => url === "" || (/^https?:\/\//.test(url) && URL.canParse(url)), { message: "must be an http(s) URL" })
+  .default("");
+
 const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a version like 0.11.0" });
 
 /** The sidecar's configuration file, as DESIGN.md lists it; every key optional, defaults below. */
@@ -36,6 +41,7 @@ export const AgentConfigFile = z.strictObject({
       postgres: z
         .strictObject({
           url: z.string().default(""), // a secret when it holds a password: never logged
+          urlFile: z.string().default(""), // or read the URL from this file (a mounted Secret)
           statementTimeout: Duration.prefault("10s"),
           // One read-only SQL query per measure, each returning one non-negative integer.
           queries: z.partialRecord(UsageMeasures.keyof(), z.string().min(1, { message: "must not be empty" })).default({}),
@@ -86,6 +92,23 @@ export const AgentConfigFile = z.strictObject({
     })
     .prefault({}),
   retention: z.strictObject({ completed: Duration.prefault("7d") }).prefault({}),
+  audit: z
+    .strictObject({
+      retention: Duration.prefault("30d"),
+      // Keep each request body too (license key redacted): what left, byte for byte, for a reviewer.
+      keepBodies: z.boolean().default(false),
+    })
+    .prefault({}),
+  // Forward proxy for beacon traffic; normally from env HTTPS_PROXY / HTTP_PROXY / NO_PROXY.
+  proxy: z
+    .strictObject({
+      https: ProxyUrl,
+      http: ProxyUrl,
+      noProxy: z.string().default(""),
+    })
+    .prefault({}),
+  // Extra certificate authorities (PEM bundle) trusted for the beacon, beside the system's and NODE_EXTRA_CA_CERTS.
+  tls: z.strictObject({ caFile: z.string().default("") }).prefault({}),
   logLevel: LogLevel.default("info"),
 });
 export type AgentConfigFile = z.output<typeof AgentConfigFile>;

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { runCli, tempDir } from "../helpers/processes.ts";
+
+/** `validate` prints `key  value  source` rows: the row of one key as [value, source]. */
+function row(stdout: string, key: string): [string, string] | undefined {
+  const line = stdout.split("\n").find((text) => text.startsWith(`${key} `));
+  if (!line) return undefined;
+  const [, value, source] = /^\S+\s+(.*?)\s{2,}(\S.*)$/.exec(line) ?? /^\S+\s+()(\S.*)$/.exec(line)!;
+  return [value!, source!];
+}
+
+test("validate lists every key with its value and where it came from: file, env, default, version default", async () => {
+  const dir = tempDir();
+  const path = join(dir, "egress.yaml");
+  writeFileSync(path, "instanceVersion: 0.10.2\nintervals:\n  flush: 2s\nconfig:\n  telemetry:\n    logs: true\n");
+  const secret = "lic-validate-secret-0001";
+  const proxyPassword = "proxy-pw-secret";
+  const { code, stdout, stderr } = await runCli(["validate", "--config", path], {
+    env: {
+      PLATFORM_LICENSE_KEY: secret,
+      BEACON_METRICS_ENABLED: "false",
+      HTTPS_PROXY: `http://ops:${proxyPassword}@127.0.0.1:3128`,
+      EGRESS_CONFIG: "",
+    },
+  });
+  assert.equal(code, 0, stderr);
+  assert.deepEqual(row(stdout, "intervals.flush"), ["2s", "file"]);
+  assert.deepEqual(row(stdout, "intervals.licenseVerify"), ["1h", "default"]);
+  assert.deepEqual(row(stdout, "config.telemetry.logs"), ["true", "file"]);
+  assert.deepEqual(row(stdout, "config.telemetry.metrics"), ["false", "env BEACON_METRICS_ENABLED"]);
+  // Unset below 0.11.0: off by the version default.
+  assert.deepEqual(row(stdout, "config.telemetry.traces"), ["false", "default for instanceVersion 0.10.2"]);
+  assert.deepEqual(row(stdout, "licenseKey"), ["(set; hidden)", "env PLATFORM_LICENSE_KEY"]);
+  assert.equal(row(stdout, "proxy.https")?.[1], "env HTTPS_PROXY");
+  assert.ok(!stdout.includes(secret) && !stdout.includes(proxyPassword), "no secret in the listing");
+});
+
+test("validate shows what offline mode turns off, and --json gives the same rows", async () => {
+  const dir = tempDir();
+  const path = join(dir, "egress.yaml");
+  writeFileSync(path, `offline:\n  enabled: true\n  licenseFile: ${join(dir, "l.jwt")}\n  publicKeyFile: ${join(dir, "k.pem")}\nusageReporting: true\n`);
+  const { code, stdout, stderr } = await runCli(["validate", "--config", path, "--json"]);
+  assert.equal(code, 0, stderr);
+  const values = (JSON.parse(stdout) as { values: { key: string; value: string; source: string }[] }).values;
+  const byKey = new Map(values.map((entry) => [entry.key, entry]));
+  assert.deepEqual(byKey.get("usageReporting"), { key: "usageReporting", value: "false", source: "offline mode" });
+  assert.deepEqual(byKey.get("config.telemetry.traces"), { key: "config.telemetry.traces", value: "false", source: "offline mode" });
+});
+
+test("validate exits 2 with one line per problem, unknown keys included, and prints no values", async () => {
+  const dir = tempDir();
+  const path = join(dir, "egress.yaml");
+  writeFileSync(path, "limits:\n  batchTransactions: 0\n  batchBytes: 5\nproxy:\n  https: socks://x\ntls:\n  caFile: /nonexistent/ca.pem\nlogLevel: loud\n");
+  const { code, stdout, stderr } = await runCli(["validate", "--config", path], { env: { PLATFORM_LICENSE_KEY: "k", EGRESS_CONFIG: "" } });
+  assert.equal(code, 2);
+  assert.equal(stdout, "");
+  const problems = stderr.split("\n").filter((line) => line.startsWith("  "));
+  for (const expected of [/^ {2}limits\.batchTransactions: /, /^ {2}limits\.batchBytes: unknown key$/, /^ {2}proxy\.https: must be an http\(s\) URL$/, /^ {2}logLevel: /]) {
+    assert.ok(problems.some((line) => expected.test(line)), `${expected} in:\n${stderr}`);
+  }
+  // A file a key names is only read once the keys are valid; alone, a missing CA file is named too.
+  writeFileSync(path, "tls:\n  caFile: /nonexistent/ca.pem\n");
+  const missing = await runCli(["validate", "--config", path], { env: { PLATFORM_LICENSE_KEY: "k", EGRESS_CONFIG: "" } });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /tls\.caFile: cannot read \/nonexistent\/ca\.pem \(ENOENT\)/);
+});
