@@ -1,5 +1,8 @@
+import { getCACertificates } from "node:tls";
 import { EnvHttpProxyAgent, request, type Dispatcher } from "undici";
+import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
+import type { AuditLog } from "./audit.ts";
 import type { RequestObservation } from "./self-telemetry.ts";
 
 export interface BeaconResponse {
@@ -24,9 +27,17 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** Forward proxies for beacon traffic (config `proxy.*`, normally from HTTPS_PROXY / HTTP_PROXY / NO_PROXY). */
+export interface ProxySettings {
+  https: string;
+  http: string;
+  noProxy: string;
+}
+
 /**
- * The only way out of the sidecar: JSON POSTs to the beacon. HTTPS_PROXY, HTTP_PROXY and NO_PROXY are
- * honoured (undici's EnvHttpProxyAgent). Never constructed in offline mode.
+ * The only way out of the sidecar: JSON POSTs to the beacon, each recorded in the audit log. Proxies come
+ * from the parsed config, never read from env here (undici's EnvHttpProxyAgent does the routing and
+ * NO_PROXY matching). Never constructed in offline mode.
  */
 export class BeaconClient {
   readonly #baseUrl: string;
@@ -36,25 +47,58 @@ export class BeaconClient {
   /** Told of every request's outcome and duration (the sidecar's own telemetry). */
   observer: ((request: RequestObservation) => void) | undefined;
 
-  constructor(options: { baseUrl: string; timeoutMs: number; now?: () => number }) {
+  readonly #audit: AuditLog | undefined;
+
+  constructor(options: {
+    baseUrl: string;
+    timeoutMs: number;
+    proxy?: ProxySettings;
+    /** PEM certificates trusted beside the default ones (which include NODE_EXTRA_CA_CERTS). */
+    extraCa?: string;
+    audit?: AuditLog;
+    now?: () => number;
+  }) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
-    this.#dispatcher = new EnvHttpProxyAgent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+    this.#audit = options.audit;
+    const tls = options.extraCa ? { ca: [...getCACertificates("default"), options.extraCa] } : {};
+    const proxy = options.proxy ?? { https: "", http: "", noProxy: "" };
+    this.#dispatcher = new EnvHttpProxyAgent({
+      // "" (not undefined) so that undici does not fall back to reading the environment itself.
+      httpsProxy: proxy.https,
+      httpProxy: proxy.http,
+      noProxy: proxy.noProxy,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: tls,
+      requestTls: tls,
+      proxyTls: tls,
+    });
   }
 
-  async post(path: string, body: unknown, options: { token?: string; signal?: AbortSignal } = {}): Promise<BeaconResponse> {
+  /** `audit`: which stream the request carries and how many records, for the audit log. */
+  async post(
+    path: string,
+    body: unknown,
+    options: { token?: string; signal?: AbortSignal; audit: { stream: string; records: number } },
+  ): Promise<BeaconResponse> {
     const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "egress-agent" };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const signals = [AbortSignal.timeout(this.#timeoutMs), ...(options.signal ? [options.signal] : [])];
+    const url = `${this.#baseUrl}${path}`;
+    const payload = JSON.stringify(body);
     const startMs = Date.now();
-    const observe = (status: number | null) =>
-      this.observer?.({ endpoint: path, method: "POST", serviceName: "beacon", status, startMs, durationMs: Date.now() - startMs });
+    const observe = (status: number | null, error: string | null) => {
+      const durationMs = Date.now() - startMs;
+      this.observer?.({ endpoint: path, method: "POST", serviceName: "beacon", status, startMs, durationMs });
+      this.#audit?.record({ ...options.audit, url, path, body: payload, status, error, startMs, durationMs });
+    };
     try {
-      const response = await request(`${this.#baseUrl}${path}`, {
+      const response = await request(url, {
         method: "POST",
         headers,
-        body: JSON.stringify(body),
+        body: payload,
         dispatcher: this.#dispatcher,
         signal: AbortSignal.any(signals),
       });
@@ -65,13 +109,13 @@ export class BeaconClient {
       } catch {
         // not JSON: keep the text for the error message
       }
-      observe(response.statusCode);
+      observe(response.statusCode, null);
       return { status: response.statusCode, body: parsed, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
     } catch (err) {
-      observe(null);
-      if (options.signal?.aborted) throw err;
       const cause = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { name?: string }).name;
-      throw new BeaconUnreachableError(`beacon unreachable at ${this.#baseUrl}: ${cause}`);
+      observe(null, options.signal?.aborted ? "cut short: stopping" : String(cause));
+      if (options.signal?.aborted) throw err;
+      throw new BeaconUnreachableError(`beacon unreachable at ${redactUrl(this.#baseUrl)}: ${cause}`);
     }
   }
 

@@ -7,6 +7,8 @@ import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { startAgent } from "./daemon.ts";
 import { Outbox } from "./outbox.ts";
 import { untilSignal } from "../signals.ts";
+import { auditCommand } from "./commands/audit.ts";
+import { statusCommand } from "./commands/status.ts";
 import { validateCommand } from "./commands/validate.ts";
 
 async function start(options: { config?: string; listen?: string }): Promise<void> {
@@ -71,5 +73,5 @@ export function agentCommands(): Command[] {
     .option("--config <file>", "sidecar YAML config (for dataDir)")
     .option("--output <file>", "write to this file instead of stdout")
     .action(exportRecords);
-  return [start_, export_, validateCommand()];
+  return [start_, export_, validateCommand(), statusCommand(), auditCommand()];
 }

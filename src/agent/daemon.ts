@@ -10,6 +10,8 @@ import { BeaconClient } from "./beacon-client.ts";
 import { OnlineLicense } from "./license.ts";
 import { OfflineLicense } from "./offline-license.ts";
 import { AgentMetrics } from "./metrics.ts";
+import { AuditLog } from "./audit.ts";
+import { registerOperatorRoutes } from "./operator-routes.ts";
 import { Outbox, type Stream } from "./outbox.ts";
 import { privacyPolicy } from "./privacy.ts";
 import { SelfTelemetry } from "./self-telemetry.ts";
@@ -61,6 +63,7 @@ export async function startAgent(
   // The data dir holds the license token cache and billing records: owner-only.
   process.umask(0o077);
   const outbox = new Outbox(config.dataDir, { now });
+  const audit = new AuditLog(config.dataDir, { keepBodies: config.audit.keepBodies, secrets: [config.licenseKey] });
   const offline = config.offline.enabled;
 
   // A switched-off signal's queued records are deleted, not sent (the switch may have changed since they came).
@@ -86,7 +89,14 @@ export async function startAgent(
     const status = await license.start();
     logger.info({ licenseId: status.licenseId, state: status.state, expiresAt: status.expiresAt, reason: status.lastError }, "offline mode: no egress of any kind");
   } else {
-    const beacon = new BeaconClient({ baseUrl: config.beaconUrl, timeoutMs: config.retry.requestTimeout, now });
+    const beacon = new BeaconClient({
+      baseUrl: config.beaconUrl,
+      timeoutMs: config.retry.requestTimeout,
+      proxy: config.proxy,
+      extraCa: config.extraCa,
+      audit,
+      now,
+    });
     client = beacon;
     const vendorKey = config.offline.publicKeyFile ? readVendorPublicKey(config.offline.publicKeyFile) : undefined;
     const online = new OnlineLicense({
@@ -143,6 +153,8 @@ export async function startAgent(
   const prune = () => {
     const removed = outbox.pruneCompleted(now() - config.retention.completed);
     if (removed > 0) logger.info({ removed }, "pruned delivered records past retention");
+    const audited = audit.prune(now() - config.audit.retention);
+    if (audited > 0) logger.info({ removed: audited }, "pruned audit entries past retention");
   };
   prune();
   const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
@@ -183,21 +195,22 @@ export async function startAgent(
     metrics,
     onEnqueued: (signal) => shippers.get(signal)?.wake(),
   });
-  app.get("/v1/status", async () =>
-    buildStatus(
-      license.status(),
-      outbox,
-      streams.map((stream) => ({
-        stream,
-        enabled: stream === "billing" || (stream === "usage" ? config.usageReporting : config.telemetry[stream as OtlpSignal]),
-        health: shippers.has(stream) ? health.get(stream) : undefined,
-      })),
-      now(),
-    ),
-  );
-  app.get("/metrics", async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
-  app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_request, reply) => (closing ? reply.code(503).send({ ready: false }) : { ready: true }));
+  registerOperatorRoutes(app, {
+    status: () =>
+      buildStatus(
+        license.status(),
+        outbox,
+        streams.map((stream) => ({
+          stream,
+          enabled: stream === "billing" || (stream === "usage" ? config.usageReporting : config.telemetry[stream as OtlpSignal]),
+          health: shippers.has(stream) ? health.get(stream) : undefined,
+        })),
+        now(),
+      ),
+    audit,
+    metrics,
+    ready: () => !closing,
+  });
   const url = await listen(app, config.listen);
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
   if (config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])) {
@@ -230,6 +243,7 @@ export async function startAgent(
       await license.stop();
       clearInterval(pruneTimer);
       await client?.close();
+      audit.close();
       outbox.close();
       logger.info("sidecar stopped");
     },

@@ -146,7 +146,10 @@ export class OnlineLicense {
     const { client, licenseKey, logger } = this.#o;
     let response;
     try {
-      response = await client.post(beaconPaths.verify, { license: licenseKey }, { signal: this.#stopping.signal });
+      response = await client.post(beaconPaths.verify, { license: licenseKey }, {
+        signal: this.#stopping.signal,
+        audit: { stream: "license", records: 1 },
+      });
     } catch (err) {
       this.#failed((err as Error).message);
       throw err;

@@ -187,6 +187,7 @@ export class Shipper {
       const response = await client.post(policy.path, policy.buildPayload(records), {
         token: this.#o.token(),
         signal: this.#cutRequests.signal,
+        audit: { stream: policy.stream, records: records.length },
       });
       return classify(response);
     } catch (err) {

@@ -1,0 +1,123 @@
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { redactUrl } from "../config/redact.ts";
+import { EgressError } from "../errors.ts";
+import type { AuditEntry, AuditListing, AuditQuery } from "../protocol/audit.ts";
+
+/** What the BeaconClient tells the audit log of one request. */
+export interface SentRequest {
+  stream: string;
+  url: string;
+  path: string;
+  records: number;
+  body: string;
+  status: number | null;
+  error: string | null;
+  startMs: number;
+  durationMs: number;
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  stream TEXT NOT NULL,
+  destination TEXT NOT NULL,
+  path TEXT NOT NULL,
+  records INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  status INTEGER,
+  error TEXT,
+  duration_ms INTEGER NOT NULL,
+  body TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit (at);
+`;
+
+/**
+ * The record of every request sent to the beacon, in the outbox database (its own connection and table):
+ * time, destination, stream, record count, bytes, SHA-256 of the body, the answer. Kept `retentionMs`.
+ * The license key is replaced in kept bodies and errors; the token travels in a header and is never seen.
+ */
+export class AuditLog {
+  readonly #db: Database.Database;
+  readonly #keepBodies: boolean;
+  readonly #secrets: string[];
+  readonly #insert: Database.Statement | undefined;
+
+  constructor(dataDir: string, options: { keepBodies?: boolean; secrets?: readonly string[]; readonly?: boolean } = {}) {
+    const path = join(dataDir, "outbox.db");
+    this.#keepBodies = options.keepBodies ?? false;
+    // JSON-escaped too: that is how a key appears inside a body.
+    this.#secrets = (options.secrets ?? []).filter(Boolean).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]);
+    if (options.readonly) {
+      if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
+      this.#db = new Database(path, { readonly: true });
+      return;
+    }
+    this.#db = new Database(path);
+    this.#db.pragma("journal_mode = WAL");
+    // A lost last entry on power loss is acceptable here; the data it describes is guarded by the outbox.
+    this.#db.pragma("synchronous = NORMAL");
+    this.#db.pragma("busy_timeout = 5000");
+    this.#db.exec(schema);
+    this.#insert = this.#db.prepare(
+      `INSERT INTO audit (at, stream, destination, path, records, bytes, sha256, status, error, duration_ms, body)
+       VALUES (@at, @stream, @destination, @path, @records, @bytes, @sha256, @status, @error, @durationMs, @body)`,
+    );
+  }
+
+  #redact(text: string): string {
+    return this.#secrets.reduce((result, secret) => result.replaceAll(secret, "[REDACTED]"), text);
+  }
+
+  record(request: SentRequest): void {
+    this.#insert?.run({
+      at: request.startMs,
+      stream: request.stream,
+      destination: redactUrl(request.url),
+      path: request.path,
+      records: request.records,
+      bytes: Buffer.byteLength(request.body),
+      sha256: createHash("sha256").update(request.body).digest("hex"),
+      status: request.status,
+      error: request.error === null ? null : this.#redact(request.error),
+      durationMs: Math.round(request.durationMs),
+      body: this.#keepBodies ? this.#redact(request.body) : null,
+    });
+  }
+
+  /** Entries at or after `since`, oldest first, up to `limit`; `truncated` when more matched. */
+  list(query: AuditQuery): AuditListing {
+    if (!this.#hasTable()) return { entries: [], truncated: false };
+    const rows = this.#db
+      .prepare(
+        `SELECT id, at, stream, destination, path, records, bytes, sha256, status, error, duration_ms AS durationMs, body FROM audit
+          WHERE at >= @since AND id > @after AND (@stream IS NULL OR stream = @stream) ORDER BY id LIMIT @limit`,
+      )
+      .all({ since: query.since ? Date.parse(query.since) : 0, stream: query.stream ?? null, after: query.after ?? 0, limit: query.limit + 1 }) as
+      (Omit<AuditEntry, "at" | "body"> & { at: number; body: string | null })[];
+    const entries = rows.slice(0, query.limit).map(({ at, body, ...rest }) => ({
+      ...rest,
+      at: new Date(at).toISOString(),
+      ...(body === null ? {} : { body }),
+    }));
+    return { entries, truncated: rows.length > query.limit };
+  }
+
+  #hasTable(): boolean {
+    return this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get() !== undefined;
+  }
+
+  /** Deletes entries older than `before` (ms). Returns how many went. */
+  prune(before: number): number {
+    return this.#db.prepare("DELETE FROM audit WHERE at < ?").run(before).changes;
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}

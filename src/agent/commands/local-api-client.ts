@@ -1,0 +1,28 @@
+import { request } from "undici";
+import type { z } from "zod";
+import { EgressError } from "../../errors.ts";
+
+export const DEFAULT_LOCAL_URL = "http://127.0.0.1:4318";
+
+/** GETs a sidecar's local API route and parses the answer with its schema; a clear error when it is not there. */
+export async function getLocal<S extends z.ZodType>(baseUrl: string, path: string, schema: S): Promise<z.output<S>> {
+  const url = `${baseUrl.replace(/\/+$/, "")}${path}`;
+  let response;
+  try {
+    response = await request(url, { signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    const cause = (err as { code?: string }).code ?? (err as Error).name;
+    throw new EgressError("EGRESS_ERR_SIDECAR_UNREACHABLE", `cannot reach the sidecar at ${baseUrl} (${cause}): is it running? (--url)`);
+  }
+  const text = await response.body.text();
+  if (response.statusCode !== 200) {
+    throw new EgressError("EGRESS_ERR_SIDECAR_ANSWER", `${url} answered ${response.statusCode}: ${text.slice(0, 500)}`);
+  }
+  return schema.parse(JSON.parse(text));
+}
+
+/** Fixed-width columns, each as wide as its widest cell. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+}

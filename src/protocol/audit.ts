@@ -1,0 +1,35 @@
+import { z } from "zod";
+
+/** What the sidecar sent where: one entry per request to the beacon. Never holds a secret. */
+export const AuditEntry = z.object({
+  id: z.int(),
+  at: z.string(),
+  stream: z.string(),
+  /** The full URL, credentials removed. */
+  destination: z.string(),
+  path: z.string(),
+  records: z.int(),
+  bytes: z.int(),
+  /** SHA-256 (hex) of the request body exactly as it was sent. */
+  sha256: z.string(),
+  /** The beacon's HTTP status; null when no answer came (unreachable, timeout). */
+  status: z.int().nullable(),
+  error: z.string().nullable(),
+  durationMs: z.int(),
+  /** With audit.keepBodies: the body as sent, license key redacted. */
+  body: z.string().optional(),
+});
+export type AuditEntry = z.infer<typeof AuditEntry>;
+
+/** GET /v1/audit query. */
+export const AuditQuery = z.strictObject({
+  since: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp" }).optional(),
+  stream: z.enum(["license", "billing", "metrics", "traces", "logs", "usage"]).optional(),
+  /** Entries after this id: the next page, from the last id of the previous one. */
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export type AuditQuery = z.infer<typeof AuditQuery>;
+
+export const AuditListing = z.object({ entries: z.array(AuditEntry), truncated: z.boolean() });
+export type AuditListing = z.infer<typeof AuditListing>;
