@@ -30,8 +30,13 @@ export const BeaconConfig = z
     bodyLimit: ByteSize.prefault("8MiB"),
     logLevel: LogLevel.default("info"),
     licenses: z.array(BeaconLicense).default([]),
+    // Serve HTTPS with this certificate and key (PEM); both or neither. Empty: plain HTTP (behind a TLS proxy).
+    tls: z.strictObject({ certFile: z.string().default(""), keyFile: z.string().default("") }).prefault({}),
   })
   .superRefine((config, ctx) => {
+    if (Boolean(config.tls.certFile) !== Boolean(config.tls.keyFile)) {
+      ctx.addIssue({ code: "custom", path: ["tls", config.tls.certFile ? "keyFile" : "certFile"], message: "give both tls.certFile and tls.keyFile, or neither" });
+    }
     const seen = new Set<string>();
     config.licenses.forEach((license, i) => {
       if (seen.has(license.id)) {

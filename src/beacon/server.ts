@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { installErrorHandling } from "../http/error-handling.ts";
 import { listen } from "../http/listen.ts";
+import { readKeyedFile } from "../config/load.ts";
 import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
 import { LicenseRegistry } from "./licenses.ts";
@@ -31,14 +32,17 @@ export async function startBeacon(
   const store = new BeaconStore(config.dataDir);
   const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
 
-  const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: config.bodyLimit, return503OnClosing: true });
+  const https = config.tls.certFile
+    ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
+    : null;
+  const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: config.bodyLimit, return503OnClosing: true, https }) as unknown as FastifyInstance;
   installErrorHandling(app);
   registerBeaconRoutes(app, { store, auth, tokens, now });
   app.addHook("onClose", async () => store.close());
 
   let url: string;
   try {
-    url = await listen(app, config.listen);
+    url = await listen(app, config.listen, https ? "https" : "http");
   } catch (err) {
     await app.close();
     throw err;
