@@ -31,6 +31,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `egress-agent audit | head`: a closed pipe ends the listing, quietly.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(0);
+  throw err;
+});
 const code = await main(process.argv);
 // A failed command may leave timers or sockets behind (a half-started daemon): do not linger on them.
 if (code !== 0) process.exit(code);

@@ -8,6 +8,8 @@ import { startAgent } from "./daemon.ts";
 import { Outbox } from "./outbox.ts";
 import { untilSignal } from "../signals.ts";
 import { auditCommand } from "./commands/audit.ts";
+import { checkOfflineCommand } from "./commands/check-offline.ts";
+import { previewCommand } from "./commands/preview.ts";
 import { statusCommand } from "./commands/status.ts";
 import { validateCommand } from "./commands/validate.ts";
 
@@ -73,5 +75,5 @@ export function agentCommands(): Command[] {
     .option("--config <file>", "sidecar YAML config (for dataDir)")
     .option("--output <file>", "write to this file instead of stdout")
     .action(exportRecords);
-  return [start_, export_, validateCommand(), statusCommand(), auditCommand()];
+  return [start_, export_, validateCommand(), statusCommand(), auditCommand(), previewCommand(), checkOfflineCommand()];
 }

@@ -15,10 +15,8 @@ import { registerOperatorRoutes } from "./operator-routes.ts";
 import { Outbox, type Stream } from "./outbox.ts";
 import { privacyPolicy } from "./privacy.ts";
 import { SelfTelemetry } from "./self-telemetry.ts";
-import { billingPolicy } from "./shippers/billing.ts";
-import { Shipper, type StreamPolicy } from "./shippers/shipper.ts";
-import { telemetryPolicy } from "./shippers/telemetry.ts";
-import { usagePolicy } from "./shippers/usage.ts";
+import { streamPolicies } from "./shippers/policies.ts";
+import { Shipper } from "./shippers/shipper.ts";
 import { registerOtlpReceiver } from "./sources/otlp.ts";
 import { registerTransactionsSource } from "./sources/transactions.ts";
 import { registerUsageMeasuresSource } from "./sources/usage-measures.ts";
@@ -113,12 +111,7 @@ export async function startAgent(
     });
     await online.start();
     license = online;
-    const policies: StreamPolicy[] = [
-      billingPolicy(config.licenseKey, config.limits.batchTransactions),
-      ...SIGNALS.filter((signal) => config.telemetry[signal]).map((signal) => telemetryPolicy(signal, config.limits.telemetryBatchBytes)),
-      ...(config.usageReporting ? [usagePolicy(config.licenseKey)] : []),
-    ];
-    for (const policy of policies) {
+    for (const policy of streamPolicies(config)) {
       const shipper = new Shipper({
         policy,
         outbox,

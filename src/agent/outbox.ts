@@ -46,6 +46,13 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 /** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
 const SCHEMA_VERSION = 2;
 
+/** The seqs of the oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes). */
+const nextBatch = `
+  SELECT seq FROM (
+    SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running FROM outbox
+     WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)
+   WHERE running <= @maxBytes OR running = size`;
+
 /** A byte cap shared by some streams: over it, their oldest undelivered records are dropped first. */
 export interface ByteCap {
   streams: readonly Stream[];
@@ -68,6 +75,7 @@ export class Outbox {
   readonly #now: () => number;
   readonly #insert: Database.Statement;
   readonly #claim: Database.Statement;
+  readonly #peek: Database.Statement;
   readonly #setState: Database.Statement;
   readonly #fail: Database.Statement;
   readonly #pendingInfo: Database.Statement;
@@ -93,15 +101,10 @@ export class Outbox {
     this.#insert = this.#db.prepare(
       "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
-    // The oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes).
     this.#claim = this.#db.prepare(`
-      UPDATE outbox SET state = 'sending', updated_at = @now
-       WHERE seq IN (
-         SELECT seq FROM (
-           SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running FROM outbox
-            WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)
-          WHERE running <= @maxBytes OR running = size)
+      UPDATE outbox SET state = 'sending', updated_at = @now WHERE seq IN (${nextBatch})
       RETURNING seq, record_id AS recordId, body, attempts`);
+    this.#peek = this.#db.prepare(`SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE seq IN (${nextBatch}) ORDER BY seq`);
     this.#setState = this.#db.prepare("UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq = @seq");
     this.#fail = this.#db.prepare(
       "UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq = @seq",
@@ -190,6 +193,11 @@ export class Outbox {
   claim(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
     const rows = this.#claim.all({ stream, limit, maxBytes, now: this.#now() }) as OutboxRecord[];
     return rows.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** The records `claim` would return now, left as they are (preview). */
+  peek(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
+    return this.#peek.all({ stream, limit, maxBytes }) as OutboxRecord[];
   }
 
   /** Delivered: kept as completed until the retention period prunes it. */

@@ -6,20 +6,8 @@ import { test } from "node:test";
 import { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { postOtlp, promValue, taggedRequest } from "../helpers/telemetry.ts";
-import { agentConfig, beaconConfig, getJson, postJson, runCli, startAgentProcess } from "../helpers/processes.ts";
-
-/** The vendor issues an offline license and hands over its public key: both through the beacon CLI. */
-async function offlineLicenseFiles(dir: string, license = testLicense()) {
-  const beacon = beaconConfig([license], {}, dir);
-  const licenseFile = join(dir, "offline.jwt");
-  const issued = await runCli(["beacon", "issue-offline-license", "--config", beacon.configPath, "--license", license.id, "--output", licenseFile]);
-  assert.equal(issued.code, 0, issued.stderr);
-  const key = await runCli(["beacon", "public-key", "--config", beacon.configPath]);
-  assert.equal(key.code, 0, key.stderr);
-  const publicKeyFile = join(dir, "vendor.pem");
-  writeFileSync(publicKeyFile, key.stdout);
-  return { licenseFile, publicKeyFile, license };
-}
+import { offlineLicenseFiles } from "../helpers/offline-license.ts";
+import { agentConfig, getJson, postJson, runCli, startAgentProcess } from "../helpers/processes.ts";
 
 test("offline mode under load: no connection of any kind leaves, the license verifies locally, records export", async () => {
   // Every egress destination the config names is a listening server that counts connections.

@@ -1,0 +1,83 @@
+import { Command } from "commander";
+import { loadAgentConfig, type AgentConfig } from "../../config/agent-config.ts";
+import { EgressError } from "../../errors.ts";
+import { beaconPaths } from "../../protocol/beacon-paths.ts";
+import { destinations } from "../destinations.ts";
+import { Outbox } from "../outbox.ts";
+import { streamPolicies } from "../shippers/policies.ts";
+import { table } from "./local-api-client.ts";
+
+const REDACTED = "[REDACTED]";
+
+export interface PreviewedPayload {
+  stream: string;
+  url: string;
+  records: number;
+  /** The body as it would be sent, the license key replaced; null when nothing of the stream is queued. */
+  payload: unknown;
+}
+
+/** The outbox read-only, or none when the sidecar has not run with this dataDir yet (nothing queued). */
+function openOutbox(dataDir: string): Outbox | undefined {
+  try {
+    return new Outbox(dataDir, { readonly: true });
+  } catch (err) {
+    if (err instanceof EgressError && err.code === "EGRESS_ERR_NO_OUTBOX") return undefined;
+    throw err;
+  }
+}
+
+/** The next request of each enabled stream, built by the stream's own policy from what is queued. */
+export function nextPayloads(config: AgentConfig): PreviewedPayload[] {
+  const redacted = { ...config, licenseKey: REDACTED };
+  const base = config.beaconUrl.replace(/\/+$/, "");
+  const outbox = streamPolicies(redacted).length > 0 ? openOutbox(config.dataDir) : undefined;
+  try {
+    const previews: PreviewedPayload[] = [];
+    if (!config.offline.enabled) previews.push({ stream: "license", url: `${base}${beaconPaths.verify}`, records: 1, payload: { license: REDACTED } });
+    for (const policy of streamPolicies(redacted)) {
+      const records = outbox?.peek(policy.stream, policy.batchSize, policy.batchBytes) ?? [];
+      previews.push({
+        stream: policy.stream,
+        url: `${base}${policy.path}`,
+        records: records.length,
+        payload: records.length > 0 ? policy.buildPayload(records) : null,
+      });
+    }
+    return previews;
+  } finally {
+    outbox?.close();
+  }
+}
+
+async function preview(options: { config?: string; destinations?: boolean; json?: boolean }): Promise<void> {
+  const config = loadAgentConfig({ file: options.config, env: process.env });
+  const out = (text: string): void => {
+    process.stdout.write(`${text}\n`);
+  };
+  if (options.destinations) {
+    const list = destinations(config);
+    if (options.json) return out(JSON.stringify(list, null, 2));
+    if (list.length === 0) return out("offline mode: no destination; nothing leaves this host");
+    out(table([["STREAM", "DESTINATION", "VIA"], ...list.map((d) => [d.stream, `POST ${d.url}`, d.proxy ?? "direct"])]));
+    if (config.proxy.noProxy && list.some((d) => d.proxy)) out(`(direct instead of the proxy when the host matches NO_PROXY: ${config.proxy.noProxy})`);
+    return;
+  }
+  const payloads = nextPayloads(config);
+  if (options.json) return out(JSON.stringify(payloads, null, 2));
+  if (config.offline.enabled) return out("offline mode: nothing is ever sent; billing records stay local for `egress-agent export`");
+  for (const { stream, url, records, payload } of payloads) {
+    out(`# ${stream}: POST ${url}${stream === "license" ? "" : ` (${records} record${records === 1 ? "" : "s"} queued for the next request)`}`);
+    out(payload === null ? "(nothing queued)" : JSON.stringify(payload, null, 2));
+    out("");
+  }
+}
+
+export function previewCommand(): Command {
+  return new Command("preview")
+    .description("print the exact next payload of each enabled stream (license key redacted); sends nothing")
+    .option("--config <file>", "sidecar YAML config (default: env EGRESS_CONFIG, else embedded defaults)")
+    .option("--destinations", "list every destination this config can contact, and the proxy used")
+    .option("--json", "print JSON")
+    .action(preview);
+}
