@@ -5,19 +5,7 @@ import Database from "better-sqlite3";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
 import type { AuditEntry, AuditListing, AuditQuery } from "../protocol/audit.ts";
-
-/** What the BeaconClient tells the audit log of one request. */
-export interface SentRequest {
-  stream: string;
-  url: string;
-  path: string;
-  records: number;
-  body: string;
-  status: number | null;
-  error: string | null;
-  startMs: number;
-  durationMs: number;
-}
+import type { SentRequest } from "./beacon-client.ts";
 
 const schema = `
 CREATE TABLE IF NOT EXISTS audit (

@@ -2,8 +2,6 @@ import { getCACertificates } from "node:tls";
 import { EnvHttpProxyAgent, request, type Dispatcher } from "undici";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
-import type { AuditLog } from "./audit.ts";
-import type { RequestObservation } from "./self-telemetry.ts";
 
 export interface BeaconResponse {
   status: number;
@@ -27,6 +25,22 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** One request sent to the beacon, as its listeners (audit log, metrics, own telemetry) hear of it. */
+export interface SentRequest {
+  /** `license` for verification, else the stream the request carries. */
+  stream: string;
+  url: string;
+  path: string;
+  records: number;
+  /** The body exactly as sent; it may hold the license key. */
+  body: string;
+  /** HTTP status, or null when no answer came. */
+  status: number | null;
+  error: string | null;
+  startMs: number;
+  durationMs: number;
+}
+
 /** Forward proxies for beacon traffic (config `proxy.*`, normally from HTTPS_PROXY / HTTP_PROXY / NO_PROXY). */
 export interface ProxySettings {
   https: string;
@@ -35,7 +49,7 @@ export interface ProxySettings {
 }
 
 /**
- * The only way out of the sidecar: JSON POSTs to the beacon, each recorded in the audit log. Proxies come
+ * The only way out of the sidecar: JSON POSTs to the beacon, each told to the listeners (audit log). Proxies come
  * from the parsed config, never read from env here (undici's EnvHttpProxyAgent does the routing and
  * NO_PROXY matching). Never constructed in offline mode.
  */
@@ -44,10 +58,8 @@ export class BeaconClient {
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
   readonly #now: () => number;
-  /** Told of every request's outcome and duration (the sidecar's own telemetry). */
-  observer: ((request: RequestObservation) => void) | undefined;
-
-  readonly #audit: AuditLog | undefined;
+  /** Told of every request's outcome and duration: the audit log, /metrics, the sidecar's own telemetry. */
+  readonly listeners: ((request: SentRequest) => void)[] = [];
 
   constructor(options: {
     baseUrl: string;
@@ -55,13 +67,11 @@ export class BeaconClient {
     proxy?: ProxySettings;
     /** PEM certificates trusted beside the default ones (which include NODE_EXTRA_CA_CERTS). */
     extraCa?: string;
-    audit?: AuditLog;
     now?: () => number;
   }) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
-    this.#audit = options.audit;
     const tls = options.extraCa ? { ca: [...getCACertificates("default"), options.extraCa] } : {};
     const proxy = options.proxy ?? { https: "", http: "", noProxy: "" };
     this.#dispatcher = new EnvHttpProxyAgent({
@@ -90,9 +100,8 @@ export class BeaconClient {
     const payload = JSON.stringify(body);
     const startMs = Date.now();
     const observe = (status: number | null, error: string | null) => {
-      const durationMs = Date.now() - startMs;
-      this.observer?.({ endpoint: path, method: "POST", serviceName: "beacon", status, startMs, durationMs });
-      this.#audit?.record({ ...options.audit, url, path, body: payload, status, error, startMs, durationMs });
+      const sent: SentRequest = { ...options.audit, url, path, body: payload, status, error, startMs, durationMs: Date.now() - startMs };
+      for (const listener of this.listeners) listener(sent);
     };
     try {
       const response = await request(url, {

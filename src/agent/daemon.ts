@@ -92,9 +92,9 @@ export async function startAgent(
       timeoutMs: config.retry.requestTimeout,
       proxy: config.proxy,
       extraCa: config.extraCa,
-      audit,
       now,
     });
+    beacon.listeners.push((sent) => audit.record(sent));
     client = beacon;
     const vendorKey = config.offline.publicKeyFile ? readVendorPublicKey(config.offline.publicKeyFile) : undefined;
     const online = new OnlineLicense({
@@ -162,7 +162,8 @@ export async function startAgent(
   });
   installErrorHandling(app);
   let closing = false;
-  const metrics = new AgentMetrics(outbox, streams);
+  const metrics = new AgentMetrics(outbox, streams, () => license.status());
+  client?.listeners.push((sent) => metrics.beaconRequest(sent));
   let selfTelemetry: SelfTelemetry | undefined;
   app.addHook("onResponse", async (request, reply) => {
     selfTelemetry?.observe({
@@ -220,7 +221,9 @@ export async function startAgent(
       // Reporting about itself is optional; billing and the relay must not depend on it.
       logger.warn({ err }, "own telemetry could not start; running without it");
     }
-    if (client) client.observer = (request) => selfTelemetry?.observe(request);
+    client?.listeners.push((sent) =>
+      selfTelemetry?.observe({ endpoint: sent.path, method: "POST", serviceName: "beacon", status: sent.status, startMs: sent.startMs, durationMs: sent.durationMs }),
+    );
   }
 
   return {

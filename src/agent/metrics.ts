@@ -1,5 +1,8 @@
-import { Counter, Gauge, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { LicenseStatus } from "../protocol/local-api.ts";
+import { LicenseState } from "../protocol/local-api.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
+import type { SentRequest } from "./beacon-client.ts";
 import type { Outbox, RecordState, Stream } from "./outbox.ts";
 
 /** Why operational telemetry did not leave: each is a counter label an operator can alert on. */
@@ -16,8 +19,11 @@ export class AgentMetrics {
   readonly #droppedAttributes: Counter<"signal">;
   readonly #overflowRecords: Counter;
   readonly #overflowBytes: Counter;
+  readonly #requests: Counter<"stream" | "outcome">;
+  readonly #recordsSent: Counter<"stream">;
+  readonly #sendDuration: Histogram<"stream">;
 
-  constructor(outbox: Outbox, streams: readonly Stream[]) {
+  constructor(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus) {
     const registers = [this.registry];
     this.#received = new Counter({
       name: "egress_telemetry_received_items_total",
@@ -47,6 +53,56 @@ export class AgentMetrics {
       help: "Bytes of queued telemetry deleted to stay under limits.telemetryMaxBytes",
       registers,
     });
+    this.#requests = new Counter({
+      name: "egress_beacon_requests_total",
+      help: "Requests sent to the beacon by stream (license = verification) and outcome: 2xx, 4xx, 5xx or unreachable",
+      labelNames: ["stream", "outcome"],
+      registers,
+    });
+    this.#recordsSent = new Counter({
+      name: "egress_records_sent_total",
+      help: "Records the beacon accepted (2xx), by stream",
+      labelNames: ["stream"],
+      registers,
+    });
+    this.#sendDuration = new Histogram({
+      name: "egress_beacon_request_duration_seconds",
+      help: "Time from sending a request to the beacon until its answer (or failure), by stream",
+      labelNames: ["stream"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    new Gauge({
+      name: "egress_license_state",
+      help: "1 for the license's current state (valid, grace, invalid, unverified), 0 for the others",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const current = license().state;
+        for (const state of LicenseState.options) this.set({ state }, state === current ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "egress_license_expiry_timestamp_seconds",
+      help: "When the current license token (online) or offline license expires, Unix seconds; 0 when unknown",
+      registers,
+      collect() {
+        const expiresAt = license().expiresAt;
+        this.set(expiresAt ? Date.parse(expiresAt) / 1000 : 0);
+      },
+    });
+    new Gauge({
+      name: "egress_outbox_oldest_pending_age_seconds",
+      help: "Age of the oldest record not yet delivered, by stream; 0 when none waits",
+      labelNames: ["stream"],
+      registers,
+      collect() {
+        for (const stream of streams) {
+          const oldest = outbox.counts(stream).oldestPendingAt;
+          this.set({ stream }, oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+        }
+      },
+    });
     new Gauge({
       name: "egress_outbox_records",
       help: "Records in the outbox by stream and state",
@@ -61,6 +117,13 @@ export class AgentMetrics {
         }
       },
     });
+  }
+
+  beaconRequest(sent: SentRequest): void {
+    const outcome = sent.status === null ? "unreachable" : `${Math.floor(sent.status / 100)}xx`;
+    this.#requests.inc({ stream: sent.stream, outcome });
+    this.#sendDuration.observe({ stream: sent.stream }, sent.durationMs / 1000);
+    if (sent.status !== null && sent.status >= 200 && sent.status < 300) this.#recordsSent.inc({ stream: sent.stream }, sent.records);
   }
 
   received(signal: OtlpSignal, items: number): void {

@@ -5,7 +5,7 @@ import { AuditListing } from "../../src/protocol/audit.ts";
 import { AgentStatus } from "../../src/protocol/local-api.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, freePort, getJson, postJson, runCli, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
-import { postOtlp, taggedRequest } from "../helpers/telemetry.ts";
+import { postOtlp, promValue, taggedRequest } from "../helpers/telemetry.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -73,6 +73,16 @@ test("every request to the beacon is in the audit log with its digest; kept bodi
   assert.match(status.stdout, /\nusage\s+yes\s/);
   const statusJson = await runCli(["status", "--url", agent.url, "--json"]);
   assert.equal(AgentStatus.parse(JSON.parse(statusJson.stdout)).streams.billing!.completed, 30);
+
+  // The same sends, counted for Prometheus.
+  assert.equal(await promValue(agent.url, 'egress_records_sent_total{stream="billing"}'), 30);
+  assert.ok((await promValue(agent.url, 'egress_beacon_requests_total{stream="license",outcome="2xx"}')) >= 1);
+  assert.ok((await promValue(agent.url, 'egress_beacon_request_duration_seconds_count{stream="billing"}')) >= 1);
+  assert.equal(await promValue(agent.url, 'egress_license_state{state="valid"}'), 1);
+  assert.equal(await promValue(agent.url, 'egress_license_state{state="grace"}'), 0);
+  assert.ok((await promValue(agent.url, "egress_license_expiry_timestamp_seconds")) * 1000 > Date.now());
+  assert.equal(await promValue(agent.url, 'egress_outbox_records{stream="billing",state="completed"}'), 30);
+  assert.equal(await promValue(agent.url, 'egress_outbox_oldest_pending_age_seconds{stream="billing"}'), 0);
 
   const everything = [cli.stdout, fromDisk.stdout, status.stdout, statusJson.stdout, JSON.stringify(listing), agent.output()].join("\n");
   assert.ok(!everything.includes(license.key), "no license key anywhere");

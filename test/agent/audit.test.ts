@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AuditLog, type SentRequest } from "../../src/agent/audit.ts";
+import { AuditLog } from "../../src/agent/audit.ts";
+import type { SentRequest } from "../../src/agent/beacon-client.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 const DAY = 86_400_000;

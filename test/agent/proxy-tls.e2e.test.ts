@@ -4,6 +4,7 @@ import { AgentStatus } from "../../src/protocol/local-api.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
 import { loopbackCertificates } from "../helpers/certificates.ts";
 import { ConnectProxy } from "../helpers/connect-proxy.ts";
+import { promValue } from "../helpers/telemetry.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, getJson, postJson, startAgentProcess, startBeacon, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
 
@@ -72,6 +73,8 @@ test("an untrusted beacon certificate is refused (and said so in status) until N
     assert.match(status.streams.billing!.lastError!.message, /UNABLE_TO_VERIFY_LEAF_SIGNATURE/);
     assert.equal(status.streams.billing!.completed, 0);
     assert.equal(storedTransactions(beaconData).size, 0);
+    assert.ok((await promValue(untrusting.url, 'egress_beacon_requests_total{stream="billing",outcome="unreachable"}')) >= 1);
+    assert.ok((await promValue(untrusting.url, 'egress_outbox_oldest_pending_age_seconds{stream="billing"}')) > 0);
   } finally {
     await untrusting.stop();
   }
