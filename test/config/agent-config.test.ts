@@ -61,3 +61,29 @@ test("usage source keys: file needs usage.file; postgres needs a URL and a query
   assert.match(problems({ usage: { source: "postgres", postgres: { url: "postgres://x@127.0.0.1/db", queries: { users: "SELECT 1" } } } }), /^usage\.postgres\.queries: a query is required for every measure; missing workspaces, projects/m);
   assert.equal(problems({ usage: { source: "push" } }), "");
 });
+
+test("secret and certificate files: usage.postgres.urlFile and tls.caFile are read at load, a bad one names its key", () => {
+  const dir = tempDir();
+  const urlFile = join(dir, "pg-url");
+  writeFileSync(urlFile, "postgres://reader:pw@127.0.0.1:5432/test\n");
+  const config = load({ usage: { postgres: { urlFile } } });
+  assert.equal(config.usage.postgres.url, "postgres://reader:pw@127.0.0.1:5432/test");
+  const inline = load({ usage: { postgres: { url: "postgres://inline@127.0.0.1/db", urlFile } } });
+  assert.equal(inline.usage.postgres.url, "postgres://inline@127.0.0.1/db", "an inline url wins");
+
+  const notPem = join(dir, "ca.txt");
+  writeFileSync(notPem, "hello");
+  const problemsOf = (file: Record<string, unknown>) => {
+    try {
+      load(file);
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems;
+    }
+  };
+  assert.deepEqual(problemsOf({ tls: { caFile: notPem } }), [`tls.caFile: ${notPem} holds no PEM certificate`]);
+  assert.deepEqual(problemsOf({ usage: { postgres: { urlFile: join(dir, "missing") } } }), [`usage.postgres.urlFile: cannot read ${join(dir, "missing")} (ENOENT)`]);
+  // Lower-case proxy variables win over upper case, as in curl and undici.
+  const proxied = load({}, { HTTPS_PROXY: "http://upper:3128", https_proxy: "http://lower:3128", NO_PROXY: "localhost" });
+  assert.deepEqual(proxied.proxy, { https: "http://lower:3128", http: "", noProxy: "localhost" });
+});
