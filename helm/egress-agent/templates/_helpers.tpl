@@ -1,0 +1,222 @@
+{{/*
+Named templates. The sidecar ones (egress-agent.sidecarContainer, egress-agent.sidecarVolumes,
+egress-agent.volumeClaimTemplate) read only .Values and .Release, so a parent chart can call them with
+(dict "Values" (index .Values "egress-agent") "Release" .Release) and get the names this chart's ConfigMap and PVC use.
+*/}}
+
+{{- define "egress-agent.name" -}}
+{{- default "egress-agent" .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* "<release>-egress-agent", or the release name when it already contains the name. */}}
+{{- define "egress-agent.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "egress-agent.name" . -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "egress-agent.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "egress-agent.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "egress-agent.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "egress-agent.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "egress-agent.image" -}}
+{{- printf "%s:%s" .Values.image.repository (toString .Values.image.tag) -}}
+{{- end -}}
+
+{{/* Render-time checks: a wrong value fails `helm install` with a message instead of a crash-looping sidecar. */}}
+{{- define "egress-agent.validateValues" -}}
+{{- range $key := list "listen" "dataDir" "licenseKey" "licenseKeyFile" "offline" "beaconUrl" "instanceVersion" "config" -}}
+{{- if hasKey ($.Values.agent | default dict) $key -}}
+{{- fail (printf "agent.%s: the chart sets this key (mounts, probes and secrets depend on it); use the top-level values beaconUrl, instanceVersion, config.telemetry, license.*, offline.*" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- $licenseFromEnv := false -}}
+{{- range (concat (.Values.commonEnv | default list) (.Values.extraEnv | default list)) -}}
+{{- if eq .name "PLATFORM_LICENSE_KEY" -}}{{- $licenseFromEnv = true -}}{{- end -}}
+{{- end -}}
+{{- if .Values.offline.enabled -}}
+{{- if not .Values.offline.licenseSecret -}}
+{{- fail "offline.licenseSecret: required when offline.enabled (a Secret with the offline license and the vendor's public key)" -}}
+{{- end -}}
+{{- else if not (or .Values.license.existingSecret $licenseFromEnv) -}}
+{{- fail "license.existingSecret: required unless offline.enabled or PLATFORM_LICENSE_KEY is in commonEnv/extraEnv" -}}
+{{- end -}}
+{{- if and .Values.standalone.enabled .Values.persistence.claimTemplate -}}
+{{- fail "persistence.claimTemplate: only for a StatefulSet of the platform's; the standalone Deployment needs persistence.enabled or an emptyDir" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The sidecar's egress.yaml (templates/configmap.yaml). The keys above `.Values.agent` are the chart's: listen and
+dataDir match the probes and mounts below, licenseKeyFile / offline.* the Secret mounts. test/packaging renders this
+template from values.yaml and runs `egress-agent validate` on the result.
+*/}}
+{{- define "egress-agent.config" -}}
+# Rendered by the egress-agent Helm chart. Keys from `agent:` follow the chart-owned ones.
+listen: "127.0.0.1:4318"
+dataDir: /data
+beaconUrl: {{ .Values.beaconUrl | quote }}
+instanceVersion: {{ .Values.instanceVersion | quote }}
+{{- if .Values.offline.enabled }}
+offline:
+  enabled: true
+  licenseFile: /var/run/secrets/egress-agent-offline/license.jwt
+  publicKeyFile: /var/run/secrets/egress-agent-offline/vendor.pem
+{{- else if .Values.license.existingSecret }}
+licenseKeyFile: /var/run/secrets/egress-agent/license-key
+{{- end }}
+{{- if .Values.agent }}
+{{ toYaml .Values.agent }}
+{{- end }}
+{{- end -}}
+
+{{/* An exec probe: node inside the container asks the loopback-only API (kubelet HTTP probes come from the node). */}}
+{{- define "egress-agent.probeCommand" -}}
+- node
+- -e
+- {{ printf "fetch('http://127.0.0.1:4318%s').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" . | quote }}
+{{- end -}}
+
+{{/*
+The sidecar container, a list item for a pod's `containers:` (or `initContainers:` with restartPolicy Always, a
+native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolumes.
+*/}}
+{{- define "egress-agent.sidecarContainer" -}}
+- name: egress-agent
+  image: {{ include "egress-agent.image" . | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args: ["start"]
+  env:
+    - name: EGRESS_CONFIG
+      value: /etc/egress-agent/egress.yaml
+    {{- with .Values.config.telemetry }}
+    {{- if not (kindIs "invalid" .logs) }}
+    - name: BEACON_LOGGING_ENABLED
+      value: {{ .logs | quote }}
+    {{- end }}
+    {{- if not (kindIs "invalid" .metrics) }}
+    - name: BEACON_METRICS_ENABLED
+      value: {{ .metrics | quote }}
+    {{- end }}
+    {{- if not (kindIs "invalid" .traces) }}
+    - name: BEACON_TRACING_ENABLED
+      value: {{ .traces | quote }}
+    {{- end }}
+    {{- end }}
+    {{- with .Values.commonEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- with .Values.extraEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  volumeMounts:
+    - name: egress-agent-config
+      mountPath: /etc/egress-agent
+      readOnly: true
+    - name: egress-agent-data
+      mountPath: /data
+    - name: egress-agent-tmp
+      mountPath: /tmp
+    {{- if .Values.offline.enabled }}
+    - name: egress-agent-offline
+      mountPath: /var/run/secrets/egress-agent-offline
+      readOnly: true
+    {{- else if .Values.license.existingSecret }}
+    - name: egress-agent-license
+      mountPath: /var/run/secrets/egress-agent
+      readOnly: true
+    {{- end }}
+    {{- with .Values.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  # No containerPort: the API listens on the pod's loopback only (the instance container reaches 127.0.0.1:4318).
+  livenessProbe:
+    exec:
+      command:
+        {{- include "egress-agent.probeCommand" "/healthz" | nindent 8 }}
+    {{- toYaml .Values.probes.liveness | nindent 4 }}
+  readinessProbe:
+    exec:
+      command:
+        {{- include "egress-agent.probeCommand" "/readyz" | nindent 8 }}
+    {{- toYaml .Values.probes.readiness | nindent 4 }}
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+{{- end -}}
+
+{{/* The volumes the sidecar container mounts, list items for the pod's `volumes:`. */}}
+{{- define "egress-agent.sidecarVolumes" -}}
+- name: egress-agent-config
+  configMap:
+    name: {{ include "egress-agent.fullname" . }}
+- name: egress-agent-tmp
+  emptyDir:
+    sizeLimit: {{ .Values.tmp.sizeLimit }}
+{{- if not .Values.persistence.claimTemplate }}
+- name: egress-agent-data
+  {{- if .Values.persistence.enabled }}
+  persistentVolumeClaim:
+    claimName: {{ .Values.persistence.existingClaim | default (printf "%s-data" (include "egress-agent.fullname" .)) }}
+  {{- else }}
+  emptyDir: {}
+  {{- end }}
+{{- end }}
+{{- if .Values.offline.enabled }}
+- name: egress-agent-offline
+  secret:
+    secretName: {{ .Values.offline.licenseSecret }}
+    defaultMode: 0444
+    items:
+      - key: {{ .Values.offline.licenseSecretKey }}
+        path: license.jwt
+      - key: {{ .Values.offline.publicKeySecretKey }}
+        path: vendor.pem
+{{- else if .Values.license.existingSecret }}
+- name: egress-agent-license
+  secret:
+    secretName: {{ .Values.license.existingSecret }}
+    defaultMode: 0444
+    items:
+      - key: {{ .Values.license.secretKey }}
+        path: license-key
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "egress-agent.pvcSpec" -}}
+accessModes:
+  {{- toYaml .Values.persistence.accessModes | nindent 2 }}
+{{- with .Values.persistence.storageClass }}
+storageClassName: {{ . | quote }}
+{{- end }}
+resources:
+  requests:
+    storage: {{ .Values.persistence.size }}
+{{- end -}}
+
+{{/* A list item for a StatefulSet's volumeClaimTemplates (with persistence.claimTemplate: true): one outbox per pod. */}}
+{{- define "egress-agent.volumeClaimTemplate" -}}
+- metadata:
+    name: egress-agent-data
+  spec:
+    {{- include "egress-agent.pvcSpec" . | nindent 4 }}
+{{- end -}}

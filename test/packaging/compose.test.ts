@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join, posix } from "node:path";
+import { test } from "node:test";
+import { parse } from "yaml";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+interface Service {
+  command?: string[];
+  volumes?: string[];
+  read_only?: boolean;
+  tmpfs?: string[];
+  working_dir?: string;
+  healthcheck?: { test?: string[] };
+  network_mode?: string;
+  profiles?: string[];
+}
+interface Compose {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+}
+
+const compose = () => parse(readFileSync(join(ROOT, "compose.yaml"), "utf8")) as Compose;
+
+function mounts(service: Service) {
+  return (service.volumes ?? []).map((spec) => {
+    const [source = "", target = "", mode] = spec.split(":");
+    return { source, target, readOnly: mode === "ro", bind: source.startsWith(".") || source.startsWith("/") };
+  });
+}
+
+/** The service's --config file (mounted from the repository), and where its dataDir lands in the container. */
+function configAndDataDir(service: Service) {
+  const command = service.command ?? [];
+  const configPath = command[command.indexOf("--config") + 1];
+  assert.ok(command.includes("--config") && configPath, "the command names its --config");
+  const mount = mounts(service).find((m) => m.target === configPath);
+  assert.ok(mount, `${configPath} is mounted`);
+  assert.ok(mount.bind && mount.readOnly, `${configPath}: a read-only bind mount`);
+  assert.ok(existsSync(join(ROOT, mount.source)), `${mount.source} exists in the repository`);
+  const config = parse(readFileSync(join(ROOT, mount.source), "utf8")) as { dataDir?: string };
+  return { dataDir: posix.resolve(service.working_dir ?? "/", config.dataDir ?? "./data") };
+}
+
+test("compose.yaml: the sidecar runs read-only with its outbox on a named volume at the config's dataDir", () => {
+  const file = compose();
+  const sidecar = file.services["egress-agent"];
+  assert.ok(sidecar, "service egress-agent");
+  assert.equal(sidecar.command?.[0], "start");
+  assert.equal(sidecar.read_only, true);
+  assert.ok((sidecar.tmpfs ?? []).some((t) => t.split(":")[0] === "/tmp"), "a tmpfs on /tmp (HOME and TMPDIR)");
+  const data = mounts(sidecar).find((m) => m.target === "/data");
+  assert.ok(data && !data.bind, "a named volume on /data");
+  assert.ok(file.volumes && data.source in file.volumes, `volume ${data.source} is declared`);
+  assert.equal(configAndDataDir(sidecar).dataDir, "/data", "the mounted config's dataDir is the volume (working_dir + dataDir)");
+  assert.ok(sidecar.healthcheck?.test?.join(" ").includes("/healthz"), "a healthcheck on /healthz");
+});
+
+test("compose.yaml: the placeholder instance shares the sidecar's network namespace (its API is loopback-only)", () => {
+  const { services } = compose();
+  const instance = Object.entries(services).find(([name]) => name !== "egress-agent" && name !== "beacon")?.[1];
+  assert.ok(instance, "an instance service");
+  assert.equal(instance.network_mode, "service:egress-agent");
+  assert.match(readFileSync(join(ROOT, "compose.yaml"), "utf8"), /127\.0\.0\.1:4318\/v1\/transactions|EGRESS_URL: http:\/\/127\.0\.0\.1:4318/);
+});
+
+test("compose.yaml: the optional beacon keeps its data on its own volume and listens beyond loopback", () => {
+  const file = compose();
+  const beacon = file.services.beacon;
+  assert.ok(beacon, "service beacon");
+  assert.ok(beacon.profiles && beacon.profiles.length > 0, "behind a profile: not started by a plain `up`");
+  assert.equal(beacon.read_only, true);
+  const volume = mounts(beacon).find((m) => !m.bind);
+  assert.ok(volume && file.volumes && volume.source in file.volumes);
+  const { dataDir } = configAndDataDir(beacon);
+  assert.ok(dataDir === volume.target || dataDir.startsWith(`${volume.target}/`), `${dataDir} is on the ${volume.target} volume`);
+  const command = beacon.command ?? [];
+  assert.match(command[command.indexOf("--listen") + 1] ?? "", /^0\.0\.0\.0:/, "the sidecar reaches it as beacon:PORT");
+});

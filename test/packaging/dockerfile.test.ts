@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join, posix } from "node:path";
+import { test } from "node:test";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+interface Instruction {
+  cmd: string;
+  args: string;
+}
+interface Stage {
+  image: string;
+  name: string | undefined;
+  instructions: Instruction[];
+}
+
+/** The Dockerfile as stages of instructions: comments dropped, continuation lines joined. */
+function stages(): Stage[] {
+  const text = readFileSync(join(ROOT, "Dockerfile"), "utf8")
+    .split("\n")
+    .filter((line) => !/^\s*#/.test(line))
+    .join("\n")
+    .replace(/\\\n/g, " ");
+  const result: Stage[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^\s*([A-Za-z]+)\s+(.*)$/.exec(line);
+    if (!match) continue;
+    const cmd = match[1]!.toUpperCase();
+    const args = match[2]!.trim();
+    if (cmd === "FROM") {
+      const words = args.split(/\s+/).filter((word) => !word.startsWith("--"));
+      result.push({ image: words[0]!, name: /^as$/i.test(words[1] ?? "") ? words[2] : undefined, instructions: [] });
+    } else if (result.length > 0) result.at(-1)!.instructions.push({ cmd, args });
+  }
+  return result;
+}
+
+const final = () => stages().at(-1)!;
+const all = (stage: Stage, cmd: string) => stage.instructions.filter((i) => i.cmd === cmd).map((i) => i.args);
+const execForm = (args: string) => JSON.parse(args) as string[];
+
+/** COPY instructions with their sources and destination resolved against the stage's WORKDIR at that point. */
+function copies(stage: Stage) {
+  let workdir = "/";
+  const result: { from: string | undefined; sources: string[]; dest: string }[] = [];
+  for (const { cmd, args } of stage.instructions) {
+    if (cmd === "WORKDIR") workdir = posix.resolve(workdir, args);
+    if (cmd !== "COPY" && cmd !== "ADD") continue;
+    const words = args.split(/\s+/);
+    const from = words.find((w) => w.startsWith("--from="))?.slice("--from=".length);
+    const paths = words.filter((w) => !w.startsWith("--"));
+    const dest = posix.resolve(workdir, paths.at(-1)!);
+    result.push({ from, sources: paths.slice(0, -1), dest });
+  }
+  return result;
+}
+
+test("the final stage is node:24-slim (or distroless), runs as a numeric non-root user, and starts egress-agent", () => {
+  const stage = final();
+  assert.match(stage.image, /^(node:24-slim|gcr\.io\/distroless\/nodejs24)/, stage.image);
+  const users = all(stage, "USER");
+  assert.ok(users.length > 0, "a USER in the final stage");
+  const uid = users.at(-1)!.split(":")[0]!;
+  assert.match(uid, /^\d+$/, "numeric UID (runAsNonRoot can verify it)");
+  assert.notEqual(Number(uid), 0);
+  assert.deepEqual(execForm(all(stage, "ENTRYPOINT").at(-1)!).slice(0, 1), ["egress-agent"]);
+  assert.equal(execForm(all(stage, "CMD").at(-1)!)[0], "start", "the default command runs the sidecar");
+});
+
+test("the image has a node-based HEALTHCHECK on /healthz, VOLUME /data and EXPOSE 4318", () => {
+  const stage = final();
+  const healthcheck = all(stage, "HEALTHCHECK").at(-1) ?? "";
+  assert.doesNotMatch(healthcheck, /^NONE/);
+  assert.match(healthcheck, /CMD\s+\[?"?node/, "node itself: slim has no curl or wget");
+  assert.match(healthcheck, /127\.0\.0\.1:4318\/healthz/);
+  assert.ok(all(stage, "VOLUME").some((args) => /(^|["\s[])\/data(["\s\]]|$)/.test(args)), "VOLUME /data");
+  assert.ok(all(stage, "EXPOSE").some((args) => args.split(/\s+/).includes("4318")));
+});
+
+test("the final stage installs production dependencies only and takes nothing else from the build stage but dist/", () => {
+  const stage = final();
+  const installs = all(stage, "RUN").filter((run) => /\bnpm\s+(ci|install|i)\b/.test(run));
+  assert.ok(installs.length > 0, "npm ci in the final stage");
+  for (const run of installs) assert.match(run, /--omit=dev|--production/, run);
+  for (const copy of copies(stage).filter((c) => c.from)) {
+    for (const source of copy.sources) assert.doesNotMatch(source, /node_modules/, "dev dependencies would come along");
+  }
+});
+
+test("`egress-agent` resolves in the image: the PATH link, bin/ and dist/ where bin/egress-agent.js looks for them", () => {
+  const [build] = stages();
+  const stage = final();
+  const runtimeCopies = copies(stage);
+  const bin = runtimeCopies.find((c) => c.sources.includes("bin") || c.sources.includes("bin/"));
+  assert.ok(bin, "COPY bin");
+  const appDir = posix.dirname(bin.dest);
+  const link = all(stage, "RUN")
+    .join(" && ")
+    .match(/ln -s\S*\s+(\S+)\s+(\S+)/);
+  assert.ok(link, "a symlink puts egress-agent on PATH");
+  assert.equal(link[1], posix.join(bin.dest, "egress-agent.js"));
+  assert.match(link[2]!, /^\/usr\/(local\/)?bin\/egress-agent$/);
+  // bin/egress-agent.js imports ../dist/cli.js when it exists (else ../src/cli.ts, which the image does not have).
+  assert.match(readFileSync(join(ROOT, "bin/egress-agent.js"), "utf8"), /\.\.\/dist\/cli\.js/);
+  const dist = runtimeCopies.find((c) => c.from && c.dest === posix.join(appDir, "dist"));
+  assert.ok(dist, `COPY --from=... ${posix.join(appDir, "dist")}`);
+  const tsconfig = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as { compilerOptions: { outDir: string } };
+  let buildWorkdir = "/";
+  for (const { cmd, args } of build!.instructions) if (cmd === "WORKDIR") buildWorkdir = posix.resolve(buildWorkdir, args);
+  assert.equal(dist.from, build!.name);
+  assert.deepEqual(dist.sources, [posix.join(buildWorkdir, tsconfig.compilerOptions.outDir)]);
+  assert.ok(all(build!, "RUN").some((run) => /npm run build/.test(run)), "the build stage runs npm run build");
+});
+
+test("the image's EGRESS_CONFIG is a file the image contains", () => {
+  const stage = final();
+  const env = all(stage, "ENV").join(" ");
+  const config = /EGRESS_CONFIG=(\S+)/.exec(env)?.[1];
+  assert.ok(config, "ENV EGRESS_CONFIG");
+  assert.ok(copies(stage).some((c) => c.dest === config), `a COPY to ${config}`);
+});
+
+test("every path the Dockerfile copies from the context exists and is not excluded by .dockerignore", () => {
+  const ignore = readFileSync(join(ROOT, ".dockerignore"), "utf8")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith("#"));
+  assert.equal(ignore[0], "*", ".dockerignore is an allowlist");
+  const allowed = ignore.filter((line) => line.startsWith("!")).map((line) => line.slice(1).replace(/\/$/, ""));
+  const problems: string[] = [];
+  for (const stage of stages()) {
+    for (const copy of copies(stage).filter((c) => !c.from)) {
+      for (const source of copy.sources) {
+        const path = source.replace(/^\.\//, "").replace(/\/$/, "");
+        if (!existsSync(join(ROOT, path))) problems.push(`${source}: not in the repository`);
+        if (!allowed.some((entry) => path === entry || path.startsWith(`${entry}/`))) problems.push(`${source}: excluded by .dockerignore`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
