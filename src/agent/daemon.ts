@@ -82,6 +82,7 @@ export async function startAgent(
   const streams: Stream[] = ["billing", ...SIGNALS, "usage"];
   const health = new Map(streams.map((stream) => [stream, new StreamHealth(logger, stream, now)]));
   const shippers = new Map<Stream, Shipper>();
+  const metrics = new AgentMetrics(outbox, streams, () => license.status());
   if (offline) {
     license = new OfflineLicense({ ...config.offline, now: () => new Date(now()) });
     const status = await license.start();
@@ -94,7 +95,7 @@ export async function startAgent(
       extraCa: config.extraCa,
       now,
     });
-    beacon.listeners.push((sent) => audit.record(sent));
+    beacon.listeners.push((sent) => audit.record(sent), (sent) => metrics.beaconRequest(sent));
     client = beacon;
     const vendorKey = config.offline.publicKeyFile ? readVendorPublicKey(config.offline.publicKeyFile) : undefined;
     const online = new OnlineLicense({
@@ -162,8 +163,6 @@ export async function startAgent(
   });
   installErrorHandling(app);
   let closing = false;
-  const metrics = new AgentMetrics(outbox, streams, () => license.status());
-  client?.listeners.push((sent) => metrics.beaconRequest(sent));
   let selfTelemetry: SelfTelemetry | undefined;
   app.addHook("onResponse", async (request, reply) => {
     selfTelemetry?.observe({
