@@ -97,3 +97,24 @@ test("status and audit name the sidecar they cannot reach and exit 1", async () 
     assert.match(stderr, new RegExp(`cannot reach the sidecar at ${url} \\(ECONNREFUSED\\): is it running\\?`));
   }
 });
+
+test("status --follow shows a backlog draining and exits 0 once nothing is left", async (t) => {
+  const license = testLicense();
+  const port = await freePort();
+  const fixture = agentConfig(`http://127.0.0.1:${port}`, { limits: { batchTransactions: 100 }, usageReporting: false, selfTelemetry: { enabled: false } });
+  const agent = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
+  t.after(() => agent.stop());
+  assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(600) })).status, 202);
+
+  const following = runCli(["status", "--url", agent.url, "--follow", "--interval", "0.2"]);
+  await new Promise((resolve) => setTimeout(resolve, 700)); // a few lines while the beacon is away
+  const beacon = await startBeacon(beaconConfig([license], { listen: `127.0.0.1:${port}` }));
+  t.after(() => beacon.stop());
+  const { code, stdout, stderr } = await following;
+  assert.equal(code, 0, stderr);
+  const lines = stdout.trim().split("\n");
+  assert.match(lines[0]!, /^600 left \(billing 600\)$/);
+  assert.match(lines[1]!, /^600 left \(billing 600\), 0\/s, waiting$/);
+  assert.equal(lines.at(-1), "drained: nothing left to deliver");
+  assert.equal(AgentStatus.parse(await getJson(`${agent.url}/v1/status`)).streams.billing!.completed, 600);
+});

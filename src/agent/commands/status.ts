@@ -43,7 +43,41 @@ export function formatStatus(status: AgentStatus): string {
   return lines.join("\n");
 }
 
-async function status(options: { url: string; json?: boolean }): Promise<void> {
+/** Records not yet delivered (queued or being sent), per stream, and in all. */
+function undelivered(status: AgentStatus): { total: number; byStream: string } {
+  const entries = Object.entries(status.streams).filter(([, stream]) => stream.pending + stream.sending > 0);
+  return {
+    total: entries.reduce((sum, [, stream]) => sum + stream.pending + stream.sending, 0),
+    byStream: entries.map(([name, stream]) => `${name} ${stream.pending + stream.sending}`).join(", "),
+  };
+}
+
+/**
+ * A drain as it goes: one progress line per interval (redrawn in place on a terminal) with what is left, the
+ * delivery rate and an estimate; returns once nothing is left to deliver.
+ */
+async function follow(url: string, intervalMs: number): Promise<void> {
+  const tty = process.stdout.isTTY;
+  let previous: { at: number; left: number } | undefined;
+  for (;;) {
+    const current = await getLocal(url, "/v1/status", AgentStatus);
+    const { total, byStream } = undelivered(current);
+    const now = Date.now();
+    const rate = previous && now > previous.at ? Math.max(0, (previous.left - total) / ((now - previous.at) / 1000)) : undefined;
+    const line =
+      total === 0
+        ? "drained: nothing left to deliver"
+        : `${total} left (${byStream})` +
+          (rate === undefined ? "" : `, ${Math.round(rate)}/s` + (rate > 0 ? `, about ${Math.ceil(total / rate)}s to go` : ", waiting"));
+    process.stdout.write(tty ? `\r\x1b[2K${line}${total === 0 ? "\n" : ""}` : `${line}\n`);
+    if (total === 0) return;
+    previous = { at: now, left: total };
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+async function status(options: { url: string; json?: boolean; follow?: boolean; interval: string }): Promise<void> {
+  if (options.follow) return follow(options.url, Math.max(100, Number(options.interval) * 1000 || 1000));
   const current = await getLocal(options.url, "/v1/status", AgentStatus);
   process.stdout.write(options.json ? `${JSON.stringify(current, null, 2)}\n` : `${formatStatus(current)}\n`);
 }
@@ -53,5 +87,7 @@ export function statusCommand(): Command {
     .description("a running sidecar's license state and, per stream, queue depth, oldest pending age, last success, last error, dead letters")
     .option("--url <url>", "the sidecar's local API", DEFAULT_LOCAL_URL)
     .option("--json", "print GET /v1/status as JSON")
+    .option("--follow", "show a drain's progress (left, rate, time to go) until nothing is left to deliver, then exit 0")
+    .option("--interval <seconds>", "with --follow: refresh every this many seconds", "1")
     .action(status);
 }
