@@ -1,11 +1,9 @@
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import { redactUrl } from "../config/redact.ts";
-import { EgressError } from "../errors.ts";
 import type { AuditEntry, AuditListing, AuditQuery } from "../protocol/audit.ts";
 import type { SentRequest } from "./beacon-client.ts";
+import { openOutboxReadonly, outboxPath } from "./outbox.ts";
 
 const schema = `
 CREATE TABLE IF NOT EXISTS audit (
@@ -37,16 +35,14 @@ export class AuditLog {
   readonly #insert: Database.Statement | undefined;
 
   constructor(dataDir: string, options: { keepBodies?: boolean; secrets?: readonly string[]; readonly?: boolean } = {}) {
-    const path = join(dataDir, "outbox.db");
     this.#keepBodies = options.keepBodies ?? false;
     // JSON-escaped too: that is how a key appears inside a body.
     this.#secrets = (options.secrets ?? []).filter(Boolean).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]);
     if (options.readonly) {
-      if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
-      this.#db = new Database(path, { readonly: true });
+      this.#db = openOutboxReadonly(dataDir);
       return;
     }
-    this.#db = new Database(path);
+    this.#db = new Database(outboxPath(dataDir));
     this.#db.pragma("journal_mode = WAL");
     // A lost last entry on power loss is acceptable here; the data it describes is guarded by the outbox.
     this.#db.pragma("synchronous = NORMAL");

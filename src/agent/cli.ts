@@ -1,7 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { Command } from "commander";
 import { loadAgentConfig } from "../config/agent-config.ts";
-import { ConfigError } from "../errors.ts";
 import { createLogger, WarningLogTap } from "../log.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { startAgent } from "./daemon.ts";
@@ -11,6 +10,7 @@ import { auditCommand } from "./commands/audit.ts";
 import { checkOfflineCommand } from "./commands/check-offline.ts";
 import { previewCommand } from "./commands/preview.ts";
 import { statusCommand } from "./commands/status.ts";
+import { parseSince } from "./commands/since.ts";
 import { validateCommand } from "./commands/validate.ts";
 
 async function start(options: { config?: string; listen?: string }): Promise<void> {
@@ -28,12 +28,6 @@ async function start(options: { config?: string; listen?: string }): Promise<voi
   }, 10_000);
   deadline.unref();
   await agent.stop();
-}
-
-function parseSince(text: string): number {
-  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-  if (Number.isNaN(ms)) throw new ConfigError("--since", ["--since: must be a date (YYYY-MM-DD) or an ISO 8601 timestamp"]);
-  return ms;
 }
 
 /** Writes billing records whose interval starts at or after --since as JSON lines: the offline true-up. */

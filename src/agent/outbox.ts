@@ -46,6 +46,15 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 /** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
 const SCHEMA_VERSION = 2;
 
+export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
+
+/** The outbox file of a data dir, opened read-only for a tool beside (or without) the sidecar. */
+export function openOutboxReadonly(dataDir: string): Database.Database {
+  const path = outboxPath(dataDir);
+  if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
+  return new Database(path, { readonly: true });
+}
+
 /** The seqs of the oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes). */
 const nextBatch = `
   SELECT seq FROM (
@@ -84,10 +93,8 @@ export class Outbox {
   /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
   constructor(dataDir: string, options: { now?: () => number; readonly?: boolean } = {}) {
     this.#now = options.now ?? Date.now;
-    const path = join(dataDir, "outbox.db");
     if (options.readonly) {
-      if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
-      this.#db = new Database(path, { readonly: true });
+      this.#db = openOutboxReadonly(dataDir);
       const version = this.#db.pragma("user_version", { simple: true }) as number;
       if (version !== SCHEMA_VERSION) {
         this.#db.close();
@@ -95,7 +102,7 @@ export class Outbox {
       }
     } else {
       mkdirSync(dataDir, { recursive: true });
-      this.#db = new Database(path);
+      this.#db = new Database(outboxPath(dataDir));
       this.#open();
     }
     this.#insert = this.#db.prepare(

@@ -74,6 +74,10 @@ test("every request to the beacon is in the audit log with its digest; kept bodi
   const statusJson = await runCli(["status", "--url", agent.url, "--json"]);
   assert.equal(AgentStatus.parse(JSON.parse(statusJson.stdout)).streams.billing!.completed, 30);
 
+  // Kubernetes probes: alive, and ready with the config loaded and the outbox open.
+  assert.deepEqual(await getJson(`${agent.url}/healthz`), { status: "ok" });
+  assert.deepEqual(await getJson(`${agent.url}/readyz`), { ready: true });
+
   // The same sends, counted for Prometheus.
   assert.equal(await promValue(agent.url, 'egress_records_sent_total{stream="billing"}'), 30);
   assert.ok((await promValue(agent.url, 'egress_beacon_requests_total{stream="license",outcome="2xx"}')) >= 1);

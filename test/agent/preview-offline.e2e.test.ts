@@ -66,6 +66,12 @@ test("preview --destinations lists every destination of a config and the proxy i
   const usageOff = await runCli(["preview", "--config", fixture.configPath, "--destinations"], { env: { ...env, PHONE_HOME_USAGE_REPORTING_ENABLED: "false" } });
   assert.doesNotMatch(usageOff.stdout, /usage-snapshot/);
   assert.match(usageOff.stdout, /billing\s+POST https:\/\/beacon\.vendor\.test\/v1\/beacon\/ingest-traces\s+http:\/\/REDACTED@127\.0\.0\.1:3128\//);
+  // Credentials in beaconUrl never show, in the destinations nor in a preview of the payloads.
+  const withCredentials = agentConfig("https://vendor:url-secret@beacon.vendor.test", { dataDir: join(tempDir(), "never-ran") });
+  const previewed = await runCli(["preview", "--config", withCredentials.configPath, "--json"], { env });
+  assert.equal(previewed.code, 0, previewed.stderr);
+  assert.ok(!previewed.stdout.includes("url-secret"));
+  assert.equal((JSON.parse(previewed.stdout) as { url: string }[])[1]!.url, "https://REDACTED@beacon.vendor.test/v1/beacon/ingest-traces");
   const offline = await runCli(["preview", "--config", fixture.configPath, "--destinations"], {
     env: { ...env, EGRESS_OFFLINE: "true" },
   });

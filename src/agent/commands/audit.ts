@@ -1,16 +1,8 @@
 import { Command, Option } from "commander";
-import { ConfigError } from "../../errors.ts";
 import { AuditListing, AuditQuery, type AuditEntry } from "../../protocol/audit.ts";
 import { AuditLog } from "../audit.ts";
+import { parseSince } from "./since.ts";
 import { DEFAULT_LOCAL_URL, getLocal, table } from "./local-api-client.ts";
-
-/** --since as the API takes it: a date means its midnight UTC. */
-function sinceTimestamp(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-  if (Number.isNaN(ms)) throw new ConfigError("--since", ["--since: must be a date (YYYY-MM-DD) or an ISO 8601 timestamp"]);
-  return new Date(ms).toISOString();
-}
 
 function queryString(query: AuditQuery): string {
   const params = new URLSearchParams();
@@ -38,7 +30,7 @@ async function* entries(options: { url: string; dataDir?: string }, query: Omit<
 }
 
 async function audit(options: { url: string; dataDir?: string; since?: string; stream?: string; json?: boolean }): Promise<void> {
-  const query = { since: sinceTimestamp(options.since), stream: options.stream as AuditQuery["stream"] };
+  const query = { since: options.since === undefined ? undefined : new Date(parseSince(options.since)).toISOString(), stream: options.stream as AuditQuery["stream"] };
   const rows = [["TIME", "STREAM", "DESTINATION", "RECORDS", "BYTES", "STATUS", "SHA-256"]];
   for await (const entry of entries(options, query)) {
     if (options.json) {

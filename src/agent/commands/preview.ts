@@ -1,7 +1,6 @@
 import { Command } from "commander";
 import { loadAgentConfig, type AgentConfig } from "../../config/agent-config.ts";
 import { EgressError } from "../../errors.ts";
-import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { destinations } from "../destinations.ts";
 import { Outbox } from "../outbox.ts";
 import { streamPolicies } from "../shippers/policies.ts";
@@ -29,17 +28,17 @@ function openOutbox(dataDir: string): Outbox | undefined {
 
 /** The next request of each enabled stream, built by the stream's own policy from what is queued. */
 export function nextPayloads(config: AgentConfig): PreviewedPayload[] {
-  const redacted = { ...config, licenseKey: REDACTED };
-  const base = config.beaconUrl.replace(/\/+$/, "");
-  const outbox = streamPolicies(redacted).length > 0 ? openOutbox(config.dataDir) : undefined;
+  const policies = streamPolicies({ ...config, licenseKey: REDACTED });
+  const urls = new Map(destinations(config).map((destination) => [destination.stream, destination.url]));
+  const outbox = policies.length > 0 ? openOutbox(config.dataDir) : undefined;
   try {
     const previews: PreviewedPayload[] = [];
-    if (!config.offline.enabled) previews.push({ stream: "license", url: `${base}${beaconPaths.verify}`, records: 1, payload: { license: REDACTED } });
-    for (const policy of streamPolicies(redacted)) {
+    if (urls.has("license")) previews.push({ stream: "license", url: urls.get("license")!, records: 1, payload: { license: REDACTED } });
+    for (const policy of policies) {
       const records = outbox?.peek(policy.stream, policy.batchSize, policy.batchBytes) ?? [];
       previews.push({
         stream: policy.stream,
-        url: `${base}${policy.path}`,
+        url: urls.get(policy.stream)!,
         records: records.length,
         payload: records.length > 0 ? policy.buildPayload(records) : null,
       });
