@@ -2,16 +2,18 @@
 SHELL := /bin/bash
 ENV := source scripts/node-env.sh &&
 
-.PHONY: demo test typecheck bench build beacon
+.PHONY: demo test test-faults typecheck bench build beacon
 demo:
 	@$(ENV) node src/cli.ts demo
 beacon:
 	@$(ENV) node src/cli.ts beacon --config config/beacon.yaml
 test:
-	@$(ENV) npm run -s typecheck && npm test
+	@$(ENV) npm run -s typecheck && npm test && npm run -s test:faults
 typecheck:
 	@$(ENV) npm run -s typecheck
 bench:
 	@$(ENV) npm run -s bench
 build:
 	@$(ENV) npm run -s build
+test-faults:
+	@$(ENV) npm run -s test:faults
