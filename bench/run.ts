@@ -1,118 +1,83 @@
-// npm run bench: figures beside their floors, measured in the same run. Prints; never asserts.
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import Fastify from "fastify";
-import pino from "pino";
-import { startAgent } from "../src/agent/daemon.ts";
-import { loadAgentConfig } from "../src/config/agent-config.ts";
-import { metricsRequest, traceTransactions } from "../test/helpers/fixtures.ts";
+// npm run bench: every figure beside its floor, measured in the same run. Prints a table; never asserts.
+// `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain and idle runs.
+import { writeFileSync } from "node:fs";
+import { httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
+import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
+import { drain, idle, ingest, otlpRelay } from "./sidecar.ts";
+import { BATCH, INGEST_TOTAL, OTLP_POINTS, OTLP_REQUESTS, otlpBodies, transactionBodies } from "./workloads.ts";
 
-const BATCH = 500;
-const BATCHES = 100;
-const CLIENTS = 8;
-const batches = Array.from({ length: BATCHES }, () => JSON.stringify({ trace_transactions: traceTransactions(BATCH) }));
-const total = BATCH * BATCHES;
-const dir = mkdtempSync(join(tmpdir(), "egress-bench-"));
+const quick = process.argv.includes("--quick");
+const DRAIN = quick ? 100_000 : 1_000_000;
+const IDLE_SECONDS = quick ? 10 : 60;
+const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-/** POSTs every body with CLIENTS concurrent clients; returns items per second (`itemsPerBody` each). */
-async function postAll(url: string, bodies: readonly string[] = batches, itemsPerBody = BATCH): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < bodies.length) {
-        const body = bodies[next++]!;
-        const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
-        await response.arrayBuffer();
-      }
-    }),
-  );
-  return (bodies.length * itemsPerBody) / ((performance.now() - started) / 1000);
+const transactions = transactionBodies();
+const otlp = otlpBodies();
+const otlpBytes = otlp.reduce((total, body) => total + Buffer.byteLength(body), 0);
+
+say("floors");
+const sqliteFloor = INGEST_TOTAL / sqliteInsertSeconds(transactions);
+const httpFloor = INGEST_TOTAL / (await httpPostSeconds(transactions));
+const httpFloorOtlp = mb(otlpBytes) / (await httpPostSeconds(otlp));
+say("ingest");
+const ingested = await ingest(transactions);
+const ingestRate = INGEST_TOTAL / ingested.seconds;
+say("otlp relay");
+const relayed = await otlpRelay(otlp);
+say(`drain of ${fmt(DRAIN)}`);
+const drained = await drain(DRAIN);
+say(`start-up and ${IDLE_SECONDS} s idle`);
+const idled = await idle(5, IDLE_SECONDS);
+
+const MiB = 2 ** 20;
+const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
+const rows: [string, string, string, string][] = [
+  [
+    `1. Ingest: \`POST /v1/transactions\`, batches of ${BATCH}, ${CLIENTS} clients, beacon away`,
+    `${fmt(ingestRate)} tx/s`,
+    `SQLite floor ${fmt(sqliteFloor)} tx/s (${(ingestRate / sqliteFloor).toFixed(2)}); HTTP floor ${fmt(httpFloor)} tx/s (${(ingestRate / httpFloor).toFixed(2)})`,
+    `≥ 50,000/s and ≥ 0.5 of SQLite: ${verdict(ingestRate >= 50_000 && ingestRate / sqliteFloor >= 0.5)}`,
+  ],
+  [
+    `2. Drain: ${fmt(DRAIN)} buffered transactions to a local beacon`,
+    `${fmt(drained.seconds, 1)} s (${fmt(DRAIN / drained.seconds)} tx/s)`,
+    `start-up on that outbox ${fmt(drained.startMs)} ms`,
+    `< 30 s: ${verdict(drained.seconds < 30)}`,
+  ],
+  [
+    `3. OTLP relay: ${OTLP_REQUESTS} metrics requests of ${OTLP_POINTS} points (${fmt(mb(otlpBytes), 1)} MB JSON), received to stored by the beacon`,
+    `${fmt(mb(otlpBytes) / relayed.seconds, 1)} MB/s (intake alone ${fmt(mb(otlpBytes) / relayed.intakeSeconds, 1)} MB/s)`,
+    `HTTP floor ${fmt(httpFloorOtlp, 1)} MB/s (${(mb(otlpBytes) / relayed.seconds / httpFloorOtlp).toFixed(2)})`,
+    `≥ 50 MB/s: ${verdict(mb(otlpBytes) / relayed.seconds >= 50)}`,
+  ],
+  [
+    "4. Memory: RSS idle / peak during ingest / OTLP / drain",
+    `${fmt(idled.rss / MiB)} / ${fmt(ingested.peakRss / MiB)} / ${fmt(relayed.peakRss / MiB)} / ${fmt(drained.peakRss / MiB)} MiB`,
+    "",
+    `idle < 80, peak < 200: ${verdict(idled.rss < 80 * MiB && Math.max(ingested.peakRss, relayed.peakRss, drained.peakRss) < 200 * MiB)}`,
+  ],
+  [
+    `5. Idle CPU over ${IDLE_SECONDS} s (defaults: own telemetry, usage snapshots, license schedule)`,
+    `${fmt(idled.cpuSeconds, 2)} s`,
+    "",
+    `< 0.2 s per 60 s: ${verdict(idled.cpuSeconds < (0.2 * IDLE_SECONDS) / 60)}`,
+  ],
+  [
+    "6. Start-up to ready (spawn to `/readyz` 200, license verified), median of 5",
+    `${fmt(median(idled.startMs))} ms`,
+    `runs: ${idled.startMs.map((ms) => fmt(ms)).join(", ")} ms`,
+    `< 500 ms: ${verdict(median(idled.startMs) < 500)}`,
+  ],
+];
+
+const table = [
+  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}.`,
+  "",
+  "| figure | result | beside | target |",
+  "|---|---|---|---|",
+  ...rows.map((cells) => `| ${cells.join(" | ")} |`),
+].join("\n");
+console.log(table);
+if (process.argv.includes("--write")) {
+  writeFileSync(new URL("RESULTS.md", import.meta.url), `# Benchmark results\n\n\`npm run bench\` (\`bench/run.ts\`) printed this:\n\n${table}\n`);
 }
-
-// OTLP: export requests of 100 gauge points, each with the three allowlisted attributes, two that the
-// privacy filter drops, and an endpoint it must template.
-const OTLP_POINTS = 100;
-const OTLP_REQUESTS = 400;
-const otlpBodies = Array.from({ length: OTLP_REQUESTS }, (_, r) => {
-  const request = metricsRequest();
-  const gauge = request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!;
-  const point = gauge.dataPoints[0]!;
-  gauge.dataPoints = Array.from({ length: OTLP_POINTS }, (_, i) => ({
-    ...point,
-    attributes: [
-      { key: "endpoint", value: { stringValue: `/threads/${randomUUID()}/runs/${r * OTLP_POINTS + i}` } },
-      { key: "method", value: { stringValue: "POST" } },
-      { key: "service_name", value: { stringValue: "backend" } },
-      { key: "user.email", value: { stringValue: `user${i}@example.com` } },
-      { key: "http.url", value: { stringValue: `https://api.example.com/x?token=${randomUUID()}` } },
-    ],
-  }));
-  return JSON.stringify(request);
-});
-
-function sqliteFloor(): number {
-  const db = new Database(join(dir, "floor.db"));
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
-  db.exec("CREATE TABLE t (seq INTEGER PRIMARY KEY, record_id TEXT UNIQUE, body TEXT)");
-  const insert = db.prepare("INSERT INTO t (record_id, body) VALUES (?, ?)");
-  const rows = batches.map((b) => (JSON.parse(b).trace_transactions as { id: string }[]).map((t) => [t.id, JSON.stringify(t)] as const));
-  const started = performance.now();
-  for (const batch of rows) db.transaction(() => batch.forEach(([id, body]) => insert.run(id, body)))();
-  const rate = total / ((performance.now() - started) / 1000);
-  db.close();
-  return rate;
-}
-
-async function httpFloor(): Promise<number> {
-  const app = Fastify({ bodyLimit: 64 * 1024 * 1024 });
-  app.post("/", async (_request, reply) => reply.code(202).send({ ok: true }));
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const { port } = app.server.address() as { port: number };
-  const rate = await postAll(`http://127.0.0.1:${port}/`);
-  await app.close();
-  return rate;
-}
-
-async function httpFloorOtlp(): Promise<number> {
-  const app = Fastify({ bodyLimit: 64 * 1024 * 1024 });
-  app.post("/", async () => ({}));
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const { port } = app.server.address() as { port: number };
-  const rate = await postAll(`http://127.0.0.1:${port}/`, otlpBodies, OTLP_POINTS);
-  await app.close();
-  return rate;
-}
-
-async function sidecarIngest(): Promise<{ transactions: number; otlp: number }> {
-  const config = loadAgentConfig({ env: { PLATFORM_LICENSE_KEY: "lic-bench", BEACON_URL: "http://127.0.0.1:9" }, listen: "127.0.0.1:0" });
-  const agent = await startAgent({ ...config, dataDir: join(dir, "agent"), intervals: { ...config.intervals, flush: 3_600_000 } }, { logger: pino({ level: "silent" }) });
-  const transactions = await postAll(`${agent.url}/v1/transactions`);
-  const otlp = await postAll(`${agent.url}/v1/metrics`, otlpBodies, OTLP_POINTS);
-  await agent.stop();
-  return { transactions, otlp };
-}
-
-const floorSqlite = sqliteFloor();
-const floorHttp = await httpFloor();
-const floorHttpOtlp = await httpFloorOtlp();
-const { transactions: ingest, otlp } = await sidecarIngest();
-rmSync(dir, { recursive: true, force: true });
-
-const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-console.log(`ingest: ${total} trace transactions, batches of ${BATCH}, ${CLIENTS} concurrent clients, ${new Date().toISOString()}`);
-console.log("| figure | transactions/s | vs floor |");
-console.log("|---|---:|---:|");
-console.log(`| floor: raw better-sqlite3 batched insert (WAL, synchronous FULL) | ${fmt(floorSqlite)} | 1.00 |`);
-console.log(`| floor: loopback POST to an empty Fastify route | ${fmt(floorHttp)} | 1.00 |`);
-console.log(`| sidecar POST /v1/transactions (validated, committed) | ${fmt(ingest)} | ${(ingest / floorSqlite).toFixed(2)} of SQLite, ${(ingest / floorHttp).toFixed(2)} of HTTP |`);
-console.log("");
-console.log(`otlp: ${OTLP_REQUESTS} metrics export requests (JSON) of ${OTLP_POINTS} data points, ${CLIENTS} concurrent clients`);
-console.log("| figure | data points/s | vs floor |");
-console.log("|---|---:|---:|");
-console.log(`| floor: loopback POST of the same bodies to an empty Fastify route | ${fmt(floorHttpOtlp)} | 1.00 |`);
-console.log(`| sidecar POST /v1/metrics (decoded, validated, filtered, committed) | ${fmt(otlp)} | ${(otlp / floorHttpOtlp).toFixed(2)} of HTTP |`);

@@ -3,9 +3,12 @@ import { Command, CommanderError } from "commander";
 import { agentCommands } from "./agent/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
 import { demoCommand } from "./demo.ts";
-import { ConfigError, EgressError } from "./errors.ts";
+import { ConfigError, DataDirError, EgressError } from "./errors.ts";
 
-/** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config. */
+/**
+ * Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config, 3 the data dir's outbox is missing, foreign or
+ * damaged (the sidecar refused to start over it; see `start --new-outbox`).
+ */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command("egress-agent")
     .description("self-hosted telemetry egress sidecar, and the beacon service it reports to")
@@ -24,6 +27,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof ConfigError) {
       process.stderr.write(`egress-agent: ${err.message}\n`);
       return 2;
+    }
+    if (err instanceof DataDirError) {
+      process.stderr.write(`egress-agent: ${err.code}: ${err.message}\n`);
+      return DataDirError.exitCode;
     }
     const message = err instanceof EgressError ? `${err.code}: ${err.message}` : (err as Error).message;
     process.stderr.write(`egress-agent: ${message}\n`);

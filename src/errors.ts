@@ -25,3 +25,12 @@ export class HttpError extends EgressError {
     this.statusCode = statusCode;
   }
 }
+
+/**
+ * The data dir's outbox is missing, foreign or damaged: the sidecar refuses to start rather than start a new,
+ * empty outbox over it (which would silently lose undelivered billing records). Exit code 3: an operator must
+ * look, restore or deliberately start afresh (`egress-agent start --new-outbox`).
+ */
+export class DataDirError extends EgressError {
+  static readonly exitCode = 3;
+}

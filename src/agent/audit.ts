@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
+import type { Logger } from "pino";
 import { redactUrl } from "../config/redact.ts";
 import type { AuditEntry, AuditListing, AuditQuery } from "../protocol/audit.ts";
 import type { SentRequest } from "./beacon-client.ts";
@@ -33,9 +34,13 @@ export class AuditLog {
   readonly #keepBodies: boolean;
   readonly #secrets: string[];
   readonly #insert: Database.Statement | undefined;
+  readonly #logger: Logger | undefined;
+  /** Entries that could not be written since the last one that could (a full disk). */
+  #missed = 0;
 
-  constructor(dataDir: string, options: { keepBodies?: boolean; secrets?: readonly string[]; readonly?: boolean } = {}) {
+  constructor(dataDir: string, options: { keepBodies?: boolean; secrets?: readonly string[]; readonly?: boolean; logger?: Logger } = {}) {
     this.#keepBodies = options.keepBodies ?? false;
+    this.#logger = options.logger;
     // JSON-escaped too: that is how a key appears inside a body.
     this.#secrets = (options.secrets ?? []).filter(Boolean).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]);
     if (options.readonly) {
@@ -58,7 +63,22 @@ export class AuditLog {
     return this.#secrets.reduce((result, secret) => result.replaceAll(secret, "[REDACTED]"), text);
   }
 
+  /**
+   * Records one request. Never throws into the send path: an entry that cannot be written (the data dir is
+   * full) is counted and logged (once when entries start going missing, once when writing works again).
+   */
   record(request: SentRequest): void {
+    try {
+      this.#write(request);
+    } catch (err) {
+      if (this.#missed++ === 0) this.#logger?.warn({ err, stream: request.stream }, "audit entry not written; the request went ahead");
+      return;
+    }
+    if (this.#missed > 0) this.#logger?.info({ missed: this.#missed }, "audit entries written again");
+    this.#missed = 0;
+  }
+
+  #write(request: SentRequest): void {
     this.#insert?.run({
       at: request.startMs,
       stream: request.stream,

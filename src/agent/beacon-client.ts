@@ -98,9 +98,11 @@ export class BeaconClient {
     const signals = [AbortSignal.timeout(this.#timeoutMs), ...(options.signal ? [options.signal] : [])];
     const url = `${this.#baseUrl}${path}`;
     const payload = JSON.stringify(body);
-    const startMs = Date.now();
+    // When, on the sidecar's clock (the audit log and its retention use it); how long, on a real one.
+    const startMs = this.#now();
+    const started = performance.now();
     const observe = (status: number | null, error: string | null) => {
-      const sent: SentRequest = { ...options.audit, url, path, body: payload, status, error, startMs, durationMs: Date.now() - startMs };
+      const sent: SentRequest = { ...options.audit, url, path, body: payload, status, error, startMs, durationMs: performance.now() - started };
       for (const listener of this.listeners) listener(sent);
     };
     try {

@@ -13,12 +13,12 @@ import { statusCommand } from "./commands/status.ts";
 import { parseSince } from "./commands/since.ts";
 import { validateCommand } from "./commands/validate.ts";
 
-async function start(options: { config?: string; listen?: string }): Promise<void> {
+async function start(options: { config?: string; listen?: string; newOutbox?: boolean }): Promise<void> {
   const config = loadAgentConfig({ file: options.config, env: process.env, listen: options.listen });
   // Warnings and errors also become the sidecar's own telemetry logs (when config.telemetry.logs is on).
   const logTap = new WarningLogTap();
   const logger = createLogger(config.logLevel, undefined, logTap);
-  const agent = await startAgent(config, { logger, logTap });
+  const agent = await startAgent(config, { logger, logTap, newOutbox: options.newOutbox });
   const signal = await untilSignal();
   logger.info({ signal }, "sidecar stopping");
   // Nothing may keep a stopping sidecar past 10 s; records not yet sent stay in the outbox.
@@ -62,6 +62,7 @@ export function agentCommands(): Command[] {
     .description("run the egress sidecar")
     .option("--config <file>", "sidecar YAML config (default: env EGRESS_CONFIG, else embedded defaults)")
     .option("--listen <host:port>", "local API address; beats the config file")
+    .option("--new-outbox", "start a new, empty outbox when the data dir's is missing, foreign or damaged (what is there is moved aside, not deleted)")
     .action(start);
   const export_ = new Command("export")
     .description("write billing records as JSON lines (offline true-up)")

@@ -4,6 +4,7 @@ import type { AgentConfig } from "../config/agent-config.ts";
 import type { WarningLogTap } from "../log.ts";
 import { otlpSignals, type OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
+import { HttpError } from "../errors.ts";
 import { installErrorHandling } from "../http/error-handling.ts";
 import { listen } from "../http/listen.ts";
 import { BeaconClient } from "./beacon-client.ts";
@@ -12,9 +13,11 @@ import { OfflineLicense } from "./offline-license.ts";
 import { AgentMetrics } from "./metrics.ts";
 import { AuditLog } from "./audit.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
-import { Outbox, type Stream } from "./outbox.ts";
+import type { Stream } from "./outbox.ts";
+import { openOutbox } from "./data-dir.ts";
+import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
-import { SelfTelemetry } from "./self-telemetry.ts";
+import type { SelfTelemetry } from "./self-telemetry.ts";
 import { streamPolicies } from "./shippers/policies.ts";
 import { Shipper } from "./shippers/shipper.ts";
 import { registerOtlpReceiver } from "./sources/otlp.ts";
@@ -54,14 +57,23 @@ export interface RunningAgent {
  */
 export async function startAgent(
   config: AgentConfig,
-  options: { logger: Logger; now?: () => number; logTap?: WarningLogTap },
+  options: {
+    logger: Logger;
+    now?: () => number;
+    logTap?: WarningLogTap;
+    /** `start --new-outbox`: replace a missing, foreign or damaged outbox with a new one (see data-dir.ts). */
+    newOutbox?: boolean;
+  },
 ): Promise<RunningAgent> {
   const { logger } = options;
   const now = options.now ?? Date.now;
   // The data dir holds the license token cache and billing records: owner-only.
   process.umask(0o077);
-  const outbox = new Outbox(config.dataDir, { now });
-  const audit = new AuditLog(config.dataDir, { keepBodies: config.audit.keepBodies, secrets: [config.licenseKey] });
+  // Refuses (exit 3) a data dir whose outbox is missing, swapped or damaged, rather than silently start anew.
+  const outbox = openOutbox(config.dataDir, { now, logger, newOutbox: options.newOutbox });
+  const audit = new AuditLog(config.dataDir, { keepBodies: config.audit.keepBodies, secrets: [config.licenseKey], logger });
+  const space = new DataDirSpace(config.dataDir, { logger });
+  space.roomForTelemetry(); // logs at once when the sidecar starts on a (nearly) full data dir
   const offline = config.offline.enabled;
 
   // A switched-off signal's queued records are deleted, not sent (the switch may have changed since they came).
@@ -82,7 +94,7 @@ export async function startAgent(
   const streams: Stream[] = ["billing", ...SIGNALS, "usage"];
   const health = new Map(streams.map((stream) => [stream, new StreamHealth(logger, stream, now)]));
   const shippers = new Map<Stream, Shipper>();
-  const metrics = new AgentMetrics(outbox, streams, () => license.status());
+  const metrics = new AgentMetrics(outbox, streams, () => license.status(), now);
   if (offline) {
     license = new OfflineLicense({ ...config.offline, now: () => new Date(now()) });
     const status = await license.start();
@@ -122,6 +134,7 @@ export async function startAgent(
         token: () => online.token(),
         onUnauthorized: () => online.verifySoon(),
         flushMs: config.intervals.flush,
+        concurrency: config.limits.sendConcurrency,
         minBackoffMs: config.retry.minBackoff,
         maxBackoffMs: config.retry.maxBackoff,
         now,
@@ -145,12 +158,16 @@ export async function startAgent(
   }
 
   const prune = () => {
-    const removed = outbox.pruneCompleted(now() - config.retention.completed);
-    if (removed > 0) logger.info({ removed }, "pruned delivered records past retention");
-    const audited = audit.prune(now() - config.audit.retention);
-    if (audited > 0) logger.info({ removed: audited }, "pruned audit entries past retention");
+    try {
+      const removed = outbox.pruneCompleted(now() - config.retention.completed);
+      if (removed > 0) logger.info({ removed }, "pruned delivered records past retention");
+      const audited = audit.prune(now() - config.audit.retention);
+      if (audited > 0) logger.info({ removed: audited }, "pruned audit entries past retention");
+    } catch (err) {
+      // Deleting is a write too: on a full data dir it waits for the next round (hourly) instead of ending the process.
+      logger.warn({ err }, "pruning failed; tried again in an hour");
+    }
   };
-  prune();
   const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
   pruneTimer.unref();
 
@@ -163,6 +180,13 @@ export async function startAgent(
   });
   installErrorHandling(app);
   let closing = false;
+  /** Set by stop() once the own telemetry's last export is in: new input gets 503 while the shippers drain. */
+  let intakeClosed = false;
+  app.addHook("onRequest", async (request) => {
+    if (intakeClosed && request.method === "POST") {
+      throw new HttpError(503, "EGRESS_ERR_STOPPING", "the sidecar is stopping and stored nothing of this request; send it again when it is back");
+    }
+  });
   let selfTelemetry: SelfTelemetry | undefined;
   app.addHook("onResponse", async (request, reply) => {
     selfTelemetry?.observe({
@@ -174,7 +198,7 @@ export async function startAgent(
       durationMs: reply.elapsedTime,
     });
   });
-  registerTransactionsSource(app, outbox, () => shippers.get("billing")?.wake());
+  registerTransactionsSource(app, outbox, () => shippers.get("billing")?.wake(), space);
   registerUsageMeasuresSource(app, pushed);
   await registerOtlpReceiver(app, {
     outbox,
@@ -186,6 +210,7 @@ export async function startAgent(
     }),
     cap: { streams: SIGNALS, maxBytes: config.limits.telemetryMaxBytes },
     metrics,
+    space,
     onEnqueued: (signal) => shippers.get(signal)?.wake(),
   });
   registerOperatorRoutes(app, {
@@ -206,36 +231,45 @@ export async function startAgent(
   });
   const url = await listen(app, config.listen);
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
-  if (config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])) {
-    try {
-      selfTelemetry = new SelfTelemetry({
-        localUrl: loopbackUrl(url),
-        signals: config.telemetry,
-        env: config.selfTelemetry.env,
-        exportIntervalMs: config.selfTelemetry.exportInterval,
-        slowMs: config.privacy.slowSpan,
-        logTap: options.logTap,
-      });
-    } catch (err) {
-      // Reporting about itself is optional; billing and the relay must not depend on it.
-      logger.warn({ err }, "own telemetry could not start; running without it");
-    }
-    client?.listeners.push((sent) =>
-      selfTelemetry?.observe({ endpoint: sent.path, method: "POST", serviceName: "beacon", status: sent.status, startMs: sent.startMs, durationMs: sent.durationMs }),
-    );
-  }
+  // The first prune waits until the listener is up: on a large outbox it takes a while, and readiness must not.
+  const firstPrune = setTimeout(prune, 0);
+  // Loaded after the listener is up: the OpenTelemetry SDK takes a while to load and readiness must not wait.
+  const selfTelemetryStarting =
+    config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])
+      ? import("./self-telemetry.ts")
+          .then(({ SelfTelemetry }) => {
+            if (closing) return;
+            selfTelemetry = new SelfTelemetry({
+              localUrl: loopbackUrl(url),
+              signals: config.telemetry,
+              env: config.selfTelemetry.env,
+              exportIntervalMs: config.selfTelemetry.exportInterval,
+              slowMs: config.privacy.slowSpan,
+              logTap: options.logTap,
+            });
+            client?.listeners.push((sent) =>
+              selfTelemetry?.observe({ endpoint: sent.path, method: "POST", serviceName: "beacon", status: sent.status, startMs: sent.startMs, durationMs: sent.durationMs }),
+            );
+          })
+          // Reporting about itself is optional; billing and the relay must not depend on it.
+          .catch((err) => logger.warn({ err }, "own telemetry could not start; running without it"))
+      : undefined;
 
   return {
     url,
     async stop() {
       closing = true;
       // Its last export goes to the local receiver, so this comes before the listener closes.
+      await selfTelemetryStarting;
       await selfTelemetry?.stop();
       selfTelemetry = undefined;
-      await app.close(); // stops accepting; in-flight local requests finish (their records are committed)
+      // The listener stays open through the drain, so /readyz and new input get a clear 503, not a refused connection.
+      intakeClosed = true;
       await snapshotter?.stop();
       await Promise.all([...shippers.values()].map((shipper) => shipper.stop(DRAIN_GRACE_MS)));
+      await app.close(); // in-flight local requests finish (their records are committed)
       await license.stop();
+      clearTimeout(firstPrune);
       clearInterval(pruneTimer);
       await client?.close();
       audit.close();

@@ -177,7 +177,12 @@ export class OnlineLicense {
     this.#accept(parsed.data.token, check.claims, this.#now());
     this.#refusedAt = null;
     this.#lastError = null;
-    this.#o.outbox.setValue(CACHE_KEY, JSON.stringify({ token: parsed.data.token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken));
+    try {
+      this.#o.outbox.setValue(CACHE_KEY, JSON.stringify({ token: parsed.data.token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken));
+    } catch (err) {
+      // The verification stands (the token is held in memory); only a restart before the next one loses the cache.
+      logger.warn({ err }, "license token not cached (the data dir could not be written); a restart verifies again");
+    }
     logger.info({ licenseId: check.claims.sub, expiresAt: new Date(check.claims.exp * 1000).toISOString(), recovered }, "license verified");
   }
 

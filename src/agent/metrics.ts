@@ -23,7 +23,8 @@ export class AgentMetrics {
   readonly #recordsSent: Counter<"stream">;
   readonly #sendDuration: Histogram<"stream">;
 
-  constructor(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus) {
+  /** `now`: the clock the outbox stamps records with (the sidecar's injected clock). */
+  constructor(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus, now: () => number = Date.now) {
     const registers = [this.registry];
     this.#received = new Counter({
       name: "egress_telemetry_received_items_total",
@@ -99,7 +100,7 @@ export class AgentMetrics {
       collect() {
         for (const stream of streams) {
           const oldest = outbox.counts(stream).oldestPendingAt;
-          this.set({ stream }, oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+          this.set({ stream }, oldest === null ? 0 : Math.max(0, (now() - oldest) / 1000));
         }
       },
     });

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../errors.ts";
+import { tuneForIngest } from "../sqlite-tuning.ts";
 
 /** What the sidecar ships; each stream is shipped on its own. */
 export type Stream = "billing" | "metrics" | "traces" | "logs" | "usage";
@@ -45,6 +46,9 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 /** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
 const SCHEMA_VERSION = 2;
+
+/** Every stream, as SQL: lets a query on state alone use the (stream, state, seq) index. */
+const STREAMS = ["billing", "metrics", "traces", "logs", "usage"].map((stream) => `'${stream}'`).join(", ");
 
 export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
 
@@ -117,9 +121,11 @@ export class Outbox {
       "UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq = @seq",
     );
     this.#delete = this.#db.prepare("DELETE FROM outbox WHERE seq = ?");
-    this.#pendingInfo = this.#db.prepare(
-      "SELECT count(*) AS n, min(enqueued_at) AS oldest, coalesce(sum(size), 0) AS bytes FROM outbox WHERE stream = ? AND state = 'pending'",
-    );
+    // Bounded by @limit: the shipper asks before every batch, and a full scan of a large backlog each time
+    // would make a drain quadratic.
+    this.#pendingInfo = this.#db.prepare(`
+      SELECT count(*) AS n, min(enqueued_at) AS oldest, coalesce(sum(size), 0) AS bytes FROM (
+        SELECT size, enqueued_at FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)`);
   }
 
   #open(): void {
@@ -127,6 +133,7 @@ export class Outbox {
     // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
     this.#db.pragma("synchronous = FULL");
     this.#db.pragma("busy_timeout = 5000");
+    tuneForIngest(this.#db);
     const version = this.#db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       this.#db.close();
@@ -141,7 +148,7 @@ export class Outbox {
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
     // A crash leaves claimed records in 'sending'; nobody is sending them now.
-    this.#db.prepare("UPDATE outbox SET state = 'pending' WHERE state = 'sending'").run();
+    this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${STREAMS}) AND state = 'sending'`).run();
   }
 
   /**
@@ -198,7 +205,7 @@ export class Outbox {
    * as sending and returns them, oldest first.
    */
   claim(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
-    const rows = this.#claim.all({ stream, limit, maxBytes, now: this.#now() }) as OutboxRecord[];
+    const rows = this.#relaxed(() => this.#claim.all({ stream, limit, maxBytes, now: this.#now() }) as OutboxRecord[]);
     return rows.sort((a, b) => a.seq - b.seq);
   }
 
@@ -209,12 +216,12 @@ export class Outbox {
 
   /** Delivered: kept as completed until the retention period prunes it. */
   ack(seqs: readonly number[]): void {
-    this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "completed", error: null }));
+    this.#relaxed(() => this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "completed", error: null })));
   }
 
   /** Delivered, and not worth keeping (best-effort telemetry): deleted at once. */
   remove(seqs: readonly number[]): void {
-    this.#db.transaction(() => this.#remove(seqs))();
+    this.#relaxed(() => this.#db.transaction(() => this.#remove(seqs))());
   }
 
   #remove(seqs: readonly number[]): void {
@@ -238,7 +245,22 @@ export class Outbox {
 
   /** Not sent after all (shutdown): back to pending without counting an attempt. */
   release(seqs: readonly number[]): void {
-    this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "pending", error: null }));
+    this.#relaxed(() => this.#update(seqs, (seq, now) => this.#setState.run({ seq, now, state: "pending", error: null })));
+  }
+
+  /**
+   * Runs send-path bookkeeping (claim, ack, remove, release) without waiting for fsync. Losing it to a power
+   * cut is harmless: claims are reset at start anyway, and a lost ack only re-sends records the beacon
+   * already holds, which it skips by id. Intake (enqueue) always commits with synchronous FULL, and that
+   * fsync also makes every earlier relaxed commit durable.
+   */
+  #relaxed<T>(work: () => T): T {
+    this.#db.pragma("synchronous = NORMAL");
+    try {
+      return work();
+    } finally {
+      this.#db.pragma("synchronous = FULL");
+    }
   }
 
   #update(seqs: readonly number[], apply: (seq: number, now: number) => void): void {
@@ -246,22 +268,25 @@ export class Outbox {
     this.#db.transaction(() => seqs.forEach((seq) => apply(seq, now)))();
   }
 
-  pending(stream: Stream): { count: number; bytes: number; oldestAt: number | null } {
-    const row = this.#pendingInfo.get(stream) as { n: number; oldest: number | null; bytes: number };
+  /** The oldest `limit` pending records of a stream: how many (at most `limit`), their bytes, the oldest's enqueue time. */
+  pendingHead(stream: Stream, limit: number): { count: number; bytes: number; oldestAt: number | null } {
+    const row = this.#pendingInfo.get({ stream, limit }) as { n: number; oldest: number | null; bytes: number };
     return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
   }
 
   counts(stream: Stream): StreamCounts {
     const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null };
-    const rows = this.#db
-      .prepare("SELECT state, count(*) AS n, min(enqueued_at) AS oldest FROM outbox WHERE stream = ? GROUP BY state")
-      .all(stream) as { state: RecordState; n: number; oldest: number }[];
-    for (const row of rows) {
-      counts[row.state] = row.n;
-      if (row.state === "pending" || row.state === "sending") {
-        counts.oldestPendingAt = Math.min(counts.oldestPendingAt ?? Infinity, row.oldest);
-      }
-    }
+    // Counted from the index alone; the oldest undelivered is the first by seq of pending or sending.
+    const rows = this.#db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state").all(stream) as { state: RecordState; n: number }[];
+    for (const row of rows) counts[row.state] = row.n;
+    const { oldest } = this.#db
+      .prepare(
+        `SELECT min(enqueued_at) AS oldest FROM outbox WHERE seq IN (
+           SELECT (SELECT seq FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT 1)
+           UNION ALL SELECT (SELECT seq FROM outbox WHERE stream = @stream AND state = 'sending' ORDER BY seq LIMIT 1))`,
+      )
+      .get({ stream }) as { oldest: number | null };
+    counts.oldestPendingAt = oldest;
     return counts;
   }
 
@@ -281,7 +306,7 @@ export class Outbox {
 
   /** Deletes completed records last updated before `before` (ms). Returns how many went. */
   pruneCompleted(before: number): number {
-    return this.#db.prepare("DELETE FROM outbox WHERE state = 'completed' AND updated_at < ?").run(before).changes;
+    return this.#db.prepare(`DELETE FROM outbox WHERE stream IN (${STREAMS}) AND state = 'completed' AND updated_at < ?`).run(before).changes;
   }
 
   /** Runs `work` in one transaction: every enqueue and setValue inside commits together or not at all. */

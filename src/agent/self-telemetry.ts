@@ -1,12 +1,11 @@
-import { logs, metrics, SeverityNumber, SpanKind, SpanStatusCode, trace, ValueType, type Counter, type Gauge, type Logger, type Tracer } from "@opentelemetry/api";
+import { SeverityNumber, SpanKind, SpanStatusCode, ValueType, type Counter, type Gauge, type Logger, type Tracer } from "@opentelemetry/api";
 import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { AggregationTemporalityPreference, OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchLogRecordProcessor } from "@opentelemetry/sdk-logs";
-import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
-import { NodeSDK } from "@opentelemetry/sdk-node";
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace";
+import { BatchLogRecordProcessor, LoggerProvider } from "@opentelemetry/sdk-logs";
+import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TappedLogEntry, WarningLogTap } from "../log.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 
@@ -47,12 +46,13 @@ const severities: [number, SeverityNumber, string][] = [
 /**
  * The sidecar's telemetry about itself, in the seed's shapes: request latency (gauge, seconds) and failed
  * requests (cumulative monotonic sum), spans of failed or slow requests, and its warning and error logs.
- * OpenTelemetry's Node SDK exports it as OTLP JSON to the sidecar's own receiver, through the same switches
- * and privacy filter as the instance's telemetry. The OTel exporters build their own HTTP agent and ignore
- * HTTPS_PROXY, so they only ever talk to loopback.
+ * OpenTelemetry's SDK providers (one per switched-on signal, not the global API, nothing read from OTEL_* env)
+ * export it as OTLP JSON to the sidecar's own receiver, through the same switches and privacy filter as the
+ * instance's telemetry. The OTel exporters build their own HTTP agent and ignore HTTPS_PROXY, so they only
+ * ever talk to loopback.
  */
 export class SelfTelemetry {
-  readonly #sdk: NodeSDK;
+  readonly #providers: { shutdown(): Promise<void> }[] = [];
   readonly #latency: Gauge | undefined;
   readonly #failed: Counter | undefined;
   readonly #tracer: Tracer | undefined;
@@ -63,35 +63,15 @@ export class SelfTelemetry {
   constructor(options: SelfTelemetryOptions) {
     const { localUrl, signals } = options;
     this.#slowMs = options.slowMs;
-    // Explicit (possibly empty) lists everywhere: the SDK would otherwise configure exporters from OTEL_* env.
-    this.#sdk = new NodeSDK({
-      resource: resourceFromAttributes({ "service.name": SERVICE_NAME, "resource.name": SERVICE_NAME, env: options.env }),
-      autoDetectResources: false,
-      resourceDetectors: [],
-      instrumentations: [],
-      textMapPropagator: null,
-      metricReaders: signals.metrics
-        ? [
-            new PeriodicExportingMetricReader({
-              exporter: new OTLPMetricExporter({
-                url: `${localUrl}/v1/metrics`,
-                temporalityPreference: AggregationTemporalityPreference.CUMULATIVE,
-              }),
-              exportIntervalMillis: options.exportIntervalMs,
-              exportTimeoutMillis: Math.min(options.exportIntervalMs, 10_000),
-            }),
-          ]
-        : [],
-      spanProcessors: signals.traces
-        ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${localUrl}/v1/traces` }), scheduledDelayMillis: options.exportIntervalMs })]
-        : [],
-      logRecordProcessors: signals.logs
-        ? [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${localUrl}/v1/logs` }), scheduledDelayMillis: options.exportIntervalMs })]
-        : [],
-    });
-    this.#sdk.start();
+    const resource = resourceFromAttributes({ "service.name": SERVICE_NAME, "resource.name": SERVICE_NAME, env: options.env });
     if (signals.metrics) {
-      const meter = metrics.getMeter(SERVICE_NAME);
+      const exporter = new OTLPMetricExporter({ url: `${localUrl}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.CUMULATIVE });
+      const reader = new PeriodicExportingMetricReader({
+        exporter,
+        exportIntervalMillis: options.exportIntervalMs,
+        exportTimeoutMillis: Math.min(options.exportIntervalMs, 10_000),
+      });
+      const meter = this.#provide(new MeterProvider({ resource, readers: [reader] })).getMeter(SERVICE_NAME);
       this.#latency = meter.createGauge("platform_http_requests_latency", { unit: "seconds", description: "request latency" });
       this.#failed = meter.createCounter("platform_http_requests_failed", {
         unit: "1",
@@ -99,12 +79,21 @@ export class SelfTelemetry {
         valueType: ValueType.INT, // the seed's sum carries asInt
       });
     }
-    if (signals.traces) this.#tracer = trace.getTracer(SERVICE_NAME);
+    if (signals.traces) {
+      const processor = new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${localUrl}/v1/traces` }), scheduledDelayMillis: options.exportIntervalMs });
+      this.#tracer = this.#provide(new TracerProvider({ resource, spanProcessors: [processor] })).getTracer(SERVICE_NAME);
+    }
     if (signals.logs && options.logTap) {
-      this.#logger = logs.getLogger(SERVICE_NAME);
+      const processor = new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${localUrl}/v1/logs` }), scheduledDelayMillis: options.exportIntervalMs });
+      this.#logger = this.#provide(new LoggerProvider({ resource, processors: [processor] })).getLogger(SERVICE_NAME);
       this.#logTap = options.logTap;
       this.#logTap.listen((entry) => this.#emitLog(entry));
     }
+  }
+
+  #provide<P extends { shutdown(): Promise<void> }>(provider: P): P {
+    this.#providers.push(provider);
+    return provider;
   }
 
   observe(request: RequestObservation): void {
@@ -145,7 +134,7 @@ export class SelfTelemetry {
     this.#logTap?.listen(undefined);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.#sdk.shutdown().catch(() => undefined),
+      Promise.all(this.#providers.map((provider) => provider.shutdown().catch(() => undefined))),
       new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_TIMEOUT_MS))),
     ]);
     clearTimeout(timer);

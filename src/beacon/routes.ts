@@ -4,8 +4,9 @@ import { HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
 import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../protocol/otlp.ts";
-import { IngestTracesRequest, type IngestTracesResponse } from "../protocol/trace-transaction.ts";
+import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
+import { GroupCommit } from "../group-commit.ts";
 import { parseRequest } from "../http/validate.ts";
 import type { Authenticator } from "./authenticate.ts";
 import type { BeaconStore } from "./store.ts";
@@ -20,6 +21,13 @@ export interface BeaconDeps {
 
 export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): void {
   const { store, auth, tokens, now } = deps;
+  // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
+  const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>((jobs) => {
+    let inserted: number[] = [];
+    const receivedAt = now();
+    store.atomically(() => (inserted = jobs.map((job) => store.insertTransactions(job.licenseId, job.transactions, receivedAt))));
+    return inserted;
+  });
 
   app.post(beaconPaths.verify, async (request): Promise<VerifyResponse> => {
     const body = parseRequest(VerifyRequest, request.body);
@@ -31,7 +39,7 @@ export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): vo
   app.post(beaconPaths.ingestTraces, async (request): Promise<IngestTracesResponse> => {
     const body = parseRequest(IngestTracesRequest, request.body);
     const license = await auth.licenseAndBearer(request, body.license);
-    const inserted = store.insertTransactions(license.id, body.trace_transactions, now());
+    const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });
     request.log.info(
       { licenseId: license.id, received: body.trace_transactions.length, inserted },
       "trace transactions ingested",

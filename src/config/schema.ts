@@ -62,6 +62,7 @@ export const AgentConfigFile = z.strictObject({
     .strictObject({
       telemetryMaxBytes: ByteSize.prefault("256MiB"),
       batchTransactions: z.int().min(1).max(10_000).default(500),
+      sendConcurrency: z.int().min(1).max(16).default(4),
       bodyLimit: ByteSize.prefault("16MiB"),
       telemetryBatchBytes: ByteSize.prefault("4MiB"),
     })

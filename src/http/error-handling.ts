@@ -1,6 +1,10 @@
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { HttpError } from "../errors.ts";
 import { RequestValidationError } from "./validate.ts";
+
+function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.code(404).send({ detail: `no route ${request.method} ${request.url.split("?")[0]}`, code: "ERR_NOT_FOUND" });
+}
 
 /**
  * Every error a server answers is JSON: 422 `{detail: [...]}` for validation, `{detail, code}` otherwise.
@@ -9,7 +13,20 @@ import { RequestValidationError } from "./validate.ts";
 export function installErrorHandling(app: FastifyInstance): void {
   // JSON only: a text/plain body would otherwise reach the handlers as a string.
   app.removeContentTypeParser("text/plain");
+  // JSON routes read bodies as sent: a compressed one would fail as "not valid JSON", and a plain one labelled
+  // compressed would pass, so any Content-Encoding is refused as an unsupported media type.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const encoding = request.headers["content-encoding"];
+    if (encoding && encoding.toLowerCase() !== "identity") {
+      return done(new HttpError(415, "ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported here; send the JSON uncompressed`), undefined);
+    }
+    parseJson(request, body as string, done);
+  });
   app.setErrorHandler((error: FastifyError | HttpError | Error, request, reply) => {
+    // An unknown route is 404 whatever its body was.
+    if (request.is404) return notFound(request, reply);
     if (error instanceof RequestValidationError) {
       return reply.code(422).send({ detail: error.detail });
     }
@@ -30,7 +47,5 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, "request failed");
     return reply.code(500).send({ detail: "internal error; see the server log", code: "ERR_INTERNAL" });
   });
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ detail: `no route ${request.method} ${request.url.split("?")[0]}`, code: "ERR_NOT_FOUND" });
-  });
+  app.setNotFoundHandler(notFound);
 }

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { HttpError } from "../errors.ts";
+import { jsonShapeProblem, MAX_JSON_DEPTH } from "../protocol/json-shape.ts";
 import { toValidationErrors, type ValidationError } from "../protocol/validation-error.ts";
 
 /** A request whose body, query or params fail their schema: answered 422 with an HTTPValidationError. */
@@ -13,7 +14,17 @@ export class RequestValidationError extends HttpError {
 
 /** Parses `input` with `schema`, or throws a RequestValidationError whose `loc` paths start with `source`. */
 export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, source = "body"): z.output<S> {
-  const result = schema.safeParse(input);
+  if (jsonShapeProblem(input) === "too_deep") {
+    throw new RequestValidationError([{ loc: [source], msg: `nested deeper than ${MAX_JSON_DEPTH} levels`, type: "json_invalid" }]);
+  }
+  let result: z.ZodSafeParseResult<z.output<S>>;
+  try {
+    result = schema.safeParse(input);
+  } catch (err) {
+    // zod passes issue lists up as call arguments: a few hundred thousand bad values overflow the stack.
+    if (!(err instanceof RangeError)) throw err;
+    throw new RequestValidationError([{ loc: [source], msg: "too many invalid values to list; send fewer at a time", type: "too_many_errors" }]);
+  }
   if (!result.success) throw new RequestValidationError(toValidationErrors(result.error, input, source));
   return result.data;
 }

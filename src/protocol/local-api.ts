@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { TraceTransaction } from "./trace-transaction.ts";
+import { TraceTransactionList } from "./trace-transaction.ts";
 
 /** POST /v1/transactions on the sidecar: billing input from the instance. */
 export const TransactionsRequest = z.object({
-  trace_transactions: z.array(TraceTransaction).min(1, { message: "must hold at least one transaction" }),
+  trace_transactions: TraceTransactionList.min(1, { message: "must hold at least one transaction" }),
 });
 export type TransactionsRequest = z.infer<typeof TransactionsRequest>;
 

@@ -28,10 +28,21 @@ export const TraceTransaction = z
   });
 export type TraceTransaction = z.infer<typeof TraceTransaction>;
 
+/**
+ * Most trace transactions one request may carry (the sidecar sends at most `limits.batchTransactions`, itself at
+ * most this). Checked before any element: a body of a million bad ones would cost an issue per field each.
+ */
+export const MAX_REQUEST_TRANSACTIONS = 10_000;
+
+/** A list of trace transactions as a request carries it. */
+export const TraceTransactionList = z
+  .array(TraceTransaction)
+  .max(MAX_REQUEST_TRANSACTIONS, { message: `must hold at most ${MAX_REQUEST_TRANSACTIONS} transactions` });
+
 /** POST /v1/beacon/ingest-traces request. */
 export const IngestTracesRequest = z.object({
   license: z.string().min(1, { message: "must not be empty" }),
-  trace_transactions: z.array(TraceTransaction),
+  trace_transactions: TraceTransactionList,
 });
 export type IngestTracesRequest = z.infer<typeof IngestTracesRequest>;
 

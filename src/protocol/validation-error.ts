@@ -23,16 +23,21 @@ function hasKey(input: unknown, path: readonly PropertyKey[], key: PropertyKey):
   return node !== null && typeof node === "object" && Object.hasOwn(node, key);
 }
 
+/** Problems listed at most: a body of many bad values is answered with its first ones, not a larger answer. */
+export const MAX_VALIDATION_ERRORS = 100;
+
 /**
- * Turns a zod failure into the seed's ValidationError list. `loc` starts with where the value came from
- * ("body", "query", ...), then the path into it. Input values are never echoed: they may hold a license key.
+ * Turns a zod failure into the seed's ValidationError list (the first MAX_VALIDATION_ERRORS). `loc` starts with
+ * where the value came from ("body", "query", ...), then the path into it. Input values are never echoed: they
+ * may hold a license key.
  */
 export function toValidationErrors(error: z.ZodError, input: unknown, source: string): ValidationError[] {
   const detail: ValidationError[] = [];
   for (const issue of error.issues) {
+    if (detail.length >= MAX_VALIDATION_ERRORS) break;
     const path = issue.path.filter((p): p is Loc => typeof p === "string" || typeof p === "number");
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
+      for (const key of issue.keys.slice(0, MAX_VALIDATION_ERRORS - detail.length)) {
         detail.push({ loc: [source, ...path, key], msg: "Extra inputs are not permitted", type: "extra_forbidden" });
       }
     } else if (issue.code === "invalid_type" && path.length > 0 && !hasKey(input, path.slice(0, -1), path.at(-1)!)) {

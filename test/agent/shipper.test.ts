@@ -25,6 +25,7 @@ test("a record the shipper cannot even encode does not stop the stream: it stays
     token: () => undefined,
     onUnauthorized: () => {},
     flushMs: 1,
+    concurrency: 4,
     minBackoffMs: 1,
     maxBackoffMs: 20,
   });

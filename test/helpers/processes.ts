@@ -5,7 +5,12 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import type { TestLicense } from "./fixtures.ts";
 
-const CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
+let CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
+
+/** Runs later processes from another entry point (the benchmarks use the compiled dist/cli.js, as the image does). */
+export function useCli(path: string): void {
+  CLI = path;
+}
 
 export function tempDir(prefix = "egress-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -35,9 +40,14 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `egress-agent ARGS` and waits for the JSON log line `readyMessage`, which carries the `url`. */
-export function startService(args: string[], readyMessage: string, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `egress-agent ARGS` and waits for the JSON log line `readyMessage`, which carries the `url`.
+ * `launcher`: a command that ends by exec-ing its arguments (node, the CLI, ARGS), e.g. to give the process a
+ * mount namespace of its own; the child's pid stays the CLI's.
+ */
+export function startService(args: string[], readyMessage: string, env: NodeJS.ProcessEnv = {}, launcher: string[] = []): Promise<ServiceProcess> {
+  const [command, ...commandArgs] = [...launcher, process.execPath, CLI, ...args];
+  const child = spawn(command!, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {

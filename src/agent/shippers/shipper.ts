@@ -4,6 +4,7 @@ import { backoff } from "../backoff.ts";
 import type { BeaconClient } from "../beacon-client.ts";
 import type { Outbox, OutboxRecord, Stream } from "../outbox.ts";
 import type { StreamHealth } from "../stream-health.ts";
+import { isDiskFull } from "../disk-space.ts";
 import { classify, classifyError, RetryableDeliveryError, type Outcome } from "./delivery.ts";
 
 /** How one stream is shipped: where to, in what batches, in what envelope. */
@@ -29,6 +30,8 @@ export interface ShipperOptions {
   /** Called on 401: the token is stale; verify the license again. */
   onUnauthorized: () => void;
   flushMs: number;
+  /** Batches in flight at once while deliveries succeed. */
+  concurrency: number;
   minBackoffMs: number;
   maxBackoffMs: number;
   now?: () => number;
@@ -63,7 +66,14 @@ export class Shipper {
   /** Aborted when the drain grace runs out: cuts an in-flight request. */
   readonly #cutRequests = new AbortController();
   #wake: (() => void) | null = null;
+  readonly #inFlight = new Set<Promise<void>>();
   #running: Promise<void> | null = null;
+  /** Claimed records the outbox could not hand back yet (its disk was full): handed back before the next claim. */
+  readonly #stranded = new Set<number>();
+  /** False from a failed attempt until the next delivery: only one batch is in flight meanwhile. */
+  #healthy = true;
+  /** After an unexpected error, no new batch before this time (ms). */
+  #pausedUntil = 0;
 
   constructor(options: ShipperOptions) {
     this.#o = options;
@@ -90,23 +100,47 @@ export class Shipper {
 
   async #loop(): Promise<void> {
     const { outbox, policy, flushMs } = this.#o;
+    const inFlight = this.#inFlight;
     while (!this.#stopping.signal.aborted) {
-      const { count, bytes, oldestAt } = outbox.pending(policy.stream);
+      // A healthy stream keeps several batches in flight (the beacon works on one while the next travels);
+      // a failing one probes with a single batch, so an outage is never met with a burst.
+      if (inFlight.size >= (this.#healthy ? this.#o.concurrency : 1)) {
+        await this.#idle(Infinity); // a finishing batch wakes the loop
+        continue;
+      }
+      if (this.#stranded.size > 0 && !this.#release([])) {
+        await sleep(this.#o.maxBackoffMs, this.#stopping.signal);
+        continue;
+      }
+      const pausedMs = this.#pausedUntil - this.#now();
+      const { count, bytes, oldestAt } = outbox.pendingHead(policy.stream, policy.batchSize);
       const full = count >= policy.batchSize || bytes >= (policy.batchBytes ?? Infinity);
-      const waitMs = count === 0 ? Infinity : full ? 0 : oldestAt! + flushMs - this.#now();
+      const waitMs = Math.max(pausedMs, count === 0 ? Infinity : full ? 0 : oldestAt! + flushMs - this.#now());
       if (waitMs > 0) {
         await this.#idle(waitMs);
         continue;
       }
-      try {
-        await this.#ship(outbox.claim(policy.stream, policy.batchSize, policy.batchBytes));
-      } catch (err) {
-        // A bug or a corrupt record must not stop a stream for good: the batch is already released; retry later.
-        this.#o.logger.error({ err, stream: policy.stream }, "shipping failed unexpectedly; retrying after backoff");
-        this.#o.health.failure((err as Error).message);
-        await sleep(this.#o.maxBackoffMs, this.#stopping.signal);
-      }
+      // Async so that a claim that throws (a full disk) rejects `shipping` instead of ending the loop.
+      const shipping: Promise<void> = (async () => this.#ship(outbox.claim(policy.stream, policy.batchSize, policy.batchBytes)))()
+        .catch((err) => {
+          // A full disk, a bug or a corrupt record must not stop a stream for good: the batch is released (or kept
+          // claimed until the outbox can be written again; the beacon dedups a re-send); retry later.
+          if (isDiskFull(err)) {
+            this.#o.health.failure(`data dir full: delivery state could not be written (${(err as Error).message})`);
+          } else {
+            this.#o.logger.error({ err, stream: policy.stream }, "shipping failed unexpectedly; retrying after backoff");
+            this.#o.health.failure((err as Error).message);
+          }
+          this.#healthy = false;
+          this.#pausedUntil = this.#now() + this.#o.maxBackoffMs;
+        })
+        .finally(() => {
+          inFlight.delete(shipping);
+          this.wake();
+        });
+      inFlight.add(shipping);
     }
+    await Promise.all(inFlight);
   }
 
   /** Waits for `ms`, a wake() or stop(); Infinity waits for either of the latter. */
@@ -130,7 +164,9 @@ export class Shipper {
     try {
       await pRetry(() => this.#deliver([...open.values()], open), {
         ...backoff(this.#o.minBackoffMs, this.#o.maxBackoffMs, this.#stopping.signal),
-        shouldRetry: ({ error }) => error instanceof RetryableDeliveryError,
+        // With other batches in flight, a failing one steps back (its records pending again) rather than
+        // retrying beside them: one batch probes a failing beacon.
+        shouldRetry: ({ error }) => error instanceof RetryableDeliveryError && this.#inFlight.size <= 1,
         onFailedAttempt: async ({ error, retryDelay }) => {
           const retryAfter = (error as RetryableDeliveryError).retryAfterMs ?? 0;
           // The beacon's Retry-After beats our own backoff, even past maxBackoff (bounded by an hour).
@@ -138,10 +174,29 @@ export class Shipper {
         },
       });
     } catch (err) {
-      if (!this.#stopping.signal.aborted) throw err;
+      if (err instanceof RetryableDeliveryError) {
+        // Stepped back for the batch that probes; no new batch sooner than a first retry would be.
+        this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + this.#o.minBackoffMs);
+      } else if (!this.#stopping.signal.aborted) throw err;
     } finally {
-      // Whatever is still open was not delivered: back to pending for the next run or the next start.
-      if (open.size > 0) this.#o.outbox.release([...open.keys()]);
+      // Whatever is still open was not delivered (or its ack could not be written): back to pending.
+      if (open.size > 0) this.#release([...open.keys()]);
+    }
+  }
+
+  /**
+   * Hands claimed records back to pending. When the outbox cannot be written (a full disk) they stay claimed,
+   * kept here, and are handed back at the next round. False while that still fails.
+   */
+  #release(seqs: readonly number[]): boolean {
+    for (const seq of seqs) this.#stranded.add(seq);
+    try {
+      this.#o.outbox.release([...this.#stranded]);
+      this.#stranded.clear();
+      return true;
+    } catch (err) {
+      this.#o.health.failure(`${isDiskFull(err) ? "data dir full: " : ""}claimed records could not be handed back yet (${(err as Error).message})`);
+      return false;
     }
   }
 
@@ -156,6 +211,7 @@ export class Shipper {
         else outbox.remove(seqs);
         seqs.forEach((seq) => open.delete(seq));
         health.success();
+        this.#healthy = true;
         return;
       case "rejected":
         if (records.length === 1) {
@@ -177,6 +233,7 @@ export class Shipper {
         outbox.fail(seqs, outcome.reason);
         for (const r of records) r.attempts++;
         health.failure(outcome.reason);
+        this.#healthy = false;
         throw new RetryableDeliveryError(outcome.reason, outcome.kind === "retry" ? outcome.retryAfterMs : undefined);
     }
   }

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { isRecord } from "../../config/load.ts";
+import { jsonShapeProblem } from "../../protocol/json-shape.ts";
 import {
   LogRecord,
   Metric,
@@ -61,9 +62,30 @@ function listAt(parent: Record<string, unknown>, key: string, where: string): un
   return value;
 }
 
-function describe(path: string, error: z.ZodError): string {
-  const issue = error.issues[0]!;
-  return `${[path, ...issue.path.map(String)].join(".")}: ${issue.message}`;
+/** Values (objects, arrays, scalars) one resource, scope or item may hold; a larger one is rejected unread. */
+const MAX_ITEM_VALUES = 50_000;
+
+type Parsed<T> = { success: true; data: T } | { success: false; reason: (path: string) => string };
+
+/**
+ * safeParse, bounded: a part too deep or too large is refused before zod sees it (zod would overflow the stack,
+ * or make an issue per bad value until the heap is gone), and so is one whose issue list overflows the stack.
+ */
+function parsePart<S extends z.ZodType>(schema: S, raw: unknown): Parsed<z.output<S>> {
+  const problem = jsonShapeProblem(raw, MAX_ITEM_VALUES);
+  if (problem) {
+    return { success: false, reason: (path) => `${path}: ${problem === "too_deep" ? "nested too deeply" : `more than ${MAX_ITEM_VALUES} values`}` };
+  }
+  let result: z.ZodSafeParseResult<z.output<S>>;
+  try {
+    result = schema.safeParse(raw);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return { success: false, reason: (path) => `${path}: too many invalid values` };
+  }
+  if (result.success) return result;
+  const issue = result.error.issues[0]!;
+  return { success: false, reason: (path) => `${[path, ...issue.path.map(String)].join(".")}: ${issue.message}` };
 }
 
 /**
@@ -88,19 +110,19 @@ export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unkn
     const where = `${shape.resources}.${r}`;
     if (!isRecord(rawResource)) return reject(1, `${where}: must be an object`);
     const rawScopes = listAt(rawResource, shape.scopes, `${where}.`);
-    const resource = Resource.safeParse(rawResource.resource ?? {});
+    const resource = parsePart(Resource, rawResource.resource ?? {});
     const scopes: unknown[] = [];
     rawScopes.forEach((rawScope, s) => {
       const scopeWhere = `${where}.${shape.scopes}.${s}`;
       const rawItems = isRecord(rawScope) ? listAt(rawScope, shape.items, `${scopeWhere}.`) : [];
       const rawCount = rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
-      if (!resource.success) return reject(rawCount, describe(`${where}.resource`, resource.error));
+      if (!resource.success) return reject(rawCount, resource.reason(`${where}.resource`));
       if (!isRecord(rawScope)) return reject(1, `${scopeWhere}: must be an object`);
-      const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : Scope.safeParse(rawScope.scope);
-      if (scope && !scope.success) return reject(rawCount, describe(`${scopeWhere}.scope`, scope.error));
+      const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : parsePart(Scope, rawScope.scope);
+      if (scope && !scope.success) return reject(rawCount, scope.reason(`${scopeWhere}.scope`));
       const items: unknown[] = [];
       rawItems.forEach((rawItem, i) => {
-        const item = shape.item.safeParse(rawItem);
+        const item = parsePart(shape.item, rawItem);
         const itemWhere = `${scopeWhere}.${shape.items}.${i}`;
         if (item.success) {
           items.push(item.data);
@@ -108,7 +130,7 @@ export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unkn
         } else if (isRecord(rawItem) && unsupportedMetricTypes.some((t) => rawItem[t] !== undefined)) {
           reject(shape.countRaw(rawItem), `${itemWhere}: only gauge and sum metrics are forwarded`);
         } else {
-          reject(shape.countRaw(rawItem), describe(itemWhere, item.error));
+          reject(shape.countRaw(rawItem), item.reason(itemWhere));
         }
       });
       if (items.length > 0) scopes.push({ ...(scope ? { scope: scope.data } : {}), [shape.items]: items });

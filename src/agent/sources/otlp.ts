@@ -3,9 +3,11 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { HttpError } from "../../errors.ts";
 import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
 import { decodeOtlpProtobuf, encodeOtlpResponse, encodeRpcStatus } from "../../protocol/otlp-protobuf.ts";
+import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
 import type { AgentMetrics } from "../metrics.ts";
 import type { ByteCap, Outbox } from "../outbox.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy.ts";
+import { installOtlpErrorHandling } from "./otlp-errors.ts";
 import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
 
 const PROTOBUF = "application/x-protobuf";
@@ -23,6 +25,8 @@ export interface OtlpReceiverOptions {
   privacy: PrivacyPolicy;
   cap: ByteCap;
   metrics: AgentMetrics;
+  /** Below twice the data dir's delivery reserve telemetry is not kept (billing gets the rest of the disk). */
+  space: DataDirSpace;
   onEnqueued(signal: OtlpSignal): void;
 }
 
@@ -37,12 +41,16 @@ function answer(reply: FastifyReply, protobuf: boolean, status: number, json: un
  * POST /v1/metrics, /v1/traces, /v1/logs: the OTLP/HTTP receiver the instance's exporters point at (JSON or
  * protobuf, gzip or deflate). Valid items pass the privacy filter and, when their signal is on, are
  * committed to the outbox under the telemetry byte cap; invalid items are rejected alone (partial success).
+ * When the data dir is (nearly) full, what would be kept is dropped, counted (reason disk_full) and reported
+ * as rejected in a 200 partial success: best-effort telemetry is not worth a retry (OTLP/HTTP retries only
+ * 429, 502, 503, 504), and an exporter must not hold the instance's memory waiting for disk space.
  */
 export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpReceiverOptions): Promise<void> {
-  const { outbox, enabled, privacy, cap, metrics } = options;
+  const { outbox, enabled, privacy, cap, metrics, space } = options;
   await app.register(async (scope) => {
     // These routes decode their own bodies, so an undecodable one is the OTLP 400, not the local API's 422.
     scope.removeAllContentTypeParsers();
+    installOtlpErrorHandling(scope);
     scope.addContentTypeParser(["application/json", PROTOBUF], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
     await scope.register(fastifyCompress, {
       globalCompression: false,
@@ -67,6 +75,7 @@ export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpRe
           return badRequest(`the body is not a valid OTLP ${protobuf ? "protobuf" : "JSON"} export request`);
         }
 
+        let diskFull = 0;
         metrics.received(signal, parsed.accepted + parsed.rejected);
         metrics.dropped(signal, "rejected", parsed.rejected);
         if (!enabled[signal]) {
@@ -77,23 +86,29 @@ export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpRe
           metrics.droppedAttributes(signal, filtered.droppedAttributes);
           if (filtered.request) {
             try {
-              const result = outbox.enqueueWithinCap(signal, [{ body: JSON.stringify(filtered.request) }], cap);
-              metrics.overflow(result.droppedRecords, result.droppedBytes);
+              if (space.roomForTelemetry()) {
+                const result = outbox.enqueueWithinCap(signal, [{ body: JSON.stringify(filtered.request) }], cap);
+                metrics.overflow(result.droppedRecords, result.droppedBytes);
+                options.onEnqueued(signal);
+              } else diskFull = filtered.kept;
             } catch (err) {
-              if ((err as { code?: string }).code !== "SQLITE_FULL") throw err;
-              // Best-effort telemetry: a full disk loses it (counted) and must not fail the instance's exporter.
-              metrics.dropped(signal, "disk_full", filtered.kept);
-              request.log.warn({ signal }, "data dir full: operational telemetry dropped");
+              if (!isDiskFull(err)) throw err;
+              diskFull = filtered.kept;
             }
-            options.onEnqueued(signal);
+            // Best-effort telemetry: a full disk loses it (counted, and logged once by DataDirSpace).
+            metrics.dropped(signal, "disk_full", diskFull);
           }
         }
 
-        if (parsed.rejected === 0) return answer(reply, protobuf, 200, {}, () => encodeOtlpResponse(signal));
-        const errorMessage = `${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`;
+        const rejected = parsed.rejected + diskFull;
+        if (rejected === 0) return answer(reply, protobuf, 200, {}, () => encodeOtlpResponse(signal));
+        const errorMessage = [
+          ...(parsed.rejected > 0 ? [`${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`] : []),
+          ...(diskFull > 0 ? [`${diskFull} item(s) dropped: the egress-agent data dir is full, operational telemetry is not kept until there is room`] : []),
+        ].join("; ");
         const field = otlpSignals[signal].fields.rejected;
-        return answer(reply, protobuf, 200, { partialSuccess: { [field]: parsed.rejected, errorMessage } }, () =>
-          encodeOtlpResponse(signal, { rejected: parsed.rejected, errorMessage }),
+        return answer(reply, protobuf, 200, { partialSuccess: { [field]: rejected, errorMessage } }, () =>
+          encodeOtlpResponse(signal, { rejected, errorMessage }),
         );
       });
     }

@@ -1,26 +1,33 @@
 import type { FastifyInstance } from "fastify";
-import { HttpError } from "../../errors.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { TransactionsRequest, type TransactionsAccepted } from "../../protocol/local-api.ts";
+import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
+import { GroupCommit } from "../../group-commit.ts";
 import type { Outbox } from "../outbox.ts";
 
 /**
  * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox before
- * the 202; a bad batch is 422 and stores nothing; an id already held is not stored (or sent) twice.
+ * the 202 (batches arriving together share one commit); a bad batch is 422 and stores nothing; an id already
+ * held is not stored (or sent) twice. Below the data dir's delivery reserve (or on a full disk) it is 507
+ * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room.
  */
-export function registerTransactionsSource(app: FastifyInstance, outbox: Outbox, onEnqueued: () => void): void {
+export function registerTransactionsSource(app: FastifyInstance, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
+  type Batch = Parameters<Outbox["enqueue"]>[1];
+  const commits = new GroupCommit<Batch, number>((batches) => {
+    let inserted: number[] = [];
+    outbox.atomically(() => (inserted = batches.map((batch) => outbox.enqueue("billing", batch))));
+    return inserted;
+  });
   app.post("/v1/transactions", async (request, reply): Promise<TransactionsAccepted> => {
     const body = parseRequest(TransactionsRequest, request.body);
+    space.assertRoomForBilling();
     let inserted: number;
     try {
-      inserted = outbox.enqueue(
-        "billing",
+      inserted = await commits.submit(
         body.trace_transactions.map((t) => ({ recordId: t.id, body: JSON.stringify(t), attempts: t.num_failed_send_attempts })),
       );
     } catch (err) {
-      if ((err as { code?: string }).code === "SQLITE_FULL") {
-        throw new HttpError(507, "EGRESS_ERR_DISK_FULL", "the data dir is full; nothing of this batch was stored, retry later");
-      }
+      if (isDiskFull(err)) throw space.full();
       throw err;
     }
     onEnqueued();

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
+import { HttpError } from "../../errors.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { UsageMeasures } from "../../protocol/usage-snapshot.ts";
+import { isDiskFull } from "../disk-space.ts";
 import type { PushedMeasures } from "../usage/measures-source.ts";
 
 /**
@@ -11,7 +13,12 @@ import type { PushedMeasures } from "../usage/measures-source.ts";
 export function registerUsageMeasuresSource(app: FastifyInstance, pushed: PushedMeasures | undefined): void {
   app.post("/v1/usage/measures", async (request, reply) => {
     const measures = parseRequest(UsageMeasures, request.body);
-    pushed?.store(measures);
+    try {
+      pushed?.store(measures);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      throw new HttpError(507, "EGRESS_ERR_DISK_FULL", "the data dir is full; the counts were not stored: free space on its volume, then send them again");
+    }
     reply.code(202);
     return { stored: pushed !== undefined };
   });

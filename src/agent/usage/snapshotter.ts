@@ -96,10 +96,17 @@ export class UsageSnapshotter {
       return false;
     }
     const snapshot: StoredSnapshot = { from_timestamp: offsetTimestamp(from), to_timestamp: offsetTimestamp(to), measures };
-    outbox.atomically(() => {
-      outbox.enqueue("usage", [{ recordId: snapshot.from_timestamp, body: JSON.stringify(snapshot) }]);
-      outbox.setValue(WINDOW_KEY, snapshot.to_timestamp);
-    });
+    try {
+      outbox.atomically(() => {
+        outbox.enqueue("usage", [{ recordId: snapshot.from_timestamp, body: JSON.stringify(snapshot) }]);
+        outbox.setValue(WINDOW_KEY, snapshot.to_timestamp);
+      });
+    } catch (err) {
+      // A full data dir: the window stays open (nothing was committed) and is closed at the next try.
+      logger.warn({ err, from: snapshot.from_timestamp }, "usage snapshot postponed: it could not be stored");
+      this.#o.health.failure(`snapshot postponed: it could not be stored: ${(err as Error).message}`);
+      return false;
+    }
     logger.info({ from: snapshot.from_timestamp, to: snapshot.to_timestamp, source: source.name }, "usage snapshot taken");
     this.#o.onEnqueued();
     return true;

@@ -1,0 +1,35 @@
+// Floors: the same work done by the bare parts, measured in the same run as the sidecar's figures.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import Fastify from "fastify";
+import { postAll } from "./measure.ts";
+
+/** Seconds to insert the transactions of `bodies` with raw better-sqlite3, one transaction per body. */
+export function sqliteInsertSeconds(bodies: readonly string[]): number {
+  const dir = mkdtempSync(join(tmpdir(), "egress-bench-floor-"));
+  const db = new Database(join(dir, "floor.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.exec("CREATE TABLE t (seq INTEGER PRIMARY KEY, record_id TEXT UNIQUE, body TEXT)");
+  const insert = db.prepare("INSERT INTO t (record_id, body) VALUES (?, ?)");
+  const rows = bodies.map((b) => (JSON.parse(b).trace_transactions as { id: string }[]).map((t) => [t.id, JSON.stringify(t)] as const));
+  const started = performance.now();
+  for (const batch of rows) db.transaction(() => batch.forEach(([id, body]) => insert.run(id, body)))();
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  return seconds;
+}
+
+/** Seconds to POST `bodies` (8 clients) to an empty Fastify route that parses JSON and answers 202. */
+export async function httpPostSeconds(bodies: readonly string[]): Promise<number> {
+  const app = Fastify({ bodyLimit: 64 * 1024 * 1024 });
+  app.post("/", async (_request, reply) => reply.code(202).send({ ok: true }));
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const seconds = await postAll(`http://127.0.0.1:${port}/`, bodies);
+  await app.close();
+  return seconds;
+}

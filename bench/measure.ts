@@ -1,0 +1,53 @@
+// What the benchmarks read off a process and how they load it. Linux /proc only; loopback only.
+import { readFileSync } from "node:fs";
+import { cpus, totalmem, release } from "node:os";
+
+export const CLIENTS = 8;
+
+/** POSTs every body with CLIENTS concurrent clients; returns the seconds it took. Any non-2xx stops the run. */
+export async function postAll(url: string, bodies: readonly (string | Buffer)[], headers: Record<string, string> = {}): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+        await response.arrayBuffer();
+        if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+function statusField(pid: number, field: string): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`));
+  return Number(line?.split(/\s+/)[1] ?? NaN) * 1024;
+}
+
+/** Resident set size now, and its peak since the process started (bytes). */
+export const rss = (pid: number) => statusField(pid, "VmRSS");
+export const peakRss = (pid: number) => statusField(pid, "VmHWM");
+
+/** User + system CPU seconds the process has used (clock ticks are 1/100 s on Linux). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  const fs = readFileSync("/proc/mounts", "utf8").split("\n").find((l) => l.split(" ")[1] === "/")?.split(" ")[2] ?? "?";
+  return `${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, root fs ${fs}, Node ${process.version}`;
+}
+
+export const mb = (bytes: number) => bytes / 1e6;
+export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}

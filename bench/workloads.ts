@@ -1,0 +1,38 @@
+// The bodies the benchmarks send: the same ones go to the sidecar and to the floors.
+import { randomUUID } from "node:crypto";
+import { metricsRequest, traceTransactions } from "../test/helpers/fixtures.ts";
+
+export const BATCH = 500;
+export const BATCHES = 100;
+export const INGEST_TOTAL = BATCH * BATCHES;
+
+/** POST /v1/transactions bodies: BATCHES batches of BATCH trace transactions. */
+export function transactionBodies(): string[] {
+  return Array.from({ length: BATCHES }, () => JSON.stringify({ trace_transactions: traceTransactions(BATCH) }));
+}
+
+export const OTLP_POINTS = 100;
+export const OTLP_REQUESTS = 1_000;
+
+/**
+ * Metrics export requests of OTLP_POINTS gauge points, each with the three allowlisted attributes, two the
+ * privacy filter drops, and an endpoint it must template: the filter has work on every point.
+ */
+export function otlpBodies(): string[] {
+  return Array.from({ length: OTLP_REQUESTS }, (_, r) => {
+    const request = metricsRequest();
+    const gauge = request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!;
+    const point = gauge.dataPoints[0]!;
+    gauge.dataPoints = Array.from({ length: OTLP_POINTS }, (_, i) => ({
+      ...point,
+      attributes: [
+        { key: "endpoint", value: { stringValue: `/threads/${randomUUID()}/runs/${r * OTLP_POINTS + i}` } },
+        { key: "method", value: { stringValue: "POST" } },
+        { key: "service_name", value: { stringValue: "backend" } },
+        { key: "user.email", value: { stringValue: `user${i}@example.com` } },
+        { key: "http.url", value: { stringValue: `https://api.example.com/x?token=${randomUUID()}` } },
+      ],
+    }));
+    return JSON.stringify(request);
+  });
+}

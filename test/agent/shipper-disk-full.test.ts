@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pino from "pino";
+import type { BeaconClient } from "../../src/agent/beacon-client.ts";
+import { Outbox } from "../../src/agent/outbox.ts";
+import { billingPolicy } from "../../src/agent/shippers/billing.ts";
+import { Shipper } from "../../src/agent/shippers/shipper.ts";
+import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+/** SQLite's answer to a write on a full disk, as better-sqlite3 throws it. */
+const diskFull = () => Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+
+/** A real outbox whose next few claims, acks and releases fail as on a full disk. */
+class FillingOutbox extends Outbox {
+  failing = { claim: 2, ack: 2, release: 3 };
+
+  #fails(write: keyof FillingOutbox["failing"]): boolean {
+    return this.failing[write] > 0 && this.failing[write]-- > 0;
+  }
+
+  override claim(...args: Parameters<Outbox["claim"]>) {
+    if (this.#fails("claim")) throw diskFull();
+    return super.claim(...args);
+  }
+
+  override ack(seqs: readonly number[]): void {
+    if (this.#fails("ack")) throw diskFull();
+    super.ack(seqs);
+  }
+
+  override release(seqs: readonly number[]): void {
+    if (this.#fails("release")) throw diskFull();
+    super.release(seqs);
+  }
+}
+
+test("a full disk under the shipper (claim, ack and release failing) neither ends its loop nor loses or strands a record", async () => {
+  const outbox = new FillingOutbox(tempDir());
+  const ids = Array.from({ length: 10 }, (_, i) => `tx-${i}`);
+  outbox.enqueue("billing", ids.map((id) => ({ recordId: id, body: JSON.stringify({ id }) })));
+  const logger = pino({ level: "silent" });
+  const health = new StreamHealth(logger, "billing");
+  // Unit test: a stand-in beacon that takes every batch (it dedups by id, so a re-send after a lost ack is harmless).
+  const received: string[] = [];
+  const client = {
+    post: async (_path: string, body: { trace_transactions: { id: string }[] }) => {
+      received.push(...body.trace_transactions.map((t) => t.id));
+      return { status: 200, body: { inserted_count: body.trace_transactions.length } };
+    },
+  } as unknown as BeaconClient;
+  const shipper = new Shipper({
+    policy: billingPolicy("lic-key", 10),
+    outbox,
+    client,
+    health,
+    logger,
+    token: () => undefined,
+    onUnauthorized: () => {},
+    flushMs: 1,
+    concurrency: 2,
+    minBackoffMs: 1,
+    maxBackoffMs: 10,
+  });
+  shipper.start();
+  try {
+    const deadline = Date.now() + 5_000;
+    while (outbox.counts("billing").completed < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  } finally {
+    await shipper.stop(100);
+  }
+  const counts = outbox.counts("billing");
+  assert.deepEqual([counts.pending, counts.sending, counts.completed, counts.failed], [0, 0, 10, 0], "every record delivered and acked");
+  assert.deepEqual(outbox.failing, { claim: 0, ack: 0, release: 0 }, "every failure was met (the loop carried on past each)");
+  assert.deepEqual(new Set(received), new Set(ids), "the beacon got every record");
+  assert.match(health.lastError?.message ?? "", /data dir full/, "the full disk shows in the stream's status");
+  outbox.close();
+});

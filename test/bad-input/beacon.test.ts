@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import { deflateSync, gzipSync } from "node:zlib";
+import { after, afterEach, before, beforeEach, describe, test } from "node:test";
+import { MAX_VALIDATION_ERRORS } from "../../src/protocol/validation-error.ts";
+import { logsRequest, metricsRequest, testLicense, traceTransaction, traceTransactions, tracesRequest, usageMeasures } from "../helpers/fixtures.ts";
+import { beaconConfig, postJson, startBeacon, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
+import {
+  assertError,
+  assertUp,
+  assertValidation,
+  beaconStored,
+  deepArrays,
+  deepObjects,
+  malformedJson,
+  send,
+  sendJson,
+  sendTruncated,
+  truncatedGzip,
+  wrongMediaTypes,
+  wrongTopLevel,
+} from "./harness.ts";
+import { BODY_LIMIT } from "./setup.ts";
+
+// The beacon's routes (README, beacon service): validation failures are 422 HTTPValidationError with `loc` at the
+// field, other errors `{detail, code}`: 413 over bodyLimit, 415 for anything but uncompressed application/json,
+// 404 for an unknown route. A refused request stores nothing, and the beacon serves on.
+
+const license = testLicense();
+const snapshot = (overrides: Record<string, unknown> = {}) => ({
+  license_key: license.key,
+  from_timestamp: "2026-11-01T00:00:00+00:00",
+  to_timestamp: "2026-11-02T00:00:00+00:00",
+  measures: usageMeasures(4),
+  ...overrides,
+});
+/** Every POST route with a body it accepts (the OTLP routes with the token from /verify). */
+const routes: Record<string, () => unknown> = {
+  "/v1/beacon/verify": () => ({ license: license.key }),
+  "/v1/beacon/ingest-traces": () => ({ license: license.key, trace_transactions: traceTransactions(2) }),
+  "/v1/beacon/usage-snapshot": () => snapshot(),
+  "/v1/beacon/v1/metrics": metricsRequest,
+  "/v1/beacon/v1/traces": tracesRequest,
+  "/v1/beacon/v1/logs": logsRequest,
+};
+
+describe("beacon: bad input to every route", () => {
+  let fixture: BeaconFixture;
+  let beacon: ServiceProcess;
+  let url: (path: string) => string;
+  let auth: Record<string, string>;
+  let storedBefore: ReturnType<typeof beaconStored>;
+
+  before(async () => {
+    fixture = beaconConfig([license], { bodyLimit: "1MiB" });
+    beacon = await startBeacon(fixture);
+    url = (path) => `${beacon.url}${path}`;
+    auth = { authorization: `Bearer ${(await postJson(url("/v1/beacon/verify"), { license: license.key })).body.token}` };
+  });
+  after(async () => {
+    assert.equal(await beacon.stop("SIGTERM"), 0, "still up, and stops cleanly");
+    assert.ok(!beacon.output().includes('"msg":"request failed"'), "no request ended in a 500");
+    assert.ok(!beacon.output().includes(license.key), "the key was never logged");
+  });
+  beforeEach(() => {
+    storedBefore = beaconStored(fixture.dataDir);
+  });
+  const nothingStored = () => assert.deepEqual(beaconStored(fixture.dataDir), storedBefore, "a refused request stores nothing");
+  afterEach(() => assertUp(beacon.url));
+
+  test("malformed JSON is 422 json_invalid, an empty body 422 missing, the wrong top-level type 422 invalid_type", async () => {
+    for (const path of Object.keys(routes)) {
+      for (const body of Object.values(malformedJson)) assertValidation(await sendJson(url(path), body, auth), ["body"], "json_invalid");
+      assertValidation(await sendJson(url(path), "", auth), ["body"], "missing");
+      for (const body of Object.values(wrongTopLevel)) assertValidation(await sendJson(url(path), body, auth), ["body"], "invalid_type");
+    }
+    nothingStored();
+  });
+
+  test("wrong types and values are 422 at the field, on every route", async () => {
+    const post = (path: string, body: unknown) => postJson(url(path), body, auth);
+    assertValidation(await post("/v1/beacon/verify", { license: 42 }), ["body", "license"], "invalid_type");
+    assertValidation(await post("/v1/beacon/verify", { license: "" }), ["body", "license"], "too_small");
+    assertValidation(await post("/v1/beacon/ingest-traces", { license: [license.key], trace_transactions: [] }), ["body", "license"], "invalid_type");
+    const batch: Record<string, unknown>[] = traceTransactions(3);
+    batch[2] = { ...batch[2], session_id: "session-1", trace_count: -5 };
+    assertValidation(await post("/v1/beacon/ingest-traces", { license: license.key, trace_transactions: batch }), ["body", "trace_transactions", 2, "trace_count"], "too_small");
+    assertValidation(await post("/v1/beacon/ingest-traces", { license: license.key, trace_transactions: [traceTransaction({ id: undefined })] }), ["body", "trace_transactions", 0, "id"], "missing");
+    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ from_timestamp: "yesterday" })), ["body", "from_timestamp"], "invalid_format");
+    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ to_timestamp: "2026-10-01T00:00:00Z" })), ["body", "to_timestamp"], "custom");
+    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ measures: { ...usageMeasures(), users: "9" } })), ["body", "measures", "users"], "invalid_type");
+    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ measures: [] })), ["body", "measures"], "invalid_type");
+    const metrics = metricsRequest() as any;
+    metrics.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].timeUnixNano = "soon";
+    assertValidation(await post("/v1/beacon/v1/metrics", metrics), ["body", "resourceMetrics", 0, "scopeMetrics", 0, "metrics", 0, "gauge", "dataPoints", 0, "timeUnixNano"]);
+    const traces = tracesRequest() as any;
+    traces.resourceSpans[0].scopeSpans[0].spans[0].spanId = 7;
+    assertValidation(await post("/v1/beacon/v1/traces", traces), ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "spanId"], "invalid_type");
+    assertValidation(await post("/v1/beacon/v1/logs", { resourceLogs: {} }), ["body", "resourceLogs"], "invalid_type");
+    const unauthenticated = await postJson(url("/v1/beacon/v1/logs"), { resourceLogs: "x" });
+    assertValidation(unauthenticated, ["body", "resourceLogs"], "invalid_type");
+    nothingStored();
+  });
+
+  test("unknown fields: an unknown usage measure is refused; elsewhere they are ignored, and not stored", async () => {
+    const extra = snapshot({ measures: { ...usageMeasures(), seats_sold: 1 } });
+    assertValidation(await postJson(url("/v1/beacon/usage-snapshot"), extra), ["body", "measures", "seats_sold"], "extra_forbidden");
+    nothingStored();
+    const verify = await postJson(url("/v1/beacon/verify"), { license: license.key, hostname: "node-7" });
+    assert.equal(verify.status, 200);
+    const transaction = { ...traceTransaction(), customer_email: "alice@example.com" };
+    const ingest = await postJson(url("/v1/beacon/ingest-traces"), { license: license.key, trace_transactions: [transaction], note: 1 });
+    assert.deepEqual([ingest.status, ingest.body], [200, { inserted_count: 1 }]);
+    const logs = { ...logsRequest(), vendor: "x" } as any;
+    logs.resourceLogs[0].scopeLogs[0].logRecords[0].customer_email = "alice@example.com";
+    assert.equal((await postJson(url("/v1/beacon/v1/logs"), logs, auth)).status, 200);
+    assert.deepEqual(beaconStored(fixture.dataDir), { ...storedBefore, transactions: storedBefore.transactions + 1, otlp: storedBefore.otlp + 1 });
+  });
+
+  test("huge bodies: over bodyLimit is 413; too many or too many bad items are 422 with at most 100 problems", async () => {
+    for (const path of Object.keys(routes)) {
+      assertError(await sendJson(url(path), JSON.stringify({ padding: "x".repeat(BODY_LIMIT) }), auth), 413, "FST_ERR_CTP_BODY_TOO_LARGE");
+    }
+    const empties = (n: number) => `{"license":${JSON.stringify(license.key)},"trace_transactions":[${Array(n).fill("{}").join(",")}]}`;
+    const tooMany = assertValidation(await sendJson(url("/v1/beacon/ingest-traces"), empties(10_001)), ["body", "trace_transactions"], "too_big");
+    assert.equal(tooMany.length, 1);
+    const capped = assertValidation(await sendJson(url("/v1/beacon/ingest-traces"), empties(10_000)), ["body", "trace_transactions", 0, "id"], "missing");
+    assert.equal(capped.length, MAX_VALIDATION_ERRORS);
+    // 200,000 bad log records: more problems than the validator can even list; a clean 422 all the same.
+    const wide = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[${Array(200_000).fill("[]").join(",")}]}]}]}`;
+    const answer = await sendJson(url("/v1/beacon/v1/logs"), wide, auth);
+    assert.equal(answer.status, 422);
+    assert.ok(answer.json.detail.length >= 1 && answer.json.detail.length <= MAX_VALIDATION_ERRORS);
+    nothingStored();
+  });
+
+  test("deep nesting, 100,000 levels at the top or in a field, is 422 json_invalid, not a stack overflow", async () => {
+    for (const path of Object.keys(routes)) {
+      for (const body of [deepArrays(100_000), deepObjects(100_000), `{"license":${deepArrays(100_000)}}`]) {
+        assertValidation(await sendJson(url(path), body, auth), ["body"], "json_invalid");
+      }
+    }
+    // OTLP values nest by schema (arrayValue in arrayValue): 20,000 of them once overflowed the validator's stack (a 500).
+    const deepValue = '{"arrayValue":{"values":['.repeat(20_000) + "{}" + "]}}".repeat(20_000);
+    const logs = JSON.stringify(logsRequest()).replace('{"stringValue":"connection pool nearly exhausted"}', deepValue);
+    assertValidation(await sendJson(url("/v1/beacon/v1/logs"), logs, auth), ["body"], "json_invalid");
+    nothingStored();
+  });
+
+  test("other media types and any Content-Encoding are 415; a body cut off mid-stream is 400", async () => {
+    for (const [path, good] of Object.entries(routes)) {
+      for (const { headers, body } of Object.values(wrongMediaTypes)) assertError(await send(url(path), body, { ...headers, ...auth }), 415);
+      assertError(await send(url(path), new Uint8Array([0x0a, 0x00]), { "content-type": "application/x-protobuf", ...auth }), 415);
+      const json = JSON.stringify(good());
+      for (const [encoding, body] of [["gzip", gzipSync(json)], ["gzip", truncatedGzip(good())], ["deflate", deflateSync(json)], ["gzip", json]] as const) {
+        assertError(await sendJson(url(path), body, { "content-encoding": encoding, ...auth }), 415, "ERR_CONTENT_ENCODING");
+      }
+      assert.equal(await sendTruncated(url(path), json), 400);
+    }
+    nothingStored();
+  });
+
+  test("GET /v1/beacon/jwks.json ignores a query and answers only GET; unknown routes are 404 whatever the body", async () => {
+    const jwks = await fetch(url("/v1/beacon/jwks.json?kid=../../etc&x[y]=1"));
+    assert.equal(jwks.status, 200);
+    assert.ok(Array.isArray(((await jwks.json()) as { keys: unknown[] }).keys));
+    assertError(await sendJson(url("/v1/beacon/jwks.json"), "{bad"), 404, "ERR_NOT_FOUND");
+    for (const path of ["/v1/beacon/ingest", "/v1/beacon/v1/histograms", "/v1/transactions"]) {
+      assertError(await sendJson(url(path), deepArrays(100_000)), 404, "ERR_NOT_FOUND");
+      assertError(await send(url(path), "<x/>", { "content-type": "application/xml" }), 404, "ERR_NOT_FOUND");
+    }
+    nothingStored();
+  });
+
+  test("after all of it, every route still takes good input", async () => {
+    for (const [path, good] of Object.entries(routes)) {
+      const response = await postJson(url(path), good(), auth);
+      assert.equal(response.status, 200, `${path}: ${JSON.stringify(response.body)}`);
+    }
+    assert.deepEqual(beaconStored(fixture.dataDir), { transactions: storedBefore.transactions + 2, otlp: storedBefore.otlp + 3, snapshots: storedBefore.snapshots + 1 });
+  });
+});

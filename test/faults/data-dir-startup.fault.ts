@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { before, describe, test } from "node:test";
+import Database from "better-sqlite3";
+import { MARKER_FILE } from "../../src/agent/data-dir.ts";
+import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
+import { agentConfig, freePort, getJson, postJson, runCli, startAgentProcess, startService, type AgentFixture } from "../helpers/processes.ts";
+
+const license = testLicense();
+const env = { PLATFORM_LICENSE_KEY: license.key };
+let beaconUrl: string; // nothing listens there: records stay undelivered in the outbox
+
+const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+/** The data dir's files and their sizes: what a refused start must leave exactly as it was. */
+const listing = (dir: string) => readdirSync(dir).sort().map((name) => `${name} ${statSync(join(dir, name)).size}`);
+
+/** A sidecar with `count` undelivered transactions in its outbox, stopped by `signal`. */
+async function seeded(count: number, signal: NodeJS.Signals = "SIGTERM"): Promise<AgentFixture> {
+  const fixture = agentConfig(beaconUrl, { usageReporting: false, selfTelemetry: { enabled: false } });
+  const agent = await startAgentProcess(fixture, env);
+  for (let posted = 0; posted < count; posted += 300) {
+    assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(Math.min(300, count - posted)) })).status, 202);
+  }
+  await agent.stop(signal);
+  return fixture;
+}
+
+let template: AgentFixture;
+/** A copy of the seeded data dir (900 undelivered records, stopped cleanly), with its own config. */
+function copyOfTemplate(): AgentFixture {
+  const fixture = agentConfig(beaconUrl, { usageReporting: false, selfTelemetry: { enabled: false } });
+  cpSync(template.dataDir, fixture.dataDir, { recursive: true });
+  return fixture;
+}
+
+/** Starts the sidecar on a data dir it must refuse: exit 3 with `code`; nothing in the data dir changes. */
+async function refusedStart(fixture: AgentFixture, code: string): Promise<string> {
+  const before = listing(fixture.dataDir);
+  const db = join(fixture.dataDir, "outbox.db");
+  const digest = existsSync(db) ? sha256(db) : undefined;
+  const result = await runCli(["start", "--config", fixture.configPath], { env });
+  assert.equal(result.code, 3, `exit code 3 (data dir refused); stderr: ${result.stderr}`);
+  assert.match(result.stderr, new RegExp(`^egress-agent: ${code}: `));
+  assert.ok(result.stderr.includes(db), "the error names the file");
+  assert.match(result.stderr, /egress-agent start --new-outbox/, "the error names the deliberate way to start afresh");
+  assert.doesNotMatch(result.stdout, /sidecar listening/);
+  assert.deepEqual(listing(fixture.dataDir), before, "no file created, removed or resized");
+  if (digest) assert.equal(sha256(db), digest, "outbox.db left byte for byte as it was");
+  return result.stderr;
+}
+
+describe("data dir checks at start: a missing, damaged or swapped outbox is refused (exit 3), never silently replaced", () => {
+  before(async () => {
+    beaconUrl = `http://127.0.0.1:${await freePort()}`;
+    template = await seeded(900);
+    assert.ok(existsSync(join(template.dataDir, MARKER_FILE)), "the first start wrote the data dir marker");
+  });
+
+  test("outbox.db deleted (a clean stop before): refused, naming the marker that shows an outbox was there", async () => {
+    const fixture = copyOfTemplate();
+    rmSync(join(fixture.dataDir, "outbox.db"));
+    const stderr = await refusedStart(fixture, "EGRESS_ERR_OUTBOX_MISSING");
+    assert.ok(stderr.includes(join(fixture.dataDir, MARKER_FILE)), "names the marker");
+    assert.match(stderr, /undelivered billing records/);
+  });
+
+  test("outbox.db deleted after a kill -9, its -wal left behind: refused, the -wal untouched", async () => {
+    const fixture = await seeded(300, "SIGKILL");
+    const wal = join(fixture.dataDir, "outbox.db-wal");
+    assert.ok(statSync(wal).size > 0, "the kill left committed transactions in the WAL");
+    const walDigest = sha256(wal);
+    rmSync(join(fixture.dataDir, "outbox.db"));
+    await refusedStart(fixture, "EGRESS_ERR_OUTBOX_MISSING");
+    assert.equal(sha256(wal), walDigest);
+  });
+
+  test("garbage bytes in outbox.db (SQLITE_NOTADB): refused as damaged, with the ways to recover", async () => {
+    const fixture = copyOfTemplate();
+    const db = join(fixture.dataDir, "outbox.db");
+    writeFileSync(db, Buffer.alloc(statSync(db).size, "not a database, just bytes "));
+    const stderr = await refusedStart(fixture, "EGRESS_ERR_OUTBOX_CORRUPT");
+    assert.match(stderr, /not a database/);
+    assert.match(stderr, /restore outbox\.db from a backup/);
+    assert.match(stderr, /\.recover/);
+  });
+
+  test("truncated outbox.db (cut in half, or to nothing): refused as damaged", async () => {
+    const fixture = copyOfTemplate();
+    const db = join(fixture.dataDir, "outbox.db");
+    truncateSync(db, Math.floor(statSync(db).size / 2));
+    assert.match(await refusedStart(fixture, "EGRESS_ERR_OUTBOX_CORRUPT"), /truncated: its header counts \d+ pages/);
+    truncateSync(db, 0);
+    assert.match(await refusedStart(fixture, "EGRESS_ERR_OUTBOX_CORRUPT"), /empty \(0 bytes\)/);
+  });
+
+  test("a damaged page (the root page of an index overwritten): refused as damaged", async () => {
+    const fixture = copyOfTemplate();
+    const db = join(fixture.dataDir, "outbox.db");
+    const conn = new Database(db, { readonly: true });
+    const { rootpage } = conn.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'outbox_by_state'").get() as { rootpage: number };
+    const pageSize = conn.pragma("page_size", { simple: true }) as number;
+    conn.close();
+    const bytes = readFileSync(db);
+    bytes.fill(0xa5, (rootpage - 1) * pageSize, rootpage * pageSize);
+    writeFileSync(db, bytes);
+    assert.match(await refusedStart(fixture, "EGRESS_ERR_OUTBOX_CORRUPT"), /malformed|quick_check/);
+  });
+
+  test("start --new-outbox over a damaged file: moves it aside byte for byte, says so in the log, and starts a new outbox that later starts accept", async () => {
+    const fixture = copyOfTemplate();
+    const db = join(fixture.dataDir, "outbox.db");
+    writeFileSync(db, Buffer.alloc(statSync(db).size, 0x42));
+    const damaged = sha256(db);
+    const agent = await startService(["start", "--config", fixture.configPath, "--new-outbox"], "sidecar listening", env);
+    let setAside: string;
+    try {
+      const line = agent.output().split("\n").find((l) => l.includes("--new-outbox: what was in the data dir is moved aside"));
+      assert.ok(line, `the log says what --new-outbox did:\n${agent.output()}`);
+      const entry = JSON.parse(line) as { reason: string; setAside: string; files: string[] };
+      assert.equal(entry.reason, "EGRESS_ERR_OUTBOX_CORRUPT");
+      assert.ok(entry.files.includes("outbox.db") && entry.files.includes(MARKER_FILE), JSON.stringify(entry.files));
+      setAside = entry.setAside;
+      assert.equal(sha256(join(setAside, "outbox.db")), damaged, "the damaged file is kept, unchanged, where the log says");
+      assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(3) })).status, 202);
+    } finally {
+      assert.equal(await agent.stop(), 0);
+    }
+    // The new outbox is now the one this data dir holds: a plain start takes it, with the new records only.
+    const again = await startAgentProcess(fixture, env);
+    try {
+      assert.equal((await getJson(`${again.url}/v1/status`)).streams.billing.pending, 3);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  test("start --new-outbox over a sound outbox: ignored with a warning, every record kept", async () => {
+    const fixture = copyOfTemplate();
+    const agent = await startService(["start", "--config", fixture.configPath, "--new-outbox"], "sidecar listening", env);
+    try {
+      assert.match(agent.output(), /--new-outbox ignored: the outbox is present and sound/);
+      const billing = (await getJson(`${agent.url}/v1/status`)).streams.billing;
+      assert.equal(billing.pending + billing.sending, 900);
+    } finally {
+      await agent.stop();
+    }
+    assert.deepEqual(readdirSync(fixture.dataDir).filter((name) => name.startsWith("set-aside")), [], "nothing moved aside");
+  });
+});
