@@ -1,6 +1,8 @@
 // npm run bench: every figure beside its floor, measured in the same run. Prints a table; never asserts.
 // `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain and idle runs.
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { useCli } from "../test/helpers/processes.ts";
 import { httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
 import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
 import { drain, idle, ingest, otlpRelay } from "./sidecar.ts";
@@ -10,6 +12,11 @@ const quick = process.argv.includes("--quick");
 const DRAIN = quick ? 100_000 : 1_000_000;
 const IDLE_SECONDS = quick ? 10 : 60;
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+// The processes run the compiled CLI, as the image and an installed package do (no type stripping at start).
+say("building dist/");
+execFileSync(process.execPath, [new URL("../node_modules/typescript/bin/tsc", import.meta.url).pathname, "-p", "tsconfig.build.json"], { stdio: "inherit" });
+useCli(new URL("../dist/cli.js", import.meta.url).pathname);
 
 const transactions = transactionBodies();
 const otlp = otlpBodies();
@@ -71,7 +78,7 @@ const rows: [string, string, string, string][] = [
 ];
 
 const table = [
-  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}.`,
+  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}; sidecar and beacon run from \`dist/cli.js\`.`,
   "",
   "| figure | result | beside | target |",
   "|---|---|---|---|",

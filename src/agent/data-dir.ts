@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
@@ -113,7 +113,22 @@ function inspect(dataDir: string, fullCheckMaxBytes: number): Finding {
   const truncated = walFrames ? undefined : truncation(db, dbSize);
   if (truncated) return refuse("EGRESS_ERR_OUTBOX_CORRUPT", damaged(db, truncated), marker);
 
+  // A refused start changes nothing: the side files the read-only check has to create (an empty WAL, its
+  // index) go again unless the outbox is opened after all.
   const created = [`${db}-wal`, `${db}-shm`].filter((file) => !existsSync(file));
+  let finding: Finding | undefined;
+  try {
+    finding = check(db, dbSize, fullCheckMaxBytes, marker, expected);
+    return finding;
+  } catch (err) {
+    throw isDiskFull(err) ? diskFullAtStart(dataDir) : err;
+  } finally {
+    if (finding?.kind !== "sound" && sizeOf(`${db}-wal`) <= WAL_HEADER_BYTES) created.forEach(unlinkQuietly);
+  }
+}
+
+/** Reads an existing outbox.db read-only: is it sound, and is it the outbox the marker names? */
+function check(db: string, dbSize: number, fullCheckMaxBytes: number, marker: Marker | null, expected: string | undefined): Finding {
   let outboxId: string | null = null;
   let isOutbox = false;
   let problem: string | undefined;
@@ -130,6 +145,7 @@ function inspect(dataDir: string, fullCheckMaxBytes: number): Finding {
     if (tables.has("kv")) outboxId = (conn.prepare("SELECT value FROM kv WHERE key = ?").get(OUTBOX_ID_KEY) as { value: string } | undefined)?.value ?? null;
   } catch (err) {
     const code = String((err as { code?: unknown }).code ?? "");
+    if (isDiskFull(err)) throw err;
     if (!code.startsWith("SQLITE_CORRUPT") && code !== "SQLITE_NOTADB") {
       throw new EgressError("EGRESS_ERR_OUTBOX_OPEN", `cannot read ${db}: ${(err as Error).message} (${code || "error"})`);
     }
@@ -138,15 +154,12 @@ function inspect(dataDir: string, fullCheckMaxBytes: number): Finding {
     conn.close();
   }
 
-  let finding: Finding;
-  if (problem) finding = refuse("EGRESS_ERR_OUTBOX_CORRUPT", damaged(db, problem), marker);
-  else if (marker && ((outboxId !== null && outboxId !== marker.outboxId) || (outboxId === null && !isOutbox))) {
-    finding = refuse("EGRESS_ERR_OUTBOX_FOREIGN", `${db} is not the outbox this data dir held: ${expected}, but the file is ${outboxId === null ? "no outbox at all" : `outbox ${outboxId}`}. ` +
+  if (problem) return refuse("EGRESS_ERR_OUTBOX_CORRUPT", damaged(db, problem), marker);
+  if (marker && ((outboxId !== null && outboxId !== marker.outboxId) || (outboxId === null && !isOutbox))) {
+    return refuse("EGRESS_ERR_OUTBOX_FOREIGN", `${db} is not the outbox this data dir held: ${expected}, but the file is ${outboxId === null ? "no outbox at all" : `outbox ${outboxId}`}. ` +
       `Put back the outbox.db that belongs here (the undelivered billing records are in it); to start afresh on purpose instead, ${START_AFRESH}`, marker);
-  } else finding = { kind: "sound", marker, outboxId };
-  // A refused start changes nothing: the side files the read-only check had to create (an empty WAL, its index) go again.
-  if (finding.kind === "refused" && sizeOf(`${db}-wal`) <= WAL_HEADER_BYTES) created.forEach(unlinkQuietly);
-  return finding;
+  }
+  return { kind: "sound", marker, outboxId };
 }
 
 function refuse(code: string, message: string, marker: Marker | null): Finding {
@@ -155,7 +168,7 @@ function refuse(code: string, message: string, marker: Marker | null): Finding {
 
 function damaged(db: string, problem: string): string {
   return `${db} is damaged (${problem}); the sidecar will not write to it. Keep the file: restore outbox.db from a backup and start again, ` +
-    `or first save what can still be read (\`sqlite3 ${db} .recover > outbox.sql\`, or \`egress-agent export --since 1970-01-01\` for billing records) and then ${START_AFRESH}`;
+    `or first save what can still be read (\`sqlite3 ${db} .recover > outbox.sql\`, or \`egress-agent export --since 1970-01-01 --config FILE\` for billing records) and then ${START_AFRESH}`;
 }
 
 function openReadonly(db: string): Database.Database {
@@ -205,10 +218,9 @@ function writeMarker(dataDir: string, marker: Marker): void {
   syncDir(dataDir);
 }
 
-/** Moves the outbox files and the marker into `set-aside-<time>/` in the data dir. */
+/** Moves the outbox files and the marker into a new `set-aside-<time>-<random>/` in the data dir. */
 function moveAside(dataDir: string, now: number): { dir: string; files: string[] } {
-  const dir = join(dataDir, `set-aside-${new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "")}`);
-  mkdirSync(dir, { recursive: true });
+  const dir = mkdtempSync(join(dataDir, `set-aside-${new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "")}-`));
   const db = outboxPath(dataDir);
   const files = [db, `${db}-wal`, `${db}-shm`, join(dataDir, MARKER_FILE)].filter((file) => existsSync(file));
   for (const file of files) renameSync(file, join(dir, basename(file)));

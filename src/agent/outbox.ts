@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq);
+-- The telemetry byte cap sums sizes on every enqueue: from this index, never from the (large) rows.
+CREATE INDEX IF NOT EXISTS outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs');
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 /** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
@@ -175,18 +177,18 @@ export class Outbox {
     const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
     const result: CappedEnqueueResult = { inserted: 0, droppedRecords: 0, droppedBytes: 0 };
     if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
-    const streams = JSON.stringify(cap.streams);
-    this.#db.transaction(() => {
+    // Literal stream names (Stream values, not input), so the planner can use the partial size index.
+    const streams = cap.streams.map((name) => `'${name}'`).join(", ");
+    // Best-effort telemetry is not fsynced: a process crash keeps it, a power cut may lose the last commits.
+    this.#relaxed(() => this.#db.transaction(() => {
       const { held } = this.#db
-        .prepare("SELECT coalesce(sum(size), 0) AS held FROM outbox WHERE stream IN (SELECT value FROM json_each(?)) AND state != 'completed'")
-        .get(streams) as { held: number };
+        .prepare(`SELECT coalesce(sum(size), 0) AS held FROM outbox WHERE stream IN (${streams}) AND state != 'completed'`)
+        .get() as { held: number };
       let excess = held + incoming - cap.maxBytes;
       if (excess > 0) {
         const victims: number[] = [];
-        const oldest = this.#db.prepare(
-          "SELECT seq, size FROM outbox WHERE stream IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'failed') ORDER BY seq",
-        );
-        for (const row of oldest.iterate(streams) as Iterable<{ seq: number; size: number }>) {
+        const oldest = this.#db.prepare(`SELECT seq, size FROM outbox WHERE stream IN (${streams}) AND state IN ('pending', 'failed') ORDER BY seq`);
+        for (const row of oldest.iterate() as Iterable<{ seq: number; size: number }>) {
           if (excess <= 0) break;
           victims.push(row.seq);
           excess -= row.size;
@@ -196,7 +198,7 @@ export class Outbox {
         result.droppedRecords = victims.length;
       }
       result.inserted = this.enqueue(stream, records);
-    })();
+    })());
     return result;
   }
 

@@ -151,6 +151,11 @@ export function beaconStored(dataDir: string): { transactions: number; otlp: num
   });
 }
 
+/** The stored OTLP batches of the beacon, as the JSON text it keeps. */
+export function beaconOtlpBodies(dataDir: string): string[] {
+  return readOnly(join(dataDir, "beacon.db"), (db) => (db.prepare("SELECT body FROM otlp_batches").all() as { body: string }[]).map((r) => r.body));
+}
+
 /** Asserts a server still serves: /healthz answers 200. */
 export async function assertUp(baseUrl: string) {
   const response = await fetch(`${baseUrl}/healthz`);

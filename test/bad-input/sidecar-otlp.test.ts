@@ -6,7 +6,7 @@ import type { OtlpSignal } from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { beaconResources, taggedRequest } from "../helpers/telemetry.ts";
-import { assertOtlpStatus, assertUp, deepArrays, send, sidecarStored, wrongMediaTypes, wrongTopLevel } from "./harness.ts";
+import { assertOtlpStatus, assertUp, beaconOtlpBodies, deepArrays, send, sidecarStored, wrongMediaTypes, wrongTopLevel } from "./harness.ts";
 import { BODY_LIMIT, startPair, stopPair, type Pair } from "./setup.ts";
 
 // The sidecar's OTLP/HTTP receiver (README: 200 with partialSuccess naming what was rejected, 400 with a Status
@@ -163,9 +163,13 @@ describe("sidecar OTLP receiver: bad input", () => {
     }
     assert.equal(sidecarStored(pair.agentFixture.dataDir).inserted, storedBefore.inserted + 3, "one record per signal");
     for (const signal of SIGNALS) {
-      const delivered = await waitFor(async () => beaconResources(pair.beaconFixture.dataDir, signal, marker).length > 0 && beaconResources(pair.beaconFixture.dataDir, signal, marker));
+      const delivered = await waitFor(async () => {
+        const resources = beaconResources(pair.beaconFixture.dataDir, signal, marker);
+        return resources.length > 0 && resources;
+      });
       assert.ok(!JSON.stringify(delivered).includes("s3cr3t-field"), `${signal}: unknown fields were dropped at intake`);
     }
+    assert.ok(!beaconOtlpBodies(pair.beaconFixture.dataDir).some((body) => body.includes("s3cr3t-field") || body.includes("vendorSecret")));
     storedBefore = sidecarStored(pair.agentFixture.dataDir); // the afterEach check is about refused input; these were accepted
   });
 });

@@ -43,14 +43,15 @@ test(
     const port = await freePort(); // the beacon comes up here later; until then nothing listens: unreachable
     const beaconFixture = beaconConfig([license], { listen: `127.0.0.1:${port}` });
     const fixture = agentConfig(`http://127.0.0.1:${port}`, { usageReporting: false, selfTelemetry: { enabled: false } });
-    const agent = await startAgentOnTmpfs(fixture, "24m", { PLATFORM_LICENSE_KEY: license.key });
+    // A volume just larger than the sidecar's delivery reserve (16 MiB): 24 MiB.
+    const agent = await startAgentOnTmpfs(fixture, `${DELIVERY_RESERVE_BYTES / MiB + 8}m`, { PLATFORM_LICENSE_KEY: license.key });
     let beacon: ServiceProcess | undefined;
     try {
       const free = () => {
         const stats = statfsSync(agent.dataDir);
         return stats.bavail * stats.bsize;
       };
-      const post = (ids: { id: string }[]) => postJson(`${agent.url}/v1/transactions`, { trace_transactions: ids });
+      const post = (batch: { id: string }[]) => postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
       // Another tenant of the volume: about 4 MiB are left above what the sidecar keeps for delivery.
       writeFileSync(join(agent.dataDir, "filler-1"), Buffer.alloc(free() - DELIVERY_RESERVE_BYTES - 4 * MiB));
 

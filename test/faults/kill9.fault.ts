@@ -86,14 +86,23 @@ test(`${KILLS} kill -9 at random moments while ${TOTAL} transactions flow: the b
   batches.length = 0;
   const posting = instance.run();
   let midSend = 0;
+  const deliveredAtKill: number[] = [];
   let agent: ServiceProcess | undefined;
   try {
-    for (let kill = 0; kill < KILLS; kill++) {
+    // Random moments of the flow: each kill comes once the beacon holds a random share of the total, after a random
+    // extra while, so kills fall all along intake and delivery whatever the machine's speed.
+    const killPoints = Array.from({ length: KILLS }, () => Math.floor(random() * 0.95 * TOTAL)).sort((a, b) => a - b);
+    for (const point of killPoints) {
+      const t0 = Date.now();
       agent = await startAgentProcess(fixture, env);
+      const t1 = Date.now();
       instance.sidecar = agent.url;
-      await sleep(100 + Math.floor(random() * 900));
+      await waitFor(async () => proxy.insertedCount() >= point, 60_000, `${point} transactions delivered`);
+      await sleep(50 + Math.floor(random() * 250));
       instance.sidecar = undefined;
       if (proxy.requests(INGEST).some((r) => r.answered === 0 && r.abandonedAt === undefined)) midSend++;
+      deliveredAtKill.push(proxy.insertedCount());
+      console.log("DEBUG start", t1 - t0, "up", Date.now() - t1, "acked", instance.acknowledged);
       assert.equal(await agent.stop("SIGKILL"), null, "killed, not exited");
     }
     agent = await startAgentProcess(fixture, env);
@@ -105,6 +114,7 @@ test(`${KILLS} kill -9 at random moments while ${TOTAL} transactions flow: the b
 
     const processed = proxy.requests(INGEST).filter((r) => r.upstream?.status === 200);
     const resent = processed.reduce((n, r) => n + r.records, 0) - TOTAL;
+    console.log(`# kills at ${deliveredAtKill.join(", ")} delivered`);
     console.log(`# ${KILLS} kills, ${midSend} with a send in flight; ${resent} records re-sent and deduplicated; ${instance.duplicates} re-posted records kept once by the sidecar`);
     assertExactlyOnce({ beaconDataDir: beaconFixture.dataDir, accepted, proxy, billing });
     assert.ok(midSend > 0 && resent > 0, "some kills landed mid-send and their batches went again");

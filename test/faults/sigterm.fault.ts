@@ -5,7 +5,7 @@ import { storedTransactions } from "../helpers/beacon-db.ts";
 import { FaultProxy, type SeenRequest } from "../helpers/fault-proxy.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, postJson, startAgentProcess, startBeacon, waitFor, type AgentFixture } from "../helpers/processes.ts";
-import { assertExactlyOnce, billingOnly, drained, INGEST } from "./helpers/delivery.ts";
+import { accept, assertExactlyOnce, billingOnly, drained, INGEST } from "./helpers/delivery.ts";
 
 /** What one /readyz probe got while the sidecar stopped: a status, or 0 when the connection was refused. */
 interface Probe {
@@ -55,8 +55,7 @@ test("SIGTERM while a send hangs: /readyz 503 and intake refused during the drai
     hold = true;
     const agent = await startAgentProcess(fixture, env);
     const batch = traceTransactions(40);
-    assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202);
-    accepted.push(...batch.map((tx) => tx.id));
+    accepted.push(...(await accept(agent, batch)));
     const held = (await waitFor(async () => proxy.holding[0], 10_000, "a send held at the proxy"))!;
 
     const signalled = Date.now();

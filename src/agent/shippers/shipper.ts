@@ -67,6 +67,8 @@ export class Shipper {
   readonly #cutRequests = new AbortController();
   #wake: (() => void) | null = null;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Batches retrying after a failed send. Their records are pending again in the outbox: nothing is claimed beside them. */
+  readonly #retrying = new Set<Map<number, OutboxRecord>>();
   #running: Promise<void> | null = null;
   /** Claimed records the outbox could not hand back yet (its disk was full): handed back before the next claim. */
   readonly #stranded = new Set<number>();
@@ -104,7 +106,7 @@ export class Shipper {
     while (!this.#stopping.signal.aborted) {
       // A healthy stream keeps several batches in flight (the beacon works on one while the next travels);
       // a failing one probes with a single batch, so an outage is never met with a burst.
-      if (inFlight.size >= (this.#healthy ? this.#o.concurrency : 1)) {
+      if (inFlight.size >= (this.#healthy && this.#retrying.size === 0 ? this.#o.concurrency : 1)) {
         await this.#idle(Infinity); // a finishing batch wakes the loop
         continue;
       }
@@ -179,6 +181,7 @@ export class Shipper {
         this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + this.#o.minBackoffMs);
       } else if (!this.#stopping.signal.aborted) throw err;
     } finally {
+      this.#retrying.delete(open);
       // Whatever is still open was not delivered (or its ack could not be written): back to pending.
       if (open.size > 0) this.#release([...open.keys()]);
     }
@@ -231,6 +234,7 @@ export class Shipper {
         // On 401 a fresh token is on its way; either way the records are retried like any transient failure.
         if (outcome.kind === "unauthorized") this.#o.onUnauthorized();
         outbox.fail(seqs, outcome.reason);
+        this.#retrying.add(open);
         for (const r of records) r.attempts++;
         health.failure(outcome.reason);
         this.#healthy = false;

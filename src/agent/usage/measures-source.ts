@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import pg from "pg";
 import { EgressError } from "../../errors.ts";
 import { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { Outbox } from "../outbox.ts";
@@ -75,6 +74,8 @@ export class PostgresMeasures implements MeasuresSource {
 
   async current(): Promise<UsageMeasures> {
     const { url, statementTimeoutMs, queries } = this.#options;
+    // Loaded on first use: most sidecars never read PostgreSQL (usage.source push or file).
+    const { default: pg } = await import("pg");
     const client = new pg.Client({
       connectionString: url,
       statement_timeout: statementTimeoutMs,

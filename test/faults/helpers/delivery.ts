@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import type { AgentStatus, StreamStatus } from "../../../src/protocol/local-api.ts";
+import type { TraceTransaction } from "../../../src/protocol/trace-transaction.ts";
 import { storedTransactions } from "../../helpers/beacon-db.ts";
 import type { FaultProxy } from "../../helpers/fault-proxy.ts";
-import { getJson, waitFor } from "../../helpers/processes.ts";
+import { getJson, postJson, waitFor, type ServiceProcess } from "../../helpers/processes.ts";
 
 export const INGEST = "/v1/beacon/ingest-traces";
 export const VERIFY = "/v1/beacon/verify";
@@ -31,6 +32,13 @@ export function scenarioSeed(name: string, fallback: number): number {
   const seed = process.env.FAULT_SEED ? Number(process.env.FAULT_SEED) : fallback;
   console.log(`# ${name}: seed ${seed} (replay with FAULT_SEED=${seed})`);
   return seed;
+}
+
+/** Posts a batch to the sidecar's local API, expecting the 202 that says it is on disk; returns its ids. */
+export async function accept(agent: ServiceProcess, batch: readonly TraceTransaction[]): Promise<string[]> {
+  const response = await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
+  assert.equal(response.status, 202, `POST /v1/transactions answered ${JSON.stringify(response.body)}; sidecar output:\n${agent.output().slice(-3_000)}`);
+  return batch.map((tx) => tx.id);
 }
 
 export async function billingStatus(agentUrl: string): Promise<StreamStatus> {
