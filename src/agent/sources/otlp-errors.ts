@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import { encodeRpcStatus } from "../../protocol/otlp-protobuf.ts";
 
 const PROTOBUF = "application/x-protobuf";
 /** google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, INTERNAL for ours. */
@@ -12,7 +11,7 @@ const INTERNAL = 13;
  * Content-Encoding or media type (415), a body over `limits.bodyLimit` (413).
  */
 export function installOtlpErrorHandling(scope: FastifyInstance): void {
-  scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+  scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     const internal = status >= 500;
     if (internal) request.log.error({ err: error }, "request failed");
@@ -20,6 +19,7 @@ export function installOtlpErrorHandling(scope: FastifyInstance): void {
     const message = internal ? "internal error; see the sidecar log" : error.message;
     reply.code(status);
     if (request.headers["content-type"]?.toLowerCase().startsWith(PROTOBUF)) {
+      const { encodeRpcStatus } = await import("../../protocol/otlp-protobuf.ts");
       return reply.type(PROTOBUF).send(Buffer.from(encodeRpcStatus(code, message)));
     }
     return reply.send({ code, message });

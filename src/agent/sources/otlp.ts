@@ -2,7 +2,6 @@ import fastifyCompress from "@fastify/compress";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { HttpError } from "../../errors.ts";
 import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
-import { decodeOtlpProtobuf, encodeOtlpResponse, encodeRpcStatus } from "../../protocol/otlp-protobuf.ts";
 import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
 import type { AgentMetrics } from "../metrics.ts";
 import type { ByteCap, Outbox } from "../outbox.ts";
@@ -63,12 +62,14 @@ export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpRe
     for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
       scope.post(`/v1/${signal}`, async (request, reply) => {
         const protobuf = request.headers["content-type"]?.toLowerCase().startsWith(PROTOBUF) ?? false;
+        // protobufjs and the OTLP schema load on the first protobuf request: JSON-only instances never pay for them.
+        const codec = protobuf ? await import("../../protocol/otlp-protobuf.ts") : undefined;
         const badRequest = (message: string) =>
-          answer(reply, protobuf, 400, { code: INVALID_ARGUMENT, message }, () => encodeRpcStatus(INVALID_ARGUMENT, message));
+          answer(reply, protobuf, 400, { code: INVALID_ARGUMENT, message }, () => codec!.encodeRpcStatus(INVALID_ARGUMENT, message));
         let parsed;
         try {
           const body = request.body as Buffer;
-          const raw: unknown = protobuf ? decodeOtlpProtobuf(signal, body) : JSON.parse(body.toString("utf8"));
+          const raw: unknown = codec ? codec.decodeOtlpProtobuf(signal, body) : JSON.parse(body.toString("utf8"));
           parsed = parseExport(signal, raw);
         } catch (err) {
           if (err instanceof OtlpRequestShapeError) return badRequest(err.message);
@@ -101,14 +102,14 @@ export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpRe
         }
 
         const rejected = parsed.rejected + diskFull;
-        if (rejected === 0) return answer(reply, protobuf, 200, {}, () => encodeOtlpResponse(signal));
+        if (rejected === 0) return answer(reply, protobuf, 200, {}, () => codec!.encodeOtlpResponse(signal));
         const errorMessage = [
           ...(parsed.rejected > 0 ? [`${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`] : []),
           ...(diskFull > 0 ? [`${diskFull} item(s) dropped: the egress-agent data dir is full, operational telemetry is not kept until there is room`] : []),
         ].join("; ");
         const field = otlpSignals[signal].fields.rejected;
         return answer(reply, protobuf, 200, { partialSuccess: { [field]: rejected, errorMessage } }, () =>
-          encodeOtlpResponse(signal, { rejected, errorMessage }),
+          codec!.encodeOtlpResponse(signal, { rejected, errorMessage }),
         );
       });
     }
