@@ -8,7 +8,7 @@ import { accept, assertExactlyOnce, billingOnly, drained, INGEST, prng, scenario
 
 const REQUEST_TIMEOUT_MS = 1_500;
 const retry = { minBackoff: "50ms", maxBackoff: "400ms", requestTimeout: `${REQUEST_TIMEOUT_MS}ms` };
-/** Timers may fire a little early against another process's clock reading; nothing here is closer than this. */
+/** Two readings of one machine's clock, in two processes: nothing here needs to be closer than this. */
 const CLOCK_SLACK_MS = 50;
 
 interface FaultKind {
@@ -71,7 +71,8 @@ const kinds: FaultKind[] = [
     check: ([hung, retried]) => {
       assert.ok(hung!.abandonedAt !== undefined, "the sidecar gave up on the hanging request");
       const waited = hung!.abandonedAt - hung!.at;
-      assert.ok(waited >= REQUEST_TIMEOUT_MS - 2 * CLOCK_SLACK_MS, `gave up after ${waited} ms, before retry.requestTimeout (${REQUEST_TIMEOUT_MS} ms)`);
+      // The timeout starts as the request leaves, a little before the proxy has all of it.
+      assert.ok(waited >= REQUEST_TIMEOUT_MS - 250, `gave up after ${waited} ms, before retry.requestTimeout (${REQUEST_TIMEOUT_MS} ms)`);
       assert.ok(retried!.at >= hung!.abandonedAt, "the retry comes after the timeout");
     },
   },
