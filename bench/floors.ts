@@ -1,9 +1,12 @@
 // Floors: the same work done by the bare parts, measured in the same run as the sidecar's figures.
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import Fastify from "fastify";
+import { BeaconStore } from "../src/beacon/store.ts";
+import { traceTransaction } from "../test/helpers/fixtures.ts";
 import { postAll } from "./measure.ts";
 
 /** Seconds to insert the transactions of `bodies` with raw better-sqlite3, one transaction per body. */
@@ -31,5 +34,35 @@ export async function httpPostSeconds(bodies: readonly string[]): Promise<number
   const { port } = app.server.address() as { port: number };
   const seconds = await postAll(`http://127.0.0.1:${port}/`, bodies);
   await app.close();
+  return seconds;
+}
+
+/**
+ * Seconds for raw better-sqlite3 to insert `count` transactions into the beacon's own table (its schema and
+ * settings, synchronous FULL), `perCommit` to a transaction: what any drain into that beacon must pay.
+ */
+export function beaconInsertSeconds(count: number, perCommit: number): number {
+  const dir = mkdtempSync(join(tmpdir(), "egress-bench-floor-"));
+  new BeaconStore(dir).close(); // creates beacon.db with its schema
+  const db = new Database(join(dir, "beacon.db"));
+  db.pragma("synchronous = FULL");
+  db.pragma("cache_size = -32768");
+  db.pragma("wal_autocheckpoint = 10000");
+  const insert = db.prepare(`INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
+    start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts,
+    transaction_type, received_at) VALUES (?, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`);
+  const t = traceTransaction();
+  const receivedAt = new Date().toISOString();
+  const insertBatch = db.transaction((n: number) => {
+    for (let i = 0; i < n; i++) {
+      insert.run(randomUUID(), t.organization_id, t.tenant_id, randomUUID(), t.trace_count, t.start_insertion_time, t.end_insertion_time,
+        t.start_interval_time, t.end_interval_time, t.status, t.transaction_type, receivedAt);
+    }
+  });
+  const started = performance.now();
+  for (let done = 0; done < count; done += perCommit) insertBatch(Math.min(perCommit, count - done));
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
   return seconds;
 }

@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { useCli } from "../test/helpers/processes.ts";
-import { httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
+import { beaconInsertSeconds, httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
 import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
 import { drain, idle, ingest, otlpRelay } from "./sidecar.ts";
 import { BATCH, INGEST_TOTAL, OTLP_POINTS, OTLP_REQUESTS, otlpBodies, transactionBodies } from "./workloads.ts";
@@ -13,10 +13,10 @@ const DRAIN = quick ? 100_000 : 1_000_000;
 const IDLE_SECONDS = quick ? 10 : 60;
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-// The processes run the compiled CLI, as the image and an installed package do (no type stripping at start).
+// The processes run the installed entry point on the compiled CLI, as the image does (no type stripping at start).
 say("building dist/");
 execFileSync(process.execPath, [new URL("../node_modules/typescript/bin/tsc", import.meta.url).pathname, "-p", "tsconfig.build.json"], { stdio: "inherit" });
-useCli(new URL("../dist/cli.js", import.meta.url).pathname);
+useCli(new URL("../bin/egress-agent.js", import.meta.url).pathname);
 
 const transactions = transactionBodies();
 const otlp = otlpBodies();
@@ -32,6 +32,7 @@ const ingestRate = INGEST_TOTAL / ingested.seconds;
 say("otlp relay");
 const relayed = await otlpRelay(otlp);
 say(`drain of ${fmt(DRAIN)}`);
+const drainFloor = beaconInsertSeconds(DRAIN, BATCH);
 const drained = await drain(DRAIN);
 say(`start-up and ${IDLE_SECONDS} s idle`);
 const idled = await idle(5, IDLE_SECONDS);
@@ -43,12 +44,12 @@ const rows: [string, string, string, string][] = [
     `1. Ingest: \`POST /v1/transactions\`, batches of ${BATCH}, ${CLIENTS} clients, beacon away`,
     `${fmt(ingestRate)} tx/s`,
     `SQLite floor ${fmt(sqliteFloor)} tx/s (${(ingestRate / sqliteFloor).toFixed(2)}); HTTP floor ${fmt(httpFloor)} tx/s (${(ingestRate / httpFloor).toFixed(2)})`,
-    `≥ 50,000/s and ≥ 0.5 of SQLite: ${verdict(ingestRate >= 50_000 && ingestRate / sqliteFloor >= 0.5)}`,
+    `≥ 50,000/s: ${verdict(ingestRate >= 50_000)}; ≥ 0.5 of SQLite: ${verdict(ingestRate / sqliteFloor >= 0.5)}`,
   ],
   [
     `2. Drain: ${fmt(DRAIN)} buffered transactions to a local beacon`,
     `${fmt(drained.seconds, 1)} s (${fmt(DRAIN / drained.seconds)} tx/s)`,
-    `start-up on that outbox ${fmt(drained.startMs)} ms`,
+    `floor: raw insert into the beacon's table, ${BATCH} per commit, ${fmt(drainFloor, 1)} s (${(drainFloor / drained.seconds).toFixed(2)}); start-up on that outbox ${fmt(drained.startMs)} ms`,
     `< 30 s: ${verdict(drained.seconds < 30)}`,
   ],
   [
@@ -78,7 +79,7 @@ const rows: [string, string, string, string][] = [
 ];
 
 const table = [
-  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}; sidecar and beacon run from \`dist/cli.js\`.`,
+  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}; sidecar and beacon run from \`bin/egress-agent.js\` on the built \`dist/\`.`,
   "",
   "| figure | result | beside | target |",
   "|---|---|---|---|",
