@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import Fastify from "fastify";
-import { BeaconStore } from "../src/beacon/store.ts";
+import { BeaconStore, tuneForIngest } from "../src/beacon/store.ts";
 import { traceTransaction } from "../test/helpers/fixtures.ts";
 import { postAll } from "./measure.ts";
 
@@ -46,8 +46,7 @@ export function beaconInsertSeconds(count: number, perCommit: number): number {
   new BeaconStore(dir).close(); // creates beacon.db with its schema
   const db = new Database(join(dir, "beacon.db"));
   db.pragma("synchronous = FULL");
-  db.pragma("cache_size = -32768");
-  db.pragma("wal_autocheckpoint = 10000");
+  tuneForIngest(db);
   const insert = db.prepare(`INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
     start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts,
     transaction_type, received_at) VALUES (?, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`);

@@ -52,8 +52,6 @@ export class AuditLog {
     // A lost last entry on power loss is acceptable here; the data it describes is guarded by the outbox.
     this.#db.pragma("synchronous = NORMAL");
     this.#db.pragma("busy_timeout = 5000");
-    // Same checkpoint threshold as the outbox's connection: whichever connection commits past it checkpoints.
-    this.#db.pragma("wal_autocheckpoint = 10000");
     this.#db.exec(schema);
     this.#insert = this.#db.prepare(
       `INSERT INTO audit (at, stream, destination, path, records, bytes, sha256, status, error, duration_ms, body)

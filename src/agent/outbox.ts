@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../errors.ts";
-import { tuneForIngest } from "../sqlite-tuning.ts";
 
 /** What the sidecar ships; each stream is shipped on its own. */
 export type Stream = "billing" | "metrics" | "traces" | "logs" | "usage";
@@ -135,7 +134,9 @@ export class Outbox {
     // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
     this.#db.pragma("synchronous = FULL");
     this.#db.pragma("busy_timeout = 5000");
-    tuneForIngest(this.#db);
+    // A page cache for the hot part of the id index. The WAL keeps SQLite's default checkpoint (~4 MB), well
+    // inside the 16 MiB the data dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
+    this.#db.pragma("cache_size = -32768");
     const version = this.#db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       this.#db.close();

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../errors.ts";
-import { tuneForIngest } from "../sqlite-tuning.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
@@ -70,6 +69,16 @@ export interface StoredUsageSnapshot {
 }
 
 /** Where the beacon keeps what it receives: one SQLite file (WAL), `beacon.db` in the data dir. */
+/**
+ * Settings for a database that takes a steady stream of inserts keyed by random ids: a page cache that holds
+ * the hot part of the unique index, and a WAL checkpointed every ~40 MB rather than every 4 MB, so a page
+ * written by many commits goes to the database file once (bench/: +25% on a drain of 1M records).
+ */
+export function tuneForIngest(db: Database.Database): void {
+  db.pragma("cache_size = -32768"); // KiB
+  db.pragma("wal_autocheckpoint = 10000"); // pages
+}
+
 export class BeaconStore {
   readonly #db: Database.Database;
   readonly #insertTransaction: Database.Statement;
