@@ -1,7 +1,7 @@
 // npm run bench: every figure beside its floor, measured in the same run. Prints a table; never asserts.
 // `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain and idle runs.
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { useCli } from "../test/helpers/processes.ts";
 import { beaconInsertSeconds, httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
 import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
@@ -87,5 +87,9 @@ const table = [
 ].join("\n");
 console.log(table);
 if (process.argv.includes("--write")) {
-  writeFileSync(new URL("RESULTS.md", import.meta.url), `# Benchmark results\n\n\`npm run bench\` (\`bench/run.ts\`) printed this:\n\n${table}\n`);
+  // The hand-written reading of the figures below the table is kept.
+  const results = new URL("RESULTS.md", import.meta.url);
+  const previous = existsSync(results) ? readFileSync(results, "utf8") : "";
+  const reading = previous.includes("\n## Reading the figures") ? previous.slice(previous.indexOf("\n## Reading the figures")) : "";
+  writeFileSync(results, `# Benchmark results\n\n\`npm run bench\` (\`bench/run.ts\`) printed this:\n\n${table}\n${reading}`);
 }
