@@ -13,7 +13,7 @@ import { OfflineLicense } from "./offline-license.ts";
 import { AgentMetrics } from "./metrics.ts";
 import { AuditLog } from "./audit.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
-import type { Stream } from "./outbox.ts";
+import { STREAMS, type Stream } from "./outbox.ts";
 import { openOutbox } from "./data-dir.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
@@ -91,7 +91,7 @@ export async function startAgent(
 
   let client: BeaconClient | undefined;
   let license: OnlineLicense | OfflineLicense;
-  const streams: Stream[] = ["billing", ...SIGNALS, "usage"];
+  const streams: readonly Stream[] = STREAMS;
   const health = new Map(streams.map((stream) => [stream, new StreamHealth(logger, stream, now)]));
   const shippers = new Map<Stream, Shipper>();
   const metrics = new AgentMetrics(outbox, streams, () => license.status(), now);

@@ -4,7 +4,8 @@ import Database from "better-sqlite3";
 import { EgressError } from "../errors.ts";
 
 /** What the sidecar ships; each stream is shipped on its own. */
-export type Stream = "billing" | "metrics" | "traces" | "logs" | "usage";
+export const STREAMS = ["billing", "metrics", "traces", "logs", "usage"] as const;
+export type Stream = (typeof STREAMS)[number];
 
 /** A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter). */
 export type RecordState = "pending" | "sending" | "completed" | "failed";
@@ -48,8 +49,8 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 /** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
 const SCHEMA_VERSION = 2;
 
-/** Every stream, as SQL: lets a query on state alone use the (stream, state, seq) index. */
-const STREAMS = ["billing", "metrics", "traces", "logs", "usage"].map((stream) => `'${stream}'`).join(", ");
+/** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
+const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
 
 export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
 
@@ -90,6 +91,7 @@ export class Outbox {
   readonly #insert: Database.Statement;
   readonly #claim: Database.Statement;
   readonly #peek: Database.Statement;
+  readonly #capStatements = new Map<string, { held: Database.Statement; oldest: Database.Statement }>();
   readonly #setState: Database.Statement;
   readonly #fail: Database.Statement;
   readonly #pendingInfo: Database.Statement;
@@ -151,7 +153,7 @@ export class Outbox {
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
     // A crash leaves claimed records in 'sending'; nobody is sending them now.
-    this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${STREAMS}) AND state = 'sending'`).run();
+    this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
   }
 
   /**
@@ -178,18 +180,14 @@ export class Outbox {
     const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
     const result: CappedEnqueueResult = { inserted: 0, droppedRecords: 0, droppedBytes: 0 };
     if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
-    // Literal stream names (Stream values, not input), so the planner can use the partial size index.
-    const streams = cap.streams.map((name) => `'${name}'`).join(", ");
+    const queries = this.#capQueries(cap.streams);
     // Best-effort telemetry is not fsynced: a process crash keeps it, a power cut may lose the last commits.
     this.#relaxed(() => this.#db.transaction(() => {
-      const { held } = this.#db
-        .prepare(`SELECT coalesce(sum(size), 0) AS held FROM outbox WHERE stream IN (${streams}) AND state != 'completed'`)
-        .get() as { held: number };
+      const { held } = queries.held.get() as { held: number };
       let excess = held + incoming - cap.maxBytes;
       if (excess > 0) {
         const victims: number[] = [];
-        const oldest = this.#db.prepare(`SELECT seq, size FROM outbox WHERE stream IN (${streams}) AND state IN ('pending', 'failed') ORDER BY seq`);
-        for (const row of oldest.iterate() as Iterable<{ seq: number; size: number }>) {
+        for (const row of queries.oldest.iterate() as Iterable<{ seq: number; size: number }>) {
           if (excess <= 0) break;
           victims.push(row.seq);
           excess -= row.size;
@@ -201,6 +199,21 @@ export class Outbox {
       result.inserted = this.enqueue(stream, records);
     })());
     return result;
+  }
+
+  /** The cap's two queries, prepared once per set of streams (every OTLP request runs them). */
+  #capQueries(streams: readonly Stream[]): { held: Database.Statement; oldest: Database.Statement } {
+    // Literal stream names, so the planner can use the partial size index (outbox_telemetry_size).
+    const list = sqlList(streams);
+    let queries = this.#capStatements.get(list);
+    if (!queries) {
+      queries = {
+        held: this.#db.prepare(`SELECT coalesce(sum(size), 0) AS held FROM outbox WHERE stream IN (${list}) AND state != 'completed'`),
+        oldest: this.#db.prepare(`SELECT seq, size FROM outbox WHERE stream IN (${list}) AND state IN ('pending', 'failed') ORDER BY seq`),
+      };
+      this.#capStatements.set(list, queries);
+    }
+    return queries;
   }
 
   /**
@@ -309,12 +322,12 @@ export class Outbox {
 
   /** Deletes completed records last updated before `before` (ms). Returns how many went. */
   pruneCompleted(before: number): number {
-    return this.#db.prepare(`DELETE FROM outbox WHERE stream IN (${STREAMS}) AND state = 'completed' AND updated_at < ?`).run(before).changes;
+    return this.#db.prepare(`DELETE FROM outbox WHERE stream IN (${sqlList(STREAMS)}) AND state = 'completed' AND updated_at < ?`).run(before).changes;
   }
 
   /** Runs `work` in one transaction: every enqueue and setValue inside commits together or not at all. */
-  atomically(work: () => void): void {
-    this.#db.transaction(work)();
+  atomically<T>(work: () => T): T {
+    return this.#db.transaction(work)();
   }
 
   getValue(key: string): string | undefined {

@@ -23,10 +23,8 @@ export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): vo
   const { store, auth, tokens, now } = deps;
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
   const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>((jobs) => {
-    let inserted: number[] = [];
     const receivedAt = now();
-    store.atomically(() => (inserted = jobs.map((job) => store.insertTransactions(job.licenseId, job.transactions, receivedAt))));
-    return inserted;
+    return store.atomically(() => jobs.map((job) => store.insertTransactions(job.licenseId, job.transactions, receivedAt)));
   });
 
   app.post(beaconPaths.verify, async (request): Promise<VerifyResponse> => {

@@ -148,8 +148,8 @@ export class BeaconStore {
   }
 
   /** Runs `work` in one transaction (one commit for several inserts). */
-  atomically(work: () => void): void {
-    this.#db.transaction(work)();
+  atomically<T>(work: () => T): T {
+    return this.#db.transaction(work)();
   }
 
   insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): void {

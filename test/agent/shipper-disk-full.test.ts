@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pino from "pino";
-import type { BeaconClient } from "../../src/agent/beacon-client.ts";
 import { Outbox } from "../../src/agent/outbox.ts";
-import { billingPolicy } from "../../src/agent/shippers/billing.ts";
-import { Shipper } from "../../src/agent/shippers/shipper.ts";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
 import { tempDir } from "../helpers/processes.ts";
+import { billingShipper } from "../helpers/shipper.ts";
 
 /** SQLite's answer to a write on a full disk, as better-sqlite3 throws it. */
 const diskFull = () => Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
@@ -39,28 +35,11 @@ test("a full disk under the shipper (claim, ack and release failing) neither end
   const outbox = new FillingOutbox(tempDir());
   const ids = Array.from({ length: 10 }, (_, i) => `tx-${i}`);
   outbox.enqueue("billing", ids.map((id) => ({ recordId: id, body: JSON.stringify({ id }) })));
-  const logger = pino({ level: "silent" });
-  const health = new StreamHealth(logger, "billing");
   // Unit test: a stand-in beacon that takes every batch (it dedups by id, so a re-send after a lost ack is harmless).
   const received: string[] = [];
-  const client = {
-    post: async (_path: string, body: { trace_transactions: { id: string }[] }) => {
-      received.push(...body.trace_transactions.map((t) => t.id));
-      return { status: 200, body: { inserted_count: body.trace_transactions.length } };
-    },
-  } as unknown as BeaconClient;
-  const shipper = new Shipper({
-    policy: billingPolicy("lic-key", 10),
-    outbox,
-    client,
-    health,
-    logger,
-    token: () => undefined,
-    onUnauthorized: () => {},
-    flushMs: 1,
-    concurrency: 2,
-    minBackoffMs: 1,
-    maxBackoffMs: 10,
+  const { shipper, health } = billingShipper(outbox, async (_path, body: { trace_transactions: { id: string }[] }) => {
+    received.push(...body.trace_transactions.map((t) => t.id));
+    return { status: 200, body: { inserted_count: body.trace_transactions.length } };
   });
   shipper.start();
   try {

@@ -1,34 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import pino from "pino";
-import type { BeaconClient } from "../../src/agent/beacon-client.ts";
 import { Outbox } from "../../src/agent/outbox.ts";
-import { billingPolicy } from "../../src/agent/shippers/billing.ts";
-import { Shipper } from "../../src/agent/shippers/shipper.ts";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
 import { tempDir } from "../helpers/processes.ts";
+import { billingShipper } from "../helpers/shipper.ts";
 
 test("a record the shipper cannot even encode does not stop the stream: it stays pending, the error shows, stop still works", async () => {
   const outbox = new Outbox(tempDir());
   outbox.enqueue("billing", [{ recordId: "corrupt", body: "{not json" }]);
-  const logger = pino({ level: "silent" });
-  const health = new StreamHealth(logger, "billing");
   // Unit test: a stand-in client that must never be reached with an unencodable batch.
   let posts = 0;
-  const client = { post: async () => (posts++, { status: 200, body: { inserted_count: 0 } }) } as unknown as BeaconClient;
-  const shipper = new Shipper({
-    policy: billingPolicy("lic-key", 10),
-    outbox,
-    client,
-    health,
-    logger,
-    token: () => undefined,
-    onUnauthorized: () => {},
-    flushMs: 1,
-    concurrency: 4,
-    minBackoffMs: 1,
-    maxBackoffMs: 20,
-  });
+  const { shipper, health } = billingShipper(outbox, async () => (posts++, { status: 200, body: { inserted_count: 0 } }), { maxBackoffMs: 20 });
   shipper.start();
   const deadline = Date.now() + 2000;
   while (health.lastError === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));

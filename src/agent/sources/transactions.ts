@@ -13,11 +13,7 @@ import type { Outbox } from "../outbox.ts";
  */
 export function registerTransactionsSource(app: FastifyInstance, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
   type Batch = Parameters<Outbox["enqueue"]>[1];
-  const commits = new GroupCommit<Batch, number>((batches) => {
-    let inserted: number[] = [];
-    outbox.atomically(() => (inserted = batches.map((batch) => outbox.enqueue("billing", batch))));
-    return inserted;
-  });
+  const commits = new GroupCommit<Batch, number>((batches) => outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))));
   app.post("/v1/transactions", async (request, reply): Promise<TransactionsAccepted> => {
     const body = parseRequest(TransactionsRequest, request.body);
     space.assertRoomForBilling();

@@ -1,0 +1,27 @@
+import pino from "pino";
+import type { BeaconClient } from "../../src/agent/beacon-client.ts";
+import type { Outbox } from "../../src/agent/outbox.ts";
+import { billingPolicy } from "../../src/agent/shippers/billing.ts";
+import { Shipper, type ShipperOptions } from "../../src/agent/shippers/shipper.ts";
+import { StreamHealth } from "../../src/agent/stream-health.ts";
+
+/** Unit tests: a billing shipper (batches of 10, millisecond timings) over `outbox`, posting through a stand-in `post`. */
+export function billingShipper(outbox: Outbox, post: (path: string, body: any) => Promise<{ status: number; body: unknown }>, overrides: Partial<ShipperOptions> = {}) {
+  const logger = pino({ level: "silent" });
+  const health = new StreamHealth(logger, "billing");
+  const shipper = new Shipper({
+    policy: billingPolicy("lic-key", 10),
+    outbox,
+    client: { post } as unknown as BeaconClient,
+    health,
+    logger,
+    token: () => undefined,
+    onUnauthorized: () => {},
+    flushMs: 1,
+    concurrency: 2,
+    minBackoffMs: 1,
+    maxBackoffMs: 10,
+    ...overrides,
+  });
+  return { shipper, health };
+}
