@@ -1,15 +1,21 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { TestLicense } from "./fixtures.ts";
 
 let CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
+let NODE_FLAGS: string[] = [];
 
-/** Runs later processes from another entry point (the benchmarks use the compiled dist/cli.js, as the image does). */
+/**
+ * Runs later processes from another entry point (the benchmarks use bin/egress-agent.js on dist/, as the image does),
+ * with the Node flags of its `#!/usr/bin/env -S node ...` line, as executing the file would apply them.
+ */
 export function useCli(path: string): void {
   CLI = path;
+  const shebang = /^#!\/usr\/bin\/env -S node(.*)$/m.exec(readFileSync(path, "utf8").split("\n", 1)[0]!);
+  NODE_FLAGS = shebang ? shebang[1]!.trim().split(/\s+/).filter(Boolean) : [];
 }
 
 export function tempDir(prefix = "egress-test-"): string {
@@ -19,7 +25,7 @@ export function tempDir(prefix = "egress-test-"): string {
 /** Runs the real CLI to completion. */
 export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env } });
+    const child = spawn(process.execPath, [...NODE_FLAGS, CLI, ...args], { env: { ...process.env, ...options.env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -46,7 +52,7 @@ export interface ServiceProcess {
  * mount namespace of its own; the child's pid stays the CLI's.
  */
 export function startService(args: string[], readyMessage: string, env: NodeJS.ProcessEnv = {}, launcher: string[] = []): Promise<ServiceProcess> {
-  const [command, ...commandArgs] = [...launcher, process.execPath, CLI, ...args];
+  const [command, ...commandArgs] = [...launcher, process.execPath, ...NODE_FLAGS, CLI, ...args];
   const child = spawn(command!, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
