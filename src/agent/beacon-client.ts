@@ -90,14 +90,14 @@ export class BeaconClient {
   /** `audit`: which stream the request carries and how many records, for the audit log. */
   async post(
     path: string,
-    body: unknown,
+    /** The JSON body, serialised by the caller (the outbox already holds records as JSON text). */
+    payload: string,
     options: { token?: string; signal?: AbortSignal; audit: { stream: string; records: number } },
   ): Promise<BeaconResponse> {
     const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "egress-agent" };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const signals = [AbortSignal.timeout(this.#timeoutMs), ...(options.signal ? [options.signal] : [])];
     const url = `${this.#baseUrl}${path}`;
-    const payload = JSON.stringify(body);
     // When, on the sidecar's clock (the audit log and its retention use it); how long, on a real one.
     const startMs = this.#now();
     const started = performance.now();

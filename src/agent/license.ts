@@ -146,7 +146,7 @@ export class OnlineLicense {
     const { client, licenseKey, logger } = this.#o;
     let response;
     try {
-      response = await client.post(beaconPaths.verify, { license: licenseKey }, {
+      response = await client.post(beaconPaths.verify, JSON.stringify({ license: licenseKey }), {
         signal: this.#stopping.signal,
         audit: { stream: "license", records: 1 },
       });

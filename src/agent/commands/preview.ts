@@ -40,7 +40,7 @@ export function nextPayloads(config: AgentConfig): PreviewedPayload[] {
         stream: policy.stream,
         url: urls.get(policy.stream)!,
         records: records.length,
-        payload: records.length > 0 ? policy.buildPayload(records) : null,
+        payload: records.length > 0 ? JSON.parse(policy.buildPayload(records)) : null,
       });
     }
     return previews;

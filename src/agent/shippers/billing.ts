@@ -1,7 +1,19 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
-import type { IngestTracesRequest, TraceTransaction } from "../../protocol/trace-transaction.ts";
+import type { TraceTransaction } from "../../protocol/trace-transaction.ts";
 import type { OutboxRecord } from "../outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
+
+/**
+ * The count as intake stored it. A JSON string cannot hold `"name":` unescaped, so the only match is the key
+ * itself (TraceTransaction has no nested objects).
+ */
+const STORED_ATTEMPTS = /"num_failed_send_attempts":\d+/;
+
+/** A stored transaction (JSON text) with its current failed-send count, without a parse and re-serialise per record. */
+function withAttempts(record: OutboxRecord): string {
+  if (STORED_ATTEMPTS.test(record.body)) return record.body.replace(STORED_ATTEMPTS, `"num_failed_send_attempts":${record.attempts}`);
+  return JSON.stringify({ ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: record.attempts });
+}
 
 /** Billing: trace transactions to /v1/beacon/ingest-traces, each carrying its failed-send count. */
 export function billingPolicy(licenseKey: string, batchSize: number): StreamPolicy {
@@ -10,11 +22,7 @@ export function billingPolicy(licenseKey: string, batchSize: number): StreamPoli
     path: beaconPaths.ingestTraces,
     batchSize,
     keepDelivered: true,
-    buildPayload(records: readonly OutboxRecord[]): IngestTracesRequest {
-      return {
-        license: licenseKey,
-        trace_transactions: records.map((r) => ({ ...(JSON.parse(r.body) as TraceTransaction), num_failed_send_attempts: r.attempts })),
-      };
-    },
+    buildPayload: (records: readonly OutboxRecord[]) =>
+      `{"license":${JSON.stringify(licenseKey)},"trace_transactions":[${records.map(withAttempts).join(",")}]}`,
   };
 }

@@ -16,7 +16,8 @@ export interface StreamPolicy {
   batchBytes?: number;
   /** Billing keeps delivered records (export, audit) until retention prunes them; telemetry deletes them. */
   keepDelivered: boolean;
-  buildPayload(records: readonly OutboxRecord[]): unknown;
+  /** The request body (JSON text) that carries `records`. */
+  buildPayload(records: readonly OutboxRecord[]): string;
 }
 
 export interface ShipperOptions {

@@ -11,8 +11,9 @@ export function usagePolicy(licenseKey: string): StreamPolicy {
     path: beaconPaths.usageSnapshot,
     batchSize: 1,
     keepDelivered: true,
-    buildPayload(records: readonly OutboxRecord[]): UsageSnapshot {
-      return { license_key: licenseKey, ...(JSON.parse(records[0]!.body) as StoredSnapshot) };
+    buildPayload(records: readonly OutboxRecord[]): string {
+      const snapshot: UsageSnapshot = { license_key: licenseKey, ...(JSON.parse(records[0]!.body) as StoredSnapshot) };
+      return JSON.stringify(snapshot);
     },
   };
 }
