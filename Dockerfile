@@ -4,7 +4,7 @@
 #   docker run --read-only --tmpfs /tmp -v egress-outbox:/data -e PLATFORM_LICENSE_KEY=... egress-agent
 # compose.yaml and helm/egress-agent/ run this image with a mounted config, read-only, as UID 10001.
 
-# ---- build: every dependency (TypeScript), src/ compiled to dist/ ------------------------------------------------
+# ---- build: every dependency (esbuild), src/ bundled into dist/ --------------------------------------------------
 FROM node:24-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -12,7 +12,8 @@ COPY package.json package-lock.json ./
 # arm64, glibc and musl) in its package, and package.json's allowScripts already denies it and protobufjs their
 # scripts; slim has no compiler, so a source build could only fail here.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts/build.ts ./scripts/
 COPY src ./src
 # dist/ is what bin/egress-agent.js runs when it exists (it falls back to src/*.ts only in a checkout).
 RUN npm run build

@@ -1,4 +1,5 @@
 // Floors: the same work done by the bare parts, measured in the same run as the sidecar's figures.
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,4 +65,29 @@ export function beaconInsertSeconds(count: number, perCommit: number): number {
   db.close();
   rmSync(dir, { recursive: true, force: true });
   return seconds;
+}
+
+/**
+ * Resident memory (bytes) of a bare Node process, run with `flags`, holding what any sidecar holds: better-sqlite3
+ * with a WAL database open, a loopback HTTP server that has answered a request (http, net, crypto, zlib loaded),
+ * measured after the same settling time as the idle sidecar.
+ */
+export function bareNodeRss(flags: readonly string[], settleMs: number): number {
+  const dir = mkdtempSync(join(tmpdir(), "egress-bench-floor-"));
+  const script = `
+    const Database = require("better-sqlite3");
+    const db = new Database(${JSON.stringify(join(dir, "floor.db"))});
+    db.pragma("journal_mode = WAL");
+    db.exec("CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT)");
+    db.prepare("INSERT INTO t VALUES (?, ?)").run("a", "{}");
+    require("node:crypto").createHash("sha256").update("x").digest();
+    require("node:zlib").gzipSync("x");
+    const server = require("node:http").createServer((req, res) => res.end("{}"));
+    server.listen(0, "127.0.0.1", async () => {
+      await (await fetch("http://127.0.0.1:" + server.address().port + "/")).text();
+      setTimeout(() => { console.log(process.memoryUsage().rss); process.exit(0); }, ${settleMs});
+    });`;
+  const rss = Number(execFileSync(process.execPath, [...flags, "-e", script], { cwd: new URL("..", import.meta.url).pathname, encoding: "utf8" }));
+  rmSync(dir, { recursive: true, force: true });
+  return rss;
 }

@@ -1,9 +1,9 @@
 // npm run bench: every figure beside its floor, measured in the same run. Prints a table; never asserts.
 // `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain and idle runs.
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { useCli } from "../test/helpers/processes.ts";
-import { beaconInsertSeconds, httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
+import { buildDist } from "../scripts/build.ts";
+import { cliNodeFlags, useCli } from "../test/helpers/processes.ts";
+import { bareNodeRss, beaconInsertSeconds, httpPostSeconds, sqliteInsertSeconds } from "./floors.ts";
 import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
 import { drain, idle, ingest, otlpRelay } from "./sidecar.ts";
 import { BATCH, INGEST_TOTAL, OTLP_POINTS, OTLP_REQUESTS, otlpBodies, transactionBodies } from "./workloads.ts";
@@ -15,7 +15,7 @@ const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 // The processes run the installed entry point on the compiled CLI, as the image does (no type stripping at start).
 say("building dist/");
-execFileSync(process.execPath, [new URL("../node_modules/typescript/bin/tsc", import.meta.url).pathname, "-p", "tsconfig.build.json"], { stdio: "inherit" });
+await buildDist();
 useCli(new URL("../bin/egress-agent.js", import.meta.url).pathname);
 
 const transactions = transactionBodies();
@@ -26,6 +26,7 @@ say("floors");
 const sqliteFloor = INGEST_TOTAL / sqliteInsertSeconds(transactions);
 const httpFloor = INGEST_TOTAL / (await httpPostSeconds(transactions));
 const httpFloorOtlp = mb(otlpBytes) / (await httpPostSeconds(otlp));
+const nodeFloor = bareNodeRss(cliNodeFlags(), 5_000);
 say("ingest");
 const ingested = await ingest(transactions);
 const ingestRate = INGEST_TOTAL / ingested.seconds;
@@ -61,7 +62,7 @@ const rows: [string, string, string, string][] = [
   [
     "4. Memory: RSS idle / peak during ingest / OTLP / drain",
     `${fmt(idled.rss / MiB)} / ${fmt(ingested.peakRss / MiB)} / ${fmt(relayed.peakRss / MiB)} / ${fmt(drained.peakRss / MiB)} MiB`,
-    "",
+    `floor: bare Node with the same flags, better-sqlite3 open and an HTTP server that has answered, ${fmt(nodeFloor / MiB)} MiB`,
     `idle < 80, peak < 200: ${verdict(idled.rss < 80 * MiB && Math.max(ingested.peakRss, relayed.peakRss, drained.peakRss) < 200 * MiB)}`,
   ],
   [

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
@@ -9,6 +9,7 @@ import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-sna
 import { GroupCommit } from "../group-commit.ts";
 import { parseRequest } from "../http/validate.ts";
 import type { Authenticator } from "./authenticate.ts";
+import type { License } from "./licenses.ts";
 import type { BeaconStore } from "./store.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
 
@@ -45,17 +46,23 @@ export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): vo
     return { inserted_count: inserted };
   });
 
+  const senders = new WeakMap<FastifyRequest, License>();
   for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
     const { schema, path, countItems } = otlpSignals[signal] as {
       schema: z.ZodType<OtlpRequest>;
       path: string;
       countItems: (request: OtlpRequest) => number;
     };
-    app.post(path, async (request) => {
-      const body = parseRequest(schema, request.body);
+    // Telemetry carries no license key: the token from /verify is the only proof of who sends it, so it is checked
+    // before the body is even read (an anonymous 8 MiB body would otherwise cost seconds of validation).
+    const onRequest = async (request: FastifyRequest) => {
       const license = await auth.bearer(request);
-      // Telemetry carries no license key: the token from /verify is the only proof of who sends it.
       if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_REQUIRED", "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify");
+      senders.set(request, license);
+    };
+    app.post(path, { onRequest }, async (request) => {
+      const license = senders.get(request)!;
+      const body = parseRequest(schema, request.body);
       const items = countItems(body);
       store.insertOtlp(signal, license.id, items, body, now());
       request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");

@@ -21,13 +21,17 @@ export const AuditEntry = z.object({
 });
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
+/** A query-string number in plain decimal digits (Number() would also take `0x10`, `1e3` or blanks). */
+const decimal = (min: number, max: number) =>
+  z.string().regex(/^\d{1,15}$/, { message: "must be a whole number in decimal digits" }).transform(Number).pipe(z.int().min(min).max(max));
+
 /** GET /v1/audit query. */
 export const AuditQuery = z.strictObject({
   since: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp" }).optional(),
   stream: z.enum(["license", "billing", "metrics", "traces", "logs", "usage"]).optional(),
   /** Entries after this id: the next page, from the last id of the previous one. */
-  after: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: decimal(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: decimal(1, 1000).default(100),
 });
 export type AuditQuery = z.infer<typeof AuditQuery>;
 

@@ -29,9 +29,10 @@ export const sendJson = (url: string, body: string | Uint8Array, headers: Record
   send(url, body, { "content-type": "application/json", ...headers });
 
 /** A request whose body stops short of its Content-Length (the client hangs up mid-body); the answer's status, if any. */
-export function sendTruncated(url: string, body: string): Promise<number | undefined> {
+export function sendTruncated(url: string, body: string, headers: Record<string, string> = {}): Promise<number | undefined> {
   const { hostname, port, pathname } = new URL(url);
-  const head = `POST ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const head = `POST ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
   return new Promise((resolve) => {
     let answer = "";
     const socket = connect(Number(port), hostname, () => socket.end(head + body.slice(0, body.length >> 1)));

@@ -21,12 +21,16 @@ describe("sidecar operator routes and unknown routes: bad input", () => {
 
   test("GET /v1/audit: each bad query parameter is 422 naming it, with the rule it broke", async () => {
     const cases: [string, string, string][] = [
-      ["limit=abc", "limit", "invalid_type"],
-      ["limit=1.5", "limit", "invalid_type"],
+      ["limit=abc", "limit", "invalid_format"],
+      ["limit=1.5", "limit", "invalid_format"],
+      ["limit=0x10", "limit", "invalid_format"],
+      ["limit=1e3", "limit", "invalid_format"],
+      ["limit=%205", "limit", "invalid_format"],
+      ["limit=", "limit", "invalid_format"],
       ["limit=0", "limit", "too_small"],
       ["limit=1001", "limit", "too_big"],
       ["limit=1&limit=2", "limit", "invalid_type"],
-      ["after=-1", "after", "too_small"],
+      ["after=-1", "after", "invalid_format"],
       ["since=yesterday", "since", "invalid_format"],
       ["since=2026-13-45T99:00:00Z", "since", "invalid_format"],
       ["stream=bogus", "stream", "invalid_value"],

@@ -194,18 +194,20 @@ describe("beacon service", () => {
   });
 
   test("otlp: a malformed request is 422 naming the field, and nothing is stored", async () => {
+    const { token } = (await postJson(url("/v1/beacon/verify"), { license: active.key })).body as { token: string };
+    const bearer = { authorization: `Bearer ${token}` };
     const metrics = metricsRequest();
     const metric = metrics.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]! as Record<string, unknown>;
     metric.sum = { dataPoints: [] };
-    assertValidationError(await postJson(url("/v1/beacon/v1/metrics"), metrics), ["body", "resourceMetrics", 0, "scopeMetrics", 0, "metrics", 0]);
+    assertValidationError(await postJson(url("/v1/beacon/v1/metrics"), metrics, bearer), ["body", "resourceMetrics", 0, "scopeMetrics", 0, "metrics", 0]);
 
     const traces = tracesRequest();
     traces.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId = "not-hex";
-    assertValidationError(await postJson(url("/v1/beacon/v1/traces"), traces), ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "traceId"]);
+    assertValidationError(await postJson(url("/v1/beacon/v1/traces"), traces, bearer), ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "traceId"]);
 
     const logs = logsRequest() as { resourceLogs: { scopeLogs: { logRecords: Record<string, unknown>[] }[] }[] };
     logs.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.severityNumber = "WARN";
-    assertValidationError(await postJson(url("/v1/beacon/v1/logs"), logs), ["body", "resourceLogs", 0, "scopeLogs", 0, "logRecords", 0, "severityNumber"], "invalid_type");
+    assertValidationError(await postJson(url("/v1/beacon/v1/logs"), logs, bearer), ["body", "resourceLogs", 0, "scopeLogs", 0, "logRecords", 0, "severityNumber"], "invalid_type");
 
     const store = new BeaconStore(fixture.dataDir, { readonly: true });
     try {

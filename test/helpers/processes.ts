@@ -18,6 +18,9 @@ export function useCli(path: string): void {
   NODE_FLAGS = shebang ? shebang[1]!.trim().split(/\s+/).filter(Boolean) : [];
 }
 
+/** The Node flags later processes run with (from the entry point's shebang). */
+export const cliNodeFlags = (): readonly string[] => NODE_FLAGS;
+
 export function tempDir(prefix = "egress-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
