@@ -13,7 +13,7 @@ const DRAIN = quick ? 100_000 : 1_000_000;
 const IDLE_SECONDS = quick ? 10 : 60;
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-// The processes run the installed entry point on the compiled CLI, as the image does (no type stripping at start).
+// The processes run the installed entry point on the bundled CLI, as the image does (no type stripping at start).
 say("building dist/");
 await buildDist();
 useCli(new URL("../bin/egress-agent.js", import.meta.url).pathname);

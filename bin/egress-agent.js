@@ -2,7 +2,7 @@
 // The installed entry point: the compiled CLI when built (the image), else the TypeScript source.
 // The V8 flags bound memory (bench/RESULTS.md): a 4 MiB semi-space instead of Node's default (up to 32 MiB on a large
 // host), and the old generation collected when it has grown by half rather than by up to 4x. Measured: RSS peaks
-// under OTLP load fall from ~390 to ~210 MiB (ingest and drain to ~150) at no throughput cost we could separate
+// under ingest, OTLP and drain load fall from 280-390 to about 150-160 MiB at no throughput cost we could separate
 // from noise.
 import { existsSync } from "node:fs";
 import { enableCompileCache } from "node:module";

@@ -10,7 +10,7 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     entryPoints: [new URL("../src/cli.ts", import.meta.url).pathname],
     outdir,
     bundle: true,
-    splitting: true, // protobufjs, pg's source and the OpenTelemetry SDK stay in chunks loaded on first use
+    splitting: true, // protobufjs and the OpenTelemetry SDK stay in chunks loaded on first use
     format: "esm",
     platform: "node",
     target: "node24",

@@ -14,8 +14,8 @@ let NODE_FLAGS: string[] = [];
  */
 export function useCli(path: string): void {
   CLI = path;
-  const shebang = /^#!\/usr\/bin\/env -S node(.*)$/m.exec(readFileSync(path, "utf8").split("\n", 1)[0]!);
-  NODE_FLAGS = shebang ? shebang[1]!.trim().split(/\s+/).filter(Boolean) : [];
+  const shebang = /^#!\/usr\/bin\/env -S node (.*)/.exec(readFileSync(path, "utf8"));
+  NODE_FLAGS = shebang ? shebang[1]!.trim().split(/\s+/) : [];
 }
 
 /** The Node flags later processes run with (from the entry point's shebang). */
