@@ -1,5 +1,5 @@
 // Floors: the same work done by the bare parts, measured in the same run as the sidecar's figures.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +36,35 @@ export async function httpPostSeconds(bodies: readonly string[]): Promise<number
   const seconds = await postAll(`http://127.0.0.1:${port}/`, bodies);
   await app.close();
   return seconds;
+}
+
+/** Starts one hop of bench/relay-floor.ts with `flags` (the sidecar's); resolves to its URL and a stop function. */
+function startRelayHop(flags: readonly string[], args: string[]): Promise<{ url: string; stop: () => void }> {
+  const script = new URL("relay-floor.ts", import.meta.url).pathname;
+  const child = spawn(process.execPath, [...flags, script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`relay floor ${args[0]} exited with ${code}`)));
+    child.stdout.once("data", (data) => resolve({ url: String(data).trim(), stop: () => child.kill() }));
+  });
+}
+
+/**
+ * Seconds to POST `bodies` (8 clients) through a bare two-hop relay in two processes (bench/relay-floor.ts): the
+ * shape of the sidecar between the instance and the beacon, without validation, filter or disk. `json`: the relay
+ * parses and re-serialises each body and the sink parses it; `bytes`: neither reads it.
+ */
+export async function httpRelaySeconds(bodies: readonly string[], mode: "bytes" | "json", flags: readonly string[]): Promise<number> {
+  const sink = await startRelayHop(flags, ["sink", mode]);
+  try {
+    const relay = await startRelayHop(flags, ["relay", mode, sink.url]);
+    try {
+      return await postAll(relay.url, bodies);
+    } finally {
+      relay.stop();
+    }
+  } finally {
+    sink.stop();
+  }
 }
 
 /**

@@ -96,6 +96,9 @@ export class Outbox {
   readonly #fail: Database.Statement;
   readonly #pendingInfo: Database.Statement;
   readonly #delete: Database.Statement;
+  /** Prepared once: db.pragma() compiles its statement on every call, and every send and OTLP request switches. */
+  readonly #syncNormal: Database.Statement;
+  readonly #syncFull: Database.Statement;
 
   /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
   constructor(dataDir: string, options: { now?: () => number; readonly?: boolean } = {}) {
@@ -124,6 +127,8 @@ export class Outbox {
       "UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq = @seq",
     );
     this.#delete = this.#db.prepare("DELETE FROM outbox WHERE seq = ?");
+    this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
+    this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
     // Bounded by @limit: the shipper asks before every batch, and a full scan of a large backlog each time
     // would make a drain quadratic.
     this.#pendingInfo = this.#db.prepare(`
@@ -271,11 +276,11 @@ export class Outbox {
    * fsync also makes every earlier relaxed commit durable.
    */
   #relaxed<T>(work: () => T): T {
-    this.#db.pragma("synchronous = NORMAL");
+    this.#syncNormal.run();
     try {
       return work();
     } finally {
-      this.#db.pragma("synchronous = FULL");
+      this.#syncFull.run();
     }
   }
 

@@ -288,5 +288,7 @@ function scrubBody(body: AnyValue | undefined): AnyValue {
 
 /** Optional fields the sender left out stay out, rather than leaving as explicit undefined. */
 function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  const out: Partial<T> = {};
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out as T;
 }

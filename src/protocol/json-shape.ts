@@ -11,14 +11,29 @@ export const MAX_JSON_DEPTH = 64;
 export type JsonShapeProblem = "too_deep" | "too_many_values";
 
 export function jsonShapeProblem(value: unknown, maxValues = Infinity, maxDepth = MAX_JSON_DEPTH): JsonShapeProblem | undefined {
-  const stack: [unknown, number][] = [[value, 1]];
+  // Two parallel stacks and index or key loops: this runs on every request body, and a stack of [node, depth]
+  // pairs or Object.values() copies would allocate once per value.
+  const nodes: unknown[] = [value];
+  const depths: number[] = [1];
   let values = 0;
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
+  while (nodes.length > 0) {
+    const node = nodes.pop();
+    const depth = depths.pop()!;
     if (++values > maxValues) return "too_many_values";
     if (node === null || typeof node !== "object") continue;
     if (depth > maxDepth) return "too_deep";
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        nodes.push(node[i]);
+        depths.push(depth + 1);
+      }
+    } else {
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        nodes.push((node as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
+      }
+    }
   }
   return undefined;
 }

@@ -7,6 +7,8 @@ import { beaconPaths } from "./beacon-paths.ts";
 // OTLP spec asks of receivers.
 
 const int64Pattern = /^-?\d+$/;
+/** Already as BigInt(v).toString() would write it (no leading zeros, no "-0"): kept as it is, which is most values. */
+const canonicalInt = /^(?:0|-?[1-9]\d*)$/;
 
 /** A 64-bit integer as OTLP JSON carries it: a decimal string or a JSON number. Normalised to a string. */
 export const Int64 = z
@@ -14,7 +16,10 @@ export const Int64 = z
     z.string().regex(int64Pattern, { message: "must be a decimal integer string" }),
     z.number().refine(Number.isInteger, { message: "must be an integer" }),
   ])
-  .transform((v) => BigInt(v).toString());
+  .transform((v) => {
+    if (typeof v === "string" ? canonicalInt.test(v) : false) return v as string;
+    return typeof v === "number" && Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
+  });
 
 export const UnixNano = Int64.refine((v) => !v.startsWith("-"), { message: "must not be negative" });
 

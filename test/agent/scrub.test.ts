@@ -60,6 +60,16 @@ test("long tokens mixing letters and digits are redacted, long plain words are n
   assert.equal(out, "session <redacted> trace <redacted> in internationalization_settings");
 });
 
+test("a bare value of letters and digits is a secret from 24 characters on, also with nothing around it", () => {
+  // Attribute values are often a single word; the plain-word shortcut must stop where a long token starts.
+  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY9wE3"), "<redacted>");
+  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY9wE"), "Zx81kQ0pLmN4vB7cR2tY9wE");
+  for (const word of ["POST", "backend", "200", "", "sk", "Bearer"]) assert.equal(scrubText(word), word);
+  for (const [value, scrubbed] of [["sk-abc", "<redacted>"], ["a@b.io", "<email>"], ["10.1.2.3", "<ip>"], ["Bearer abc", "Bearer <redacted>"]]) {
+    assert.equal(scrubText(value!), scrubbed);
+  }
+});
+
 test("UUIDs become <uuid>, in either case", () => {
   const out = scrubbedWithout("tenant 6F1C8A52-3B7E-4C55-9A51-0D2F4E6B7A10 and 0b9e1d2c-7a44-4f0e-8c1b-5e6f7a8b9c0d.", ["6F1C8A52", "0b9e1d2c"]);
   assert.equal(out, "tenant <uuid> and <uuid>.");

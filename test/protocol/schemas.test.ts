@@ -42,6 +42,24 @@ describe("OTLP JSON schemas", () => {
     assert.equal(span.spanId, "eee19b7ec3c1b174");
   });
 
+  test("keep every 64-bit integer's exact value in its shortest decimal form", () => {
+    const cases: [string | number, string][] = [
+      ["007", "7"],
+      ["-0", "0"],
+      ["-12", "-12"],
+      ["9007199254740993", "9007199254740993"], // above 2^53: a number would round it
+      [42, "42"],
+      [-0, "0"],
+      [1e21, "1000000000000000000000"], // String() would write 1e+21
+    ];
+    for (const [sent, kept] of cases) {
+      const metrics = metricsRequest() as any;
+      metrics.resourceMetrics[0].scopeMetrics[0].metrics[1].sum.dataPoints[0].asInt = sent;
+      const parsed = MetricsRequest.parse(metrics);
+      assert.equal(parsed.resourceMetrics[0]!.scopeMetrics[0]!.metrics[1]!.sum!.dataPoints[0]!.asInt, kept, `sent ${sent}`);
+    }
+  });
+
   test("fill omitted OTLP defaults and drop unknown fields, as receivers must", () => {
     const parsed = LogsRequest.parse({
       resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1", severityNumber: 17, body: { stringValue: "x" }, vendorField: 1 }] }] }],

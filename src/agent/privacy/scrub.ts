@@ -22,8 +22,13 @@ const longToken = /(?<![\w-])[\w-]{24,}/g;
 const hasLetter = /[a-z]/i;
 const hasDigit = /\d/;
 
+// Letters and digits only, shorter than a long token: no pattern below can match (each needs punctuation, a
+// blank or 24 characters), and most attribute values ("POST", "backend", "200") are like this.
+const plainWord = /^[a-z0-9]{0,23}$/i;
+
 /** `text` with e-mails, credentials, tokens, UUIDs, IP addresses and URL query strings replaced by placeholders. */
 export function scrubText(text: string): string {
+  if (plainWord.test(text)) return text;
   return text
     .replace(urlPattern, scrubUrl)
     .replace(authScheme, (_match, scheme: string) => `${scheme} <redacted>`)
