@@ -41,13 +41,15 @@ CREATE TABLE IF NOT EXISTS outbox (
   last_error TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq);
+-- Covers the send path's queries (next batch, pending head): size and enqueued_at come from the index, because
+-- reading them from a row means walking its body's overflow pages first (they follow it in the row).
+CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq, size, enqueued_at);
 -- The telemetry byte cap sums sizes on every enqueue: from this index, never from the (large) rows.
 CREATE INDEX IF NOT EXISTS outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs');
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
-/** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read. */
-const SCHEMA_VERSION = 2;
+/** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read; 3 widened outbox_by_state. */
+const SCHEMA_VERSION = 3;
 
 /** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
@@ -154,6 +156,7 @@ export class Outbox {
         this.#db.exec("ALTER TABLE outbox ADD COLUMN size INTEGER NOT NULL DEFAULT 0");
         this.#db.exec("UPDATE outbox SET size = length(CAST(body AS BLOB))");
       }
+      if (version > 0 && version < 3) this.#db.exec("DROP INDEX IF EXISTS outbox_by_state"); // recreated wider below
       this.#db.exec(schema);
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();

@@ -83,3 +83,25 @@ test("outbox: a version-1 file (before byte sizes) is upgraded in place and keep
   assert.deepEqual(outbox.pendingHead("billing", 10), { count: 1, bytes: 20, oldestAt: 1 }, "size backfilled in bytes, not characters");
   outbox.close();
 });
+
+test("outbox: a version-2 file (narrower send-path index) is upgraded in place and still sends its records in order", async () => {
+  const Database = (await import("better-sqlite3")).default;
+  const { join } = await import("node:path");
+  const dir = tempDir();
+  const db = new Database(join(dir, "outbox.db"));
+  db.exec(`CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
+    enqueued_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_error TEXT);
+    CREATE INDEX outbox_by_state ON outbox (stream, state, seq); CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
+  const insert = db.prepare("INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, ?, 3, ?, ?)");
+  for (const n of [1, 2, 3]) insert.run(`b-${n}`, `"${n}"`, n, n);
+  db.pragma("user_version = 2");
+  db.close();
+  const outbox = new Outbox(dir);
+  assert.deepEqual(outbox.pendingHead("billing", 10), { count: 3, bytes: 9, oldestAt: 1 });
+  assert.deepEqual(outbox.claim("billing", 2).map((r) => r.recordId), ["b-1", "b-2"]);
+  outbox.close();
+  const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
+  assert.equal(reopened.pragma("user_version", { simple: true }), 3);
+  reopened.close();
+});
