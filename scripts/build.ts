@@ -18,10 +18,14 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     external: ["better-sqlite3", "pg"],
     // Bundled CommonJS packages call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __egressCreateRequire } from "node:module"; const require = __egressCreateRequire(import.meta.url);' },
-    // Readable stack traces: names and line structure kept; sources in the maps.
-    minifyWhitespace: true,
-    minifySyntax: true,
+    // Node keeps a module's source text for as long as the process runs: minified, it is 2.5 MB instead of 3.5.
+    // Function and class names are kept (stack traces, error names); the sources are in the maps.
+    minify: true,
     keepNames: true,
+    // Node stores that text as UTF-16 (twice the size) once a single byte is not ASCII (the one was a licence
+    // comment's "ä"): licence comments go to dist/*.LEGAL.txt, and the code is ASCII.
+    legalComments: "external",
+    charset: "ascii",
     sourcemap: "linked",
     logLevel: "warning",
   });
