@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { test } from "node:test";
+import Database from "better-sqlite3";
 import { Outbox } from "../../src/agent/outbox.ts";
 import { tempDir } from "../helpers/processes.ts";
 
@@ -68,35 +70,42 @@ test("outbox: claims stop at about maxBytes but always take one record; remove a
   outbox.close();
 });
 
-test("outbox: a version-1 file (before byte sizes) is upgraded in place and keeps its records", async () => {
-  const Database = (await import("better-sqlite3")).default;
-  const { join } = await import("node:path");
+/** An outbox.db as an older sidecar left it: its DDL, rows written by `fill`, and its schema version. */
+function legacyOutbox(version: number, ddl: string, fill: (db: Database.Database) => void): string {
   const dir = tempDir();
   const db = new Database(join(dir, "outbox.db"));
-  db.exec(`CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, enqueued_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL, last_error TEXT); CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
-  db.prepare("INSERT INTO outbox (stream, record_id, body, enqueued_at, updated_at) VALUES ('billing', 'b-1', ?, 1, 1)").run("é".repeat(10));
-  db.pragma("user_version = 1");
+  db.exec(`${ddl}; CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
+  fill(db);
+  db.pragma(`user_version = ${version}`);
   db.close();
+  return dir;
+}
+
+test("outbox: a version-1 file (before byte sizes) is upgraded in place and keeps its records", () => {
+  const dir = legacyOutbox(
+    1,
+    `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, enqueued_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL, last_error TEXT)`,
+    (db) => db.prepare("INSERT INTO outbox (stream, record_id, body, enqueued_at, updated_at) VALUES ('billing', 'b-1', ?, 1, 1)").run("é".repeat(10)),
+  );
   const outbox = new Outbox(dir);
   assert.deepEqual(outbox.pendingHead("billing", 10), { count: 1, bytes: 20, oldestAt: 1 }, "size backfilled in bytes, not characters");
   outbox.close();
 });
 
-test("outbox: a version-2 file (narrower send-path index) is upgraded in place and still sends its records in order", async () => {
-  const Database = (await import("better-sqlite3")).default;
-  const { join } = await import("node:path");
-  const dir = tempDir();
-  const db = new Database(join(dir, "outbox.db"));
-  db.exec(`CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
-    enqueued_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_error TEXT);
-    CREATE INDEX outbox_by_state ON outbox (stream, state, seq); CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
-  const insert = db.prepare("INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, ?, 3, ?, ?)");
-  for (const n of [1, 2, 3]) insert.run(`b-${n}`, `"${n}"`, n, n);
-  db.pragma("user_version = 2");
-  db.close();
+test("outbox: a version-2 file (narrower send-path index) is upgraded in place and still sends its records in order", () => {
+  const dir = legacyOutbox(
+    2,
+    `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
+      enqueued_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_error TEXT);
+     CREATE INDEX outbox_by_state ON outbox (stream, state, seq)`,
+    (db) => {
+      const insert = db.prepare("INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, ?, 3, ?, ?)");
+      for (const n of [1, 2, 3]) insert.run(`b-${n}`, `"${n}"`, n, n);
+    },
+  );
   const outbox = new Outbox(dir);
   assert.deepEqual(outbox.pendingHead("billing", 10), { count: 3, bytes: 9, oldestAt: 1 });
   assert.deepEqual(outbox.claim("billing", 2).map((r) => r.recordId), ["b-1", "b-2"]);
