@@ -17,8 +17,8 @@ export const Int64 = z
     z.number().refine(Number.isInteger, { message: "must be an integer" }),
   ])
   .transform((v) => {
-    if (typeof v === "string" ? canonicalInt.test(v) : false) return v as string;
-    return typeof v === "number" && Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
+    if (typeof v === "string") return canonicalInt.test(v) ? v : BigInt(v).toString();
+    return Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
   });
 
 export const UnixNano = Int64.refine((v) => !v.startsWith("-"), { message: "must not be negative" });
