@@ -6,13 +6,27 @@ import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 
-/** 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower). */
-const SCHEMA_VERSION = 2;
+/**
+ * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
+ * 3: the id is stored as its 16 bytes, not 36 characters: the unique index, where every insert lands at a random
+ * place, is less than half the size (bench/: a 1M-row drain's inserts 22% faster). One UUID in any letter case is
+ * one id.
+ */
+const SCHEMA_VERSION = 3;
+
+/** SQL for a UUID's 16 bytes from its text form, and back (lower case, dashed). */
+export const uuidBytes = (text: string) => `unhex(replace(${text}, '-', ''))`;
+const uuidText = (bytes: string) =>
+  `lower(substr(hex(${bytes}), 1, 8) || '-' || substr(hex(${bytes}), 9, 4) || '-' || substr(hex(${bytes}), 13, 4) || '-' || substr(hex(${bytes}), 17, 4) || '-' || substr(hex(${bytes}), 21))`;
+
+/** The columns trace_transactions has had in every version, in order. */
+const transactionColumns = `license_id, organization_id, tenant_id, session_id, trace_count, start_insertion_time,
+  end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts, transaction_type, received_at`;
 
 const schema = `
 CREATE TABLE IF NOT EXISTS trace_transactions (
   seq INTEGER PRIMARY KEY,
-  id TEXT NOT NULL UNIQUE,
+  id BLOB NOT NULL UNIQUE,
   license_id TEXT NOT NULL,
   organization_id TEXT NOT NULL,
   tenant_id TEXT NOT NULL,
@@ -102,10 +116,8 @@ export class BeaconStore {
     }
     this.#db.pragma("busy_timeout = 5000");
     this.#insertTransaction = this.#db.prepare(`
-      INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
-        start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status,
-        num_failed_send_attempts, transaction_type, received_at)
-      VALUES (@id, @license_id, @organization_id, @tenant_id, @session_id, @trace_count,
+      INSERT INTO trace_transactions (id, ${transactionColumns})
+      VALUES (${uuidBytes("@id")}, @license_id, @organization_id, @tenant_id, @session_id, @trace_count,
         @start_insertion_time, @end_insertion_time, @start_interval_time, @end_interval_time, @status,
         @num_failed_send_attempts, @transaction_type, @received_at)
       ON CONFLICT (id) DO NOTHING`);
@@ -123,10 +135,13 @@ export class BeaconStore {
       throw new Error(`beacon.db has schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`);
     }
     this.#db.transaction(() => {
-      if (version === 1) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_v1");
+      // Before 3 the table is rebuilt: its rows are copied, oldest first, with their ids as bytes.
+      if (version > 0 && version < 3) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_old");
       this.#db.exec(schema);
-      if (version === 1) {
-        this.#db.exec("INSERT INTO trace_transactions SELECT NULL, * FROM trace_transactions_v1 ORDER BY received_at; DROP TABLE trace_transactions_v1");
+      if (version > 0 && version < 3) {
+        this.#db.exec(`INSERT INTO trace_transactions (id, ${transactionColumns})
+          SELECT ${uuidBytes("id")}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};
+          DROP TABLE trace_transactions_old`);
       }
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
@@ -181,6 +196,14 @@ export class BeaconStore {
           ORDER BY month, organization_id, license_id`,
       )
       .all({ org: filter.organizationId ?? null, month: filter.month ?? null }) as TraceReportRow[];
+  }
+
+  /** Every stored transaction id, with the failed-send count it arrived with. */
+  transactionAttempts(): Map<string, number> {
+    const rows = this.#db
+      .prepare(`SELECT ${uuidText("id")} AS id, num_failed_send_attempts AS attempts FROM trace_transactions`)
+      .all() as { id: string; attempts: number }[];
+    return new Map(rows.map((row) => [row.id, row.attempts]));
   }
 
   otlpBatches(signal?: OtlpSignal): StoredOtlpBatch[] {

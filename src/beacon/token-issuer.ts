@@ -8,6 +8,8 @@ import { LicenseClaims } from "../protocol/license.ts";
 import type { License } from "./licenses.ts";
 
 export const TOKEN_ISSUER = "egress-beacon";
+/** Checked tokens kept: a few per sidecar (one live token each, plus one renewed early). */
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 /** Reads the signing key (PKCS#8 PEM or a private JWK), or creates one in the data dir on first start. */
 function loadSigningKey(dataDir: string, signingKeyFile: string): KeyObject {
@@ -41,6 +43,13 @@ export class TokenIssuer {
   readonly #publicJwk: JWK;
   readonly #ttlMs: number;
   readonly #now: () => Date;
+  /**
+   * Tokens whose signature has been checked, with their claims. A sidecar sends the same token with every batch
+   * until it renews; checking the signature once keeps each ingest's authentication synchronous, so concurrent
+   * batches still reach the shared commit together (an asynchronous check per request spread them over
+   * separate commits, one fsync each).
+   */
+  readonly #verified = new Map<string, LicenseClaims>();
 
   private constructor(privateKey: KeyObject, publicJwk: JWK, ttlMs: number, now: () => Date) {
     this.#privateKey = privateKey;
@@ -92,13 +101,19 @@ export class TokenIssuer {
 
   /** Checks signature, issuer and expiry; a bad token is a 401 that says why without echoing it. */
   async verify(token: string): Promise<LicenseClaims> {
+    const known = this.#verified.get(token);
+    if (known && known.exp * 1000 > this.#now().getTime()) return known;
+    this.#verified.delete(token);
     try {
       const { payload } = await jwtVerify(token, this.#publicKey, {
         issuer: TOKEN_ISSUER,
         algorithms: ["ES256"],
         currentDate: this.#now(),
       });
-      return LicenseClaims.parse(payload);
+      const claims = LicenseClaims.parse(payload);
+      if (this.#verified.size >= VERIFIED_TOKENS_KEPT) this.#verified.clear();
+      this.#verified.set(token, claims);
+      return claims;
     } catch (err) {
       const reason = (err as { code?: string }).code === "ERR_JWT_EXPIRED" ? "expired" : "invalid";
       throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", `the bearer token is ${reason}; verify the license again`);

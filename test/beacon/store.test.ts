@@ -6,35 +6,58 @@ import { BeaconStore } from "../../src/beacon/store.ts";
 import { ORG_ID, traceTransaction } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 
-test("a beacon.db of schema 1 (transactions keyed by id) is upgraded in place: rows, report and dedup survive", () => {
-  const dir = tempDir();
-  const kept = traceTransaction({ trace_count: 9 });
-  // Schema 1 as released: the table was keyed by the random transaction id.
-  const v1 = new Database(join(dir, "beacon.db"));
-  v1.exec(`
-    CREATE TABLE trace_transactions (id TEXT PRIMARY KEY, license_id TEXT NOT NULL, organization_id TEXT NOT NULL,
-      tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, trace_count INTEGER NOT NULL, start_insertion_time TEXT NOT NULL,
-      end_insertion_time TEXT NOT NULL, start_interval_time TEXT NOT NULL, end_interval_time TEXT NOT NULL,
-      status TEXT NOT NULL, num_failed_send_attempts INTEGER NOT NULL, transaction_type TEXT NOT NULL,
-      received_at TEXT NOT NULL) WITHOUT ROWID;
-    CREATE INDEX trace_transactions_by_month ON trace_transactions (start_interval_time);
-    PRAGMA user_version = 1;`);
-  v1.prepare("INSERT INTO trace_transactions VALUES (?, 'acme-prod', ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, '2026-11-01T10:06:00.000Z')").run(
-    kept.id, ORG_ID, kept.tenant_id, kept.session_id, kept.trace_count, kept.start_insertion_time, kept.end_insertion_time,
-    kept.start_interval_time, kept.end_interval_time, kept.status, kept.transaction_type,
-  );
-  v1.close();
+const columns = `license_id TEXT NOT NULL, organization_id TEXT NOT NULL,
+  tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, trace_count INTEGER NOT NULL, start_insertion_time TEXT NOT NULL,
+  end_insertion_time TEXT NOT NULL, start_interval_time TEXT NOT NULL, end_interval_time TEXT NOT NULL,
+  status TEXT NOT NULL, num_failed_send_attempts INTEGER NOT NULL, transaction_type TEXT NOT NULL,
+  received_at TEXT NOT NULL`;
 
-  const store = new BeaconStore(dir);
+/** A beacon.db as released in schema 1 (keyed by the text id) or 2 (rowid table, unique text id), holding `rows`. */
+function legacyBeacon(version: 1 | 2, rows: ReturnType<typeof traceTransaction>[]): string {
+  const dir = tempDir();
+  const db = new Database(join(dir, "beacon.db"));
+  db.exec(version === 1
+    ? `CREATE TABLE trace_transactions (id TEXT PRIMARY KEY, ${columns}) WITHOUT ROWID;`
+    : `CREATE TABLE trace_transactions (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, ${columns});`);
+  db.exec(`CREATE INDEX trace_transactions_by_month ON trace_transactions (start_interval_time); PRAGMA user_version = ${version};`);
+  const insert = db.prepare(`INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
+    start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts,
+    transaction_type, received_at) VALUES (?, 'acme-prod', ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, '2026-11-01T10:06:00.000Z')`);
+  for (const t of rows) {
+    insert.run(t.id, ORG_ID, t.tenant_id, t.session_id, t.trace_count, t.start_insertion_time, t.end_insertion_time,
+      t.start_interval_time, t.end_interval_time, t.status, t.transaction_type);
+  }
+  db.close();
+  return dir;
+}
+
+for (const version of [1, 2] as const) {
+  test(`a beacon.db of schema ${version} is upgraded in place: rows, counts, report and dedup survive`, () => {
+    const kept = [traceTransaction({ trace_count: 9 }), traceTransaction({ trace_count: 1 })];
+    const dir = legacyBeacon(version, kept);
+    const store = new BeaconStore(dir);
+    try {
+      assert.deepEqual(store.traceReport(), [{ month: "2026-11", organization_id: ORG_ID, license_id: "acme-prod", transactions: 2, traces: 10 }]);
+      assert.deepEqual(store.transactionAttempts(), new Map(kept.map((t) => [t.id, 2])));
+      assert.equal(store.insertTransactions("acme-prod", kept, new Date()), 0, "ids stored before the upgrade are still duplicates");
+      assert.equal(store.insertTransactions("acme-prod", [traceTransaction()], new Date()), 1);
+    } finally {
+      store.close();
+    }
+    const upgraded = new Database(join(dir, "beacon.db"), { readonly: true });
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+    upgraded.close();
+  });
+}
+
+test("one UUID is one transaction whatever its letter case", () => {
+  const store = new BeaconStore(tempDir());
   try {
-    assert.deepEqual(store.traceReport(), [{ month: "2026-11", organization_id: ORG_ID, license_id: "acme-prod", transactions: 1, traces: 9 }]);
-    assert.equal(store.insertTransactions("acme-prod", [kept], new Date()), 0, "an id stored before the upgrade is still a duplicate");
-    assert.equal(store.insertTransactions("acme-prod", [traceTransaction()], new Date()), 1);
+    const t = traceTransaction();
+    assert.equal(store.insertTransactions("acme-prod", [t], new Date()), 1);
+    assert.equal(store.insertTransactions("acme-prod", [{ ...t, id: t.id.toUpperCase() }], new Date()), 0);
+    assert.deepEqual([...store.transactionAttempts().keys()], [t.id]);
   } finally {
     store.close();
   }
-  const upgraded = new Database(join(dir, "beacon.db"), { readonly: true });
-  assert.equal(upgraded.pragma("user_version", { simple: true }), 2);
-  assert.equal((upgraded.prepare("SELECT num_failed_send_attempts AS n FROM trace_transactions WHERE id = ?").get(kept.id) as { n: number }).n, 2);
-  upgraded.close();
 });

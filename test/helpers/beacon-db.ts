@@ -1,15 +1,12 @@
-import { join } from "node:path";
-import Database from "better-sqlite3";
 import { BeaconStore, type StoredUsageSnapshot } from "../../src/beacon/store.ts";
 
-/** What the beacon stored, read straight from its SQLite file: transaction id -> num_failed_send_attempts. */
+/** What the beacon stored, read from its SQLite file: transaction id -> num_failed_send_attempts. */
 export function storedTransactions(beaconDataDir: string): Map<string, number> {
-  const db = new Database(join(beaconDataDir, "beacon.db"), { readonly: true });
+  const store = new BeaconStore(beaconDataDir, { readonly: true });
   try {
-    const rows = db.prepare("SELECT id, num_failed_send_attempts AS attempts FROM trace_transactions").all() as { id: string; attempts: number }[];
-    return new Map(rows.map((r) => [r.id, r.attempts]));
+    return store.transactionAttempts();
   } finally {
-    db.close();
+    store.close();
   }
 }
 
