@@ -72,7 +72,7 @@ const nextBatch = `
 
 /**
  * The seqs of a batch, bound as one JSON array (`@seqs`): one statement per batch rather than one per record,
- * half the cost of an ack (bench/: the send path's bookkeeping is most of the sidecar's work in a drain).
+ * a quarter off an ack (bench/: the send path's bookkeeping is most of the sidecar's work in a drain).
  */
 const seqList = "SELECT value FROM json_each(@seqs)";
 
