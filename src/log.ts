@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from "pino";
-import { z } from "zod";
+import * as z from "zod";
 
 export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 

@@ -1,5 +1,7 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { text } from "node:stream/consumers";
 import { getCACertificates } from "node:tls";
-import { EnvHttpProxyAgent, request, type Dispatcher } from "undici";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
 
@@ -48,15 +50,22 @@ export interface ProxySettings {
   noProxy: string;
 }
 
+/** The proxy a request to `baseUrl` goes through (NO_PROXY aside): https through `https`, else `http`; http through `http`. */
+export function proxyFor(baseUrl: string, proxy: ProxySettings): string {
+  return baseUrl.startsWith("https:") ? proxy.https || proxy.http : proxy.http;
+}
+
 /**
- * The only way out of the sidecar: JSON POSTs to the beacon, each told to the listeners (audit log). Proxies come
- * from the parsed config, never read from env here (undici's EnvHttpProxyAgent does the routing and
- * NO_PROXY matching). Never constructed in offline mode.
+ * The only way out of the sidecar: JSON POSTs to the beacon, each told to the listeners (audit log). Node's own
+ * http(s) agent, with its built-in proxy support (CONNECT for https, NO_PROXY matching), rather than undici: the
+ * beacon traffic is a few requests a second, and undici's ~0.8 MB of code cost idle memory (bench/RESULTS.md).
+ * Proxies come from the parsed config, never read from env here. Never constructed in offline mode.
  */
 export class BeaconClient {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
-  readonly #dispatcher: Dispatcher;
+  readonly #agent: HttpAgent;
+  readonly #request: typeof httpRequest;
   readonly #now: () => number;
   /** Told of every request's outcome and duration: the audit log, /metrics, the sidecar's own telemetry. */
   readonly listeners: ((request: SentRequest) => void)[] = [];
@@ -72,19 +81,18 @@ export class BeaconClient {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
-    const tls = options.extraCa ? { ca: [...getCACertificates("default"), options.extraCa] } : {};
     const proxy = options.proxy ?? { https: "", http: "", noProxy: "" };
-    this.#dispatcher = new EnvHttpProxyAgent({
-      // "" (not undefined) so that undici does not fall back to reading the environment itself.
-      httpsProxy: proxy.https,
-      httpProxy: proxy.http,
-      noProxy: proxy.noProxy,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: tls,
-      requestTls: tls,
-      proxyTls: tls,
-    });
+    // An explicit object, so that Node never falls back to the process environment (NODE_USE_ENV_PROXY).
+    const via = proxyFor(this.#baseUrl, proxy);
+    const proxyEnv = { HTTPS_PROXY: via, HTTP_PROXY: via, NO_PROXY: proxy.noProxy };
+    if (new URL(this.#baseUrl).protocol === "https:") {
+      const ca = options.extraCa ? [...getCACertificates("default"), options.extraCa] : undefined;
+      this.#agent = new HttpsAgent({ keepAlive: true, proxyEnv, ...(ca ? { ca } : {}) });
+      this.#request = httpsRequest;
+    } else {
+      this.#agent = new HttpAgent({ keepAlive: true, proxyEnv });
+      this.#request = httpRequest;
+    }
   }
 
   /** `audit`: which stream the request carries and how many records, for the audit log. */
@@ -106,31 +114,36 @@ export class BeaconClient {
       for (const listener of this.listeners) listener(sent);
     };
     try {
-      const response = await request(url, {
-        method: "POST",
-        headers,
-        body: payload,
-        dispatcher: this.#dispatcher,
-        signal: AbortSignal.any(signals),
-      });
-      const text = await response.body.text();
-      let parsed: unknown = text;
+      const response = await this.#send(url, headers, payload, AbortSignal.any(signals));
+      const body = await text(response);
+      let parsed: unknown = body;
       try {
-        parsed = text ? JSON.parse(text) : undefined;
+        parsed = body ? JSON.parse(body) : undefined;
       } catch {
         // not JSON: keep the text for the error message
       }
-      observe(response.statusCode, null);
-      return { status: response.statusCode, body: parsed, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
+      const status = response.statusCode ?? 0;
+      observe(status, null);
+      return { status, body: parsed, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
     } catch (err) {
-      const cause = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { name?: string }).name;
+      const timedOut = signals[0]!.aborted && !options.signal?.aborted;
+      const cause = timedOut ? `no answer within ${this.#timeoutMs} ms` : ((err as { code?: string }).code ?? (err as Error).name);
       observe(null, options.signal?.aborted ? "cut short: stopping" : String(cause));
       if (options.signal?.aborted) throw err;
       throw new BeaconUnreachableError(`beacon unreachable at ${redactUrl(this.#baseUrl)}: ${cause}`);
     }
   }
 
+  /** Resolves with the response once its head has arrived; `signal` also cuts the body short. */
+  #send(url: string, headers: Record<string, string>, payload: string, signal: AbortSignal): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const request = this.#request(url, { method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(payload) }, agent: this.#agent, signal }, resolve);
+      request.on("error", reject);
+      request.end(payload);
+    });
+  }
+
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    this.#agent.destroy();
   }
 }

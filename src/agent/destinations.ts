@@ -1,6 +1,7 @@
 import type { AgentConfig } from "../config/agent-config.ts";
 import { redactUrl } from "../config/redact.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
+import { proxyFor } from "./beacon-client.ts";
 import { streamPolicies } from "./shippers/policies.ts";
 
 export interface Destination {
@@ -18,8 +19,7 @@ export interface Destination {
 export function destinations(config: AgentConfig): Destination[] {
   if (config.offline.enabled) return [];
   const base = config.beaconUrl.replace(/\/+$/, "");
-  // As undici routes: https through proxy.https, else proxy.http; http through proxy.http.
-  const proxy = (base.startsWith("https:") ? config.proxy.https || config.proxy.http : config.proxy.http) || null;
+  const proxy = proxyFor(base, config.proxy) || null;
   const paths = [{ stream: "license", path: beaconPaths.verify }, ...streamPolicies(config).map(({ stream, path }) => ({ stream, path }))];
   return paths.map(({ stream, path }) => ({ stream, url: redactUrl(`${base}${path}`), proxy: proxy && redactUrl(proxy) }));
 }

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { Command, Option } from "commander";
-import { z } from "zod";
+import * as z from "zod";
 import { ConfigError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { loadBeaconConfig } from "./config.ts";

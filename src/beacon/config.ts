@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { LogLevel } from "../log.ts";

@@ -24,7 +24,7 @@ const envKeys: { env: string; path: string[]; kind: "string" | "boolean" }[] = [
   { env: "BEACON_LOGGING_ENABLED", path: ["config", "telemetry", "logs"], kind: "boolean" },
   { env: "BEACON_METRICS_ENABLED", path: ["config", "telemetry", "metrics"], kind: "boolean" },
   { env: "BEACON_TRACING_ENABLED", path: ["config", "telemetry", "traces"], kind: "boolean" },
-  // Lower case after upper case, so that it wins, as in curl and undici.
+  // Lower case after upper case, so that it wins, as in curl.
   { env: "HTTPS_PROXY", path: ["proxy", "https"], kind: "string" },
   { env: "https_proxy", path: ["proxy", "https"], kind: "string" },
   { env: "HTTP_PROXY", path: ["proxy", "http"], kind: "string" },

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ByteSize, Duration, ListenAddress } from "./units.ts";
 import { LogLevel } from "../log.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 const durationUnits: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const sizeUnits: Record<string, number> = {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** What the sidecar sent where: one entry per request to the beacon. Never holds a secret. */
 export const AuditEntry = z.object({

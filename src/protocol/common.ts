@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** An ISO 8601 timestamp in UTC (`Z`), as the seed's trace transaction fields require. */
 export const UtcTimestamp = z.iso.datetime({ message: "must be an ISO 8601 UTC timestamp, e.g. 2026-01-31T12:00:00Z" });

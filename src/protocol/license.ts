@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** POST /v1/beacon/verify request. */
 export const VerifyRequest = z.object({

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { TraceTransactionList } from "./trace-transaction.ts";
 
 /** POST /v1/transactions on the sidecar: billing input from the instance. */

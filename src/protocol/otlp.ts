@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { beaconPaths } from "./beacon-paths.ts";
 
 // OTLP/HTTP JSON (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), limited to the shapes

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { Count, UtcTimestamp, Uuid } from "./common.ts";
 
 /** One billing record: the seed's trace transaction, field for field. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { Count, OffsetTimestamp } from "./common.ts";
 
 /** The seed's aggregate counts. Strict: an unknown key is refused, so no identifier can ride along. */

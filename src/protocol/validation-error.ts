@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** One problem with a request: where (`loc`), what (`msg`), and a machine-readable `type`. */
 export const ValidationError = z.object({

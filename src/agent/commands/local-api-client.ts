@@ -1,4 +1,3 @@
-import { request } from "undici";
 import type { z } from "zod";
 import { EgressError } from "../../errors.ts";
 
@@ -9,14 +8,14 @@ export async function getLocal<S extends z.ZodType>(baseUrl: string, path: strin
   const url = `${baseUrl.replace(/\/+$/, "")}${path}`;
   let response;
   try {
-    response = await request(url, { signal: AbortSignal.timeout(10_000) });
+    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   } catch (err) {
-    const cause = (err as { code?: string }).code ?? (err as Error).name;
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new EgressError("EGRESS_ERR_SIDECAR_UNREACHABLE", `cannot reach the sidecar at ${baseUrl} (${cause}): is it running? (--url)`);
   }
-  const text = await response.body.text();
-  if (response.statusCode !== 200) {
-    throw new EgressError("EGRESS_ERR_SIDECAR_ANSWER", `${url} answered ${response.statusCode}: ${text.slice(0, 500)}`);
+  const text = await response.text();
+  if (response.status !== 200) {
+    throw new EgressError("EGRESS_ERR_SIDECAR_ANSWER", `${url} answered ${response.status}: ${text.slice(0, 500)}`);
   }
   return schema.parse(JSON.parse(text));
 }

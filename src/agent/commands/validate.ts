@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { resolveAgentConfig, type AgentConfig, type ValueSource } from "../../config/agent-config.ts";
-import { z } from "zod";
+import * as z from "zod";
 import { AgentConfigFile } from "../../config/schema.ts";
 import { redactUrl } from "../../config/redact.ts";
 
