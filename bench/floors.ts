@@ -98,8 +98,8 @@ export function beaconInsertSeconds(count: number, perCommit: number): number {
 
 /**
  * Resident memory (bytes) of a bare Node process, run with `flags`, holding what any sidecar holds: better-sqlite3
- * with a WAL database open, a loopback HTTP server that has answered a request (http, net, crypto, zlib loaded),
- * measured after the same settling time as the idle sidecar.
+ * with a WAL database open, a loopback HTTP server that has answered its own node:http client (http, net, crypto,
+ * zlib loaded; not fetch, which the sidecar does not load either), measured `settleMs` after that request.
  */
 export function bareNodeRss(flags: readonly string[], settleMs: number): number {
   const dir = mkdtempSync(join(tmpdir(), "egress-bench-floor-"));
@@ -111,10 +111,13 @@ export function bareNodeRss(flags: readonly string[], settleMs: number): number 
     db.prepare("INSERT INTO t VALUES (?, ?)").run("a", "{}");
     require("node:crypto").createHash("sha256").update("x").digest();
     require("node:zlib").gzipSync("x");
-    const server = require("node:http").createServer((req, res) => res.end("{}"));
-    server.listen(0, "127.0.0.1", async () => {
-      await (await fetch("http://127.0.0.1:" + server.address().port + "/")).text();
-      setTimeout(() => { console.log(process.memoryUsage().rss); process.exit(0); }, ${settleMs});
+    const http = require("node:http");
+    const server = http.createServer((req, res) => res.end("{}"));
+    server.listen(0, "127.0.0.1", () => {
+      http.get("http://127.0.0.1:" + server.address().port + "/", (res) => {
+        res.resume();
+        setTimeout(() => { console.log(process.memoryUsage().rss); process.exit(0); }, ${settleMs});
+      });
     });`;
   const rss = Number(execFileSync(process.execPath, [...flags, "-e", script], { cwd: new URL("..", import.meta.url).pathname, encoding: "utf8" }));
   rmSync(dir, { recursive: true, force: true });

@@ -1,12 +1,10 @@
-import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
 import type { WarningLogTap } from "../log.ts";
 import { otlpSignals, type OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { HttpError } from "../errors.ts";
-import { installErrorHandling } from "../http/error-handling.ts";
-import { listen } from "../http/listen.ts";
+import { HttpServer } from "../http/server.ts";
 import { BeaconClient } from "./beacon-client.ts";
 import { OnlineLicense } from "./license.ts";
 import { OfflineLicense } from "./offline-license.ts";
@@ -171,36 +169,29 @@ export async function startAgent(
   const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
   pruneTimer.unref();
 
-  const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    bodyLimit: config.limits.bodyLimit,
-    return503OnClosing: true,
-    // The instance posts all day long: per-request lines would drown what matters. Errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
-  });
-  installErrorHandling(app);
+  // The instance posts all day long: per-request log lines would drown what matters. Errors are still logged.
+  const app = new HttpServer({ logger, bodyLimit: config.limits.bodyLimit });
   let closing = false;
   /** Set by stop() once the own telemetry's last export is in: new input gets 503 while the shippers drain. */
   let intakeClosed = false;
-  app.addHook("onRequest", async (request) => {
-    if (intakeClosed && request.method === "POST") {
+  app.onRequest = (method) => {
+    if (intakeClosed && method === "POST") {
       throw new HttpError(503, "EGRESS_ERR_STOPPING", "the sidecar is stopping and stored nothing of this request; send it again when it is back");
     }
-  });
+  };
   let selfTelemetry: SelfTelemetry | undefined;
-  app.addHook("onResponse", async (request, reply) => {
+  app.onResponse = (served) =>
     selfTelemetry?.observe({
-      endpoint: request.routeOptions.url ?? "unmatched",
-      method: request.method,
+      endpoint: served.route,
+      method: served.method,
       serviceName: "egress-agent",
-      status: reply.statusCode,
-      startMs: Date.now() - reply.elapsedTime,
-      durationMs: reply.elapsedTime,
+      status: served.status,
+      startMs: served.startMs,
+      durationMs: served.durationMs,
     });
-  });
   registerTransactionsSource(app, outbox, () => shippers.get("billing")?.wake(), space);
   registerUsageMeasuresSource(app, pushed);
-  await registerOtlpReceiver(app, {
+  registerOtlpReceiver(app, {
     outbox,
     enabled: config.telemetry,
     privacy: privacyPolicy({
@@ -229,7 +220,7 @@ export async function startAgent(
     metrics,
     ready: () => !closing,
   });
-  const url = await listen(app, config.listen);
+  const url = await app.listen(config.listen);
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
   // The first prune waits until the listener is up: on a large outbox it takes a while, and readiness must not.
   const firstPrune = setTimeout(prune, 0);

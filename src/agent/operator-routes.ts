@@ -1,4 +1,5 @@
-import type { FastifyInstance } from "fastify";
+import { Answer } from "../http/exchange.ts";
+import type { HttpServer } from "../http/server.ts";
 import { parseRequest } from "../http/validate.ts";
 import { AuditQuery } from "../protocol/audit.ts";
 import type { AgentStatus } from "../protocol/local-api.ts";
@@ -7,12 +8,12 @@ import type { AgentMetrics } from "./metrics.ts";
 
 /** The routes an operator and Kubernetes read: status, audit, Prometheus metrics, probes. */
 export function registerOperatorRoutes(
-  app: FastifyInstance,
+  app: HttpServer,
   parts: { status: () => AgentStatus; audit: AuditLog; metrics: AgentMetrics; ready: () => boolean },
 ): void {
-  app.get("/v1/status", async () => parts.status());
+  app.get("/v1/status", () => parts.status());
   app.get("/v1/audit", async (request) => parts.audit.list(parseRequest(AuditQuery, request.query, "query")));
-  app.get("/metrics", async (_request, reply) => reply.type(parts.metrics.registry.contentType).send(await parts.metrics.registry.metrics()));
-  app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_request, reply) => (parts.ready() ? { ready: true } : reply.code(503).send({ ready: false })));
+  app.get("/metrics", async () => new Answer(200, await parts.metrics.registry.metrics(), parts.metrics.registry.contentType));
+  app.get("/healthz", () => ({ status: "ok" }));
+  app.get("/readyz", () => (parts.ready() ? { ready: true } : new Answer(503, { ready: false })));
 }

@@ -1,5 +1,5 @@
-import type { FastifyRequest } from "fastify";
 import { HttpError } from "../errors.ts";
+import type { HttpRequest } from "../http/exchange.ts";
 import type { License, LicenseRegistry } from "./licenses.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
 
@@ -26,7 +26,7 @@ export class Authenticator {
   }
 
   /** The license named by a valid `Authorization: Bearer` token, or undefined when the header is absent. */
-  async bearer(request: FastifyRequest): Promise<License | undefined> {
+  async bearer(request: HttpRequest): Promise<License | undefined> {
     const header = request.headers.authorization;
     if (header === undefined) return undefined;
     const match = /^Bearer\s+(\S+)$/i.exec(header);
@@ -38,7 +38,7 @@ export class Authenticator {
   }
 
   /** The body's license, cross-checked against the bearer token when one is sent. */
-  async licenseAndBearer(request: FastifyRequest, key: string): Promise<License> {
+  async licenseAndBearer(request: HttpRequest, key: string): Promise<License> {
     const license = this.license(key, { requireUnexpired: false });
     const tokenLicense = await this.bearer(request);
     if (tokenLicense && tokenLicense.id !== license.id) {

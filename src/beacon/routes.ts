@@ -1,4 +1,3 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
@@ -7,6 +6,8 @@ import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../protocol/otlp
 import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
 import { GroupCommit } from "../group-commit.ts";
+import type { HttpRequest } from "../http/exchange.ts";
+import type { HttpServer } from "../http/server.ts";
 import { parseRequest } from "../http/validate.ts";
 import type { Authenticator } from "./authenticate.ts";
 import type { License } from "./licenses.ts";
@@ -20,7 +21,7 @@ export interface BeaconDeps {
   now: () => Date;
 }
 
-export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): void {
+export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const { store, auth, tokens, now } = deps;
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
   const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>((jobs) => {
@@ -46,7 +47,7 @@ export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): vo
     return { inserted_count: inserted };
   });
 
-  const senders = new WeakMap<FastifyRequest, License>();
+  const senders = new WeakMap<HttpRequest, License>();
   for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
     const { schema, path, countItems } = otlpSignals[signal] as {
       schema: z.ZodType<OtlpRequest>;
@@ -55,19 +56,19 @@ export function registerBeaconRoutes(app: FastifyInstance, deps: BeaconDeps): vo
     };
     // Telemetry carries no license key: the token from /verify is the only proof of who sends it, so it is checked
     // before the body is even read (an anonymous 8 MiB body would otherwise cost seconds of validation).
-    const onRequest = async (request: FastifyRequest) => {
+    const authorize = async (request: HttpRequest) => {
       const license = await auth.bearer(request);
       if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_REQUIRED", "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify");
       senders.set(request, license);
     };
-    app.post(path, { onRequest }, async (request) => {
+    app.post(path, async (request) => {
       const license = senders.get(request)!;
       const body = parseRequest(schema, request.body);
       const items = countItems(body);
       store.insertOtlp(signal, license.id, items, body, now());
       request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
       return { partialSuccess: {} };
-    });
+    }, { authorize });
   }
 
   app.post(beaconPaths.usageSnapshot, async (request): Promise<UsageSnapshotResponse> => {

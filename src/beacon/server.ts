@@ -1,7 +1,5 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { installErrorHandling } from "../http/error-handling.ts";
-import { listen } from "../http/listen.ts";
+import { HttpServer } from "../http/server.ts";
 import { readKeyedFile } from "../config/load.ts";
 import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
@@ -11,7 +9,6 @@ import { BeaconStore } from "./store.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 
 export interface RunningBeacon {
-  app: FastifyInstance;
   /** Base URL the beacon listens on, e.g. http://127.0.0.1:8080 */
   url: string;
   close(): Promise<void>;
@@ -35,18 +32,20 @@ export async function startBeacon(
   const https = config.tls.certFile
     ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
     : null;
-  const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: config.bodyLimit, return503OnClosing: true, https }) as unknown as FastifyInstance;
-  installErrorHandling(app);
-  registerBeaconRoutes(app, { store, auth, tokens, now });
-  app.addHook("onClose", async () => store.close());
+  const server = new HttpServer({ logger: options.logger, bodyLimit: config.bodyLimit, tls: https ?? undefined, logRequests: true });
+  registerBeaconRoutes(server, { store, auth, tokens, now });
+  const close = async () => {
+    await server.close();
+    store.close();
+  };
 
   let url: string;
   try {
-    url = await listen(app, config.listen, https ? "https" : "http");
+    url = await server.listen(config.listen);
   } catch (err) {
-    await app.close();
+    await close();
     throw err;
   }
   options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir }, "beacon listening");
-  return { app, url, close: () => app.close() };
+  return { url, close };
 }

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import Fastify from "fastify";
 import pino from "pino";
 import { DataDirSpace } from "../../src/agent/disk-space.ts";
 import type { Outbox } from "../../src/agent/outbox.ts";
 import { registerTransactionsSource } from "../../src/agent/sources/transactions.ts";
 import { HttpError } from "../../src/errors.ts";
-import { installErrorHandling } from "../../src/http/error-handling.ts";
+import { HttpServer } from "../../src/http/server.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
 
 const MiB = 2 ** 20;
@@ -53,14 +52,22 @@ test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk fill
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     },
   } as unknown as Outbox;
-  const app = Fastify();
-  installErrorHandling(app);
+  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: MiB });
   let woken = 0;
   registerTransactionsSource(app, outbox, () => woken++, space);
-  const response = await app.inject({ method: "POST", url: "/v1/transactions", payload: { trace_transactions: traceTransactions(2) } });
-  assert.equal(response.statusCode, 507);
-  assert.equal(response.json().code, "EGRESS_ERR_DISK_FULL");
-  assert.match(response.json().detail, /nothing of this batch was stored/);
-  assert.equal(woken, 0, "nothing enqueued, no shipper woken");
-  await app.close();
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  try {
+    const response = await fetch(`${url}/v1/transactions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ trace_transactions: traceTransactions(2) }),
+    });
+    const body = (await response.json()) as { code: string; detail: string };
+    assert.equal(response.status, 507);
+    assert.equal(body.code, "EGRESS_ERR_DISK_FULL");
+    assert.match(body.detail, /nothing of this batch was stored/);
+    assert.equal(woken, 0, "nothing enqueued, no shipper woken");
+  } finally {
+    await app.close();
+  }
 });

@@ -52,7 +52,7 @@ describe("fuzzing the billing intakes of the running sidecar and beacon", () => 
       const answer = await sendJson(url(), body);
       assert.equal(answer.status, 422, `answer ${answer.status} ${answer.bytes.toString().slice(0, 300)}`);
       const { detail } = HTTPValidationError.parse(answer.json);
-      // Fastify's prototype-poisoning guard refuses a body with a `__proto__` (or `constructor.prototype`) key as a whole.
+      // The JSON reader's prototype-poisoning guard refuses a body with a `__proto__` (or `constructor.prototype`) key as a whole.
       const refusedAsPoisoning = /"(?:__proto__|constructor)"\s*:/.test(body) && JSON.stringify(detail.map((d) => [d.loc, d.type])) === '[[["body"],"json_invalid"]]';
       if (loc && !refusedAsPoisoning) assert.ok(detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(loc)), `no entry at ${JSON.stringify(loc)}: ${JSON.stringify(detail)}`);
       assert.deepEqual(stored(), before, "a refused body stored nothing");

@@ -107,7 +107,7 @@ describe("sidecar local API: bad input to the JSON routes", () => {
   test("huge bodies: over limits.bodyLimit is 413; many bad items answer with at most 100 problems", async () => {
     for (const path of Object.keys(routes)) {
       const huge = JSON.stringify({ trace_transactions: [], padding: "x".repeat(BODY_LIMIT) });
-      assertError(await sendJson(url(path), huge), 413, "FST_ERR_CTP_BODY_TOO_LARGE");
+      assertError(await sendJson(url(path), huge), 413, "ERR_BODY_TOO_LARGE");
     }
     const empties = (n: number) => `{"trace_transactions":[${Array(n).fill("{}").join(",")}]}`;
     const tooMany = assertValidation(await sendJson(url("/v1/transactions"), empties(10_001)), ["body", "trace_transactions"], "too_big");
@@ -134,7 +134,7 @@ describe("sidecar local API: bad input to the JSON routes", () => {
   test("wrong media types are 415; any Content-Encoding (valid or truncated gzip, deflate, br) is 415", async (t) => {
     for (const [path, good] of Object.entries(routes)) {
       for (const [name, { headers, body }] of Object.entries(wrongMediaTypes)) {
-        await t.test(`${path}: ${name}`, async () => assertError(await send(url(path), body, headers), 415, "FST_ERR_CTP_INVALID_MEDIA_TYPE"));
+        await t.test(`${path}: ${name}`, async () => assertError(await send(url(path), body, headers), 415, "ERR_MEDIA_TYPE"));
       }
       assertError(await send(url(path), JSON.stringify(good()), { "content-type": "application/x-protobuf" }), 415);
       const json = JSON.stringify(good());

@@ -267,7 +267,7 @@ describe("beacon service", () => {
     const huge = { license: active.key, trace_transactions: traceTransactions(1000) };
     const tooLarge = await postJson(url("/v1/beacon/ingest-traces"), huge);
     assert.equal(tooLarge.status, 413);
-    assert.equal(tooLarge.body.code, "FST_ERR_CTP_BODY_TOO_LARGE");
+    assert.equal(tooLarge.body.code, "ERR_BODY_TOO_LARGE");
 
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
       const response = await fetch(url("/v1/beacon/verify"), { method: "POST", headers: { "content-type": type }, body: "license=x" });

@@ -1,27 +1,27 @@
-import type { FastifyInstance } from "fastify";
+import { HttpError } from "../../errors.ts";
+import { mediaType } from "../../http/body.ts";
+import { Answer, type HttpRequest } from "../../http/exchange.ts";
 
 const PROTOBUF = "application/x-protobuf";
-/** google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, INTERNAL for ours. */
+/** google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, UNAVAILABLE while stopping, INTERNAL for ours. */
 const INVALID_ARGUMENT = 3;
 const INTERNAL = 13;
+const UNAVAILABLE = 14;
 
 /**
  * The OTLP/HTTP spec wants a google.rpc.Status body on every 4xx and 5xx, encoded like the request. This answers
  * so the errors raised before the receiver's handler runs: an undecodable gzip or deflate body (400), another
- * Content-Encoding or media type (415), a body over `limits.bodyLimit` (413).
+ * Content-Encoding or media type (415), a body over `limits.bodyLimit` (413), the sidecar stopping (503).
  */
-export function installOtlpErrorHandling(scope: FastifyInstance): void {
-  scope.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
-    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-    const internal = status >= 500;
-    if (internal) request.log.error({ err: error }, "request failed");
-    const code = internal ? INTERNAL : INVALID_ARGUMENT;
-    const message = internal ? "internal error; see the sidecar log" : error.message;
-    reply.code(status);
-    if (request.headers["content-type"]?.toLowerCase().startsWith(PROTOBUF)) {
-      const { encodeRpcStatus } = await import("../../protocol/otlp-protobuf.ts");
-      return reply.type(PROTOBUF).send(Buffer.from(encodeRpcStatus(code, message)));
-    }
-    return reply.send({ code, message });
-  });
+export async function otlpErrorAnswer(error: unknown, request: HttpRequest): Promise<Answer> {
+  const status = error instanceof HttpError ? error.statusCode : 500;
+  const internal = status >= 500 && !(error instanceof HttpError);
+  if (internal) request.log.error({ err: error }, "request failed");
+  const code = status === 503 ? UNAVAILABLE : status >= 500 ? INTERNAL : INVALID_ARGUMENT;
+  const message = internal ? "internal error; see the sidecar log" : (error as Error).message;
+  if (mediaType(request.headers) === PROTOBUF) {
+    const { encodeRpcStatus } = await import("../../protocol/otlp-protobuf.ts");
+    return new Answer(status, encodeRpcStatus(code, message), PROTOBUF);
+  }
+  return new Answer(status, { code, message });
 }

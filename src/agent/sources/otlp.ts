@@ -1,12 +1,12 @@
-import fastifyCompress from "@fastify/compress";
-import type { FastifyInstance, FastifyReply } from "fastify";
-import { HttpError } from "../../errors.ts";
+import { mediaType } from "../../http/body.ts";
+import { Answer } from "../../http/exchange.ts";
+import type { HttpServer } from "../../http/server.ts";
 import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
 import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
 import type { AgentMetrics } from "../metrics.ts";
 import type { ByteCap, Outbox } from "../outbox.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy.ts";
-import { installOtlpErrorHandling } from "./otlp-errors.ts";
+import { otlpErrorAnswer } from "./otlp-errors.ts";
 import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
 
 const PROTOBUF = "application/x-protobuf";
@@ -30,10 +30,8 @@ export interface OtlpReceiverOptions {
 }
 
 /** Per the OTLP/HTTP spec, an answer is encoded like the request: protobuf for protobuf, JSON otherwise. */
-function answer(reply: FastifyReply, protobuf: boolean, status: number, json: unknown, encode: () => Uint8Array): FastifyReply {
-  reply.code(status);
-  if (!protobuf) return reply.send(json);
-  return reply.type(PROTOBUF).send(Buffer.from(encode()));
+function answer(protobuf: boolean, status: number, json: unknown, encode: () => Uint8Array): Answer {
+  return protobuf ? new Answer(status, encode(), PROTOBUF) : new Answer(status, json);
 }
 
 /**
@@ -44,28 +42,17 @@ function answer(reply: FastifyReply, protobuf: boolean, status: number, json: un
  * as rejected in a 200 partial success: best-effort telemetry is not worth a retry (OTLP/HTTP retries only
  * 429, 502, 503, 504), and an exporter must not hold the instance's memory waiting for disk space.
  */
-export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpReceiverOptions): Promise<void> {
+export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptions): void {
   const { outbox, enabled, privacy, cap, metrics, space } = options;
-  await app.register(async (scope) => {
-    // These routes decode their own bodies, so an undecodable one is the OTLP 400, not the local API's 422.
-    scope.removeAllContentTypeParsers();
-    installOtlpErrorHandling(scope);
-    scope.addContentTypeParser(["application/json", PROTOBUF], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
-    await scope.register(fastifyCompress, {
-      globalCompression: false,
-      requestEncodings: ["gzip", "deflate"],
-      onUnsupportedRequestEncoding: (encoding) =>
-        new HttpError(415, "EGRESS_ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported; use gzip, deflate or none`),
-      onInvalidRequestPayload: (encoding) => new HttpError(400, "EGRESS_ERR_CONTENT_ENCODING", `the body is not valid ${encoding} data`),
-    });
-
     for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
-      scope.post(`/v1/${signal}`, async (request, reply) => {
-        const protobuf = request.headers["content-type"]?.toLowerCase().startsWith(PROTOBUF) ?? false;
+    app.post(
+      `/v1/${signal}`,
+      async (request) => {
+        const protobuf = mediaType(request.headers) === PROTOBUF;
         // protobufjs and the OTLP schema load on the first protobuf request: JSON-only instances never pay for them.
         const codec = protobuf ? await import("../../protocol/otlp-protobuf.ts") : undefined;
         const badRequest = (message: string) =>
-          answer(reply, protobuf, 400, { code: INVALID_ARGUMENT, message }, () => codec!.encodeRpcStatus(INVALID_ARGUMENT, message));
+          answer(protobuf, 400, { code: INVALID_ARGUMENT, message }, () => codec!.encodeRpcStatus(INVALID_ARGUMENT, message));
         let parsed;
         try {
           const body = request.body as Buffer;
@@ -102,16 +89,18 @@ export async function registerOtlpReceiver(app: FastifyInstance, options: OtlpRe
         }
 
         const rejected = parsed.rejected + diskFull;
-        if (rejected === 0) return answer(reply, protobuf, 200, {}, () => codec!.encodeOtlpResponse(signal));
+        if (rejected === 0) return answer(protobuf, 200, {}, () => codec!.encodeOtlpResponse(signal));
         const errorMessage = [
           ...(parsed.rejected > 0 ? [`${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`] : []),
           ...(diskFull > 0 ? [`${diskFull} item(s) dropped: the egress-agent data dir is full, operational telemetry is not kept until there is room`] : []),
         ].join("; ");
         const field = otlpSignals[signal].fields.rejected;
-        return answer(reply, protobuf, 200, { partialSuccess: { [field]: rejected, errorMessage } }, () =>
+        return answer(protobuf, 200, { partialSuccess: { [field]: rejected, errorMessage } }, () =>
           codec!.encodeOtlpResponse(signal, { rejected, errorMessage }),
         );
-      });
-    }
-  });
+      },
+      // These routes decode their own bodies: an undecodable one is the OTLP 400, not the local API's 422.
+      { body: { raw: ["application/json", PROTOBUF] }, errors: otlpErrorAnswer },
+    );
+  }
 }

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from "fastify";
+import { Answer } from "../../http/exchange.ts";
+import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { TransactionsRequest, type TransactionsAccepted } from "../../protocol/local-api.ts";
 import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
@@ -11,10 +12,10 @@ import type { Outbox } from "../outbox.ts";
  * held is not stored (or sent) twice. Below the data dir's delivery reserve (or on a full disk) it is 507
  * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room.
  */
-export function registerTransactionsSource(app: FastifyInstance, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
+export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
   type Batch = Parameters<Outbox["enqueue"]>[1];
   const commits = new GroupCommit<Batch, number>((batches) => outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))));
-  app.post("/v1/transactions", async (request, reply): Promise<TransactionsAccepted> => {
+  app.post("/v1/transactions", async (request): Promise<Answer> => {
     const body = parseRequest(TransactionsRequest, request.body);
     space.assertRoomForBilling();
     let inserted: number;
@@ -27,8 +28,7 @@ export function registerTransactionsSource(app: FastifyInstance, outbox: Outbox,
       throw err;
     }
     onEnqueued();
-    reply.code(202);
     const accepted = body.trace_transactions.length;
-    return { accepted, duplicates: accepted - inserted };
+    return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
   });
 }

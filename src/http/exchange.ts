@@ -1,0 +1,27 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Logger } from "pino";
+
+/** A request as a route handler sees it. */
+export interface HttpRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly query: Record<string, string | string[] | undefined>;
+  readonly headers: IncomingHttpHeaders;
+  /** `json` routes: the parsed body; `raw` routes: the (decompressed) bytes; otherwise undefined. */
+  readonly body: unknown;
+  /** The server's logger with this request's id. */
+  readonly log: Logger;
+}
+
+/** A handler's answer when it is not 200 with a JSON body: any status, and bytes or text of a given type. */
+export class Answer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly type: string | undefined;
+  constructor(status: number, body: unknown, type?: string) {
+    this.status = status;
+    this.body = body;
+    this.type = type;
+  }
+}

@@ -1,0 +1,162 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { parse as parseQuery } from "node:querystring";
+import type { Logger } from "pino";
+import type { ListenAddress } from "../config/units.ts";
+import { HttpError } from "../errors.ts";
+import { readJsonBody, readRawBody } from "./body.ts";
+import { errorAnswer } from "./error-handling.ts";
+import { Answer, type HttpRequest } from "./exchange.ts";
+
+// Not `import ... from "node:http"`: an ES import reads every export, and http's WebSocket getter loads Node's
+// fetch implementation (about 3 MiB of idle memory) that nothing here uses.
+const { createServer: createHttpServer } = process.getBuiltinModule("node:http");
+const { createServer: createHttpsServer } = process.getBuiltinModule("node:https");
+
+/**
+ * The local API's and the beacon's HTTP server: a dozen fixed routes on node:http. Not a framework: Fastify (with
+ * ajv, its serializers and Node's fetch classes it touches on every reply) held about 10 MiB of the sidecar's idle
+ * memory for routing we do with one Map (bench/RESULTS.md).
+ */
+
+export type Handler = (request: HttpRequest) => unknown;
+
+export interface RouteOptions {
+  /** How the body is read before the handler runs: none (the default for GET), JSON, or raw bytes of these media types. */
+  body?: "none" | "json" | { raw: readonly string[] };
+  /** Runs before the body is read (an anonymous large body is refused unread). */
+  authorize?: (request: HttpRequest) => Promise<void> | void;
+  /** How this route words its errors (OTLP answers a google.rpc.Status); the server's `{detail, code}` otherwise. */
+  errors?: (error: unknown, request: HttpRequest) => Answer | Promise<Answer>;
+}
+
+interface Route extends RouteOptions {
+  path: string;
+  handler: Handler;
+}
+
+/** What the server tells `onResponse` of every answered request. */
+export interface Served {
+  /** The route's path, or "unmatched". */
+  route: string;
+  method: string;
+  status: number;
+  startMs: number;
+  durationMs: number;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+/** Above a typical load balancer's 60 s idle timeout, so that the balancer, not this server, closes idle connections. */
+const KEEP_ALIVE_MS = 72_000;
+
+export class HttpServer {
+  readonly #routes = new Map<string, Route>();
+  readonly #server: Server;
+  readonly #logger: Logger;
+  readonly #bodyLimit: number;
+  readonly #logRequests: boolean;
+  readonly #scheme: "http" | "https";
+  #closing = false;
+  #nextId = 0;
+  /** Runs before routing: may refuse any request by throwing an HttpError (the sidecar's 503 while stopping). */
+  onRequest: ((method: string) => void) | undefined;
+  onResponse: ((served: Served) => void) | undefined;
+
+  constructor(options: { logger: Logger; bodyLimit: number; tls?: { cert: string | Buffer; key: string | Buffer }; logRequests?: boolean }) {
+    this.#logger = options.logger;
+    this.#bodyLimit = options.bodyLimit;
+    this.#logRequests = options.logRequests ?? false;
+    this.#scheme = options.tls ? "https" : "http";
+    const listener = (request: IncomingMessage, response: ServerResponse) => void this.#serve(request, response);
+    this.#server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createHttpServer(listener);
+    this.#server.keepAliveTimeout = KEEP_ALIVE_MS;
+  }
+
+  get(path: string, handler: Handler): void {
+    this.#routes.set(`GET ${path}`, { path, handler });
+  }
+
+  post(path: string, handler: Handler, options: RouteOptions = {}): void {
+    this.#routes.set(`POST ${path}`, { body: "json", ...options, path, handler });
+  }
+
+  /** Starts listening; returns the base URL actually bound (port 0 asks the OS for a free port). */
+  async listen(address: ListenAddress): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once("error", reject);
+      this.#server.listen(address.port, address.host, () => {
+        this.#server.off("error", reject);
+        resolve();
+      });
+    });
+    const bound = this.#server.address();
+    const port = typeof bound === "object" && bound ? bound.port : address.port;
+    const host = address.host.includes(":") ? `[${address.host}]` : address.host;
+    return `${this.#scheme}://${host}:${port}`;
+  }
+
+  /** Stops taking connections; requests in flight finish, later ones on open connections get 503. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    if (!this.#server.listening) return;
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeIdleConnections();
+    await closed;
+  }
+
+  async #serve(incoming: IncomingMessage, response: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const startMs = Date.now();
+    const method = incoming.method ?? "GET";
+    const url = incoming.url ?? "/";
+    const queryAt = url.indexOf("?");
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const route = this.#routes.get(`${method === "HEAD" ? "GET" : method} ${path}`);
+    const id = ++this.#nextId;
+    const logger = this.#logger;
+    let log: Logger | undefined;
+    const request: { -readonly [K in keyof HttpRequest]: HttpRequest[K] } = {
+      method,
+      path,
+      query: queryAt < 0 ? {} : parseQuery(url.slice(queryAt + 1)),
+      headers: incoming.headers,
+      body: undefined,
+      // A child logger per request only when one is used: most requests log nothing.
+      get log() {
+        return (log ??= logger.child({ reqId: id }));
+      },
+    };
+    response.on("finish", () => {
+      const durationMs = performance.now() - started;
+      if (this.#logRequests) this.#logger.info({ reqId: id, method, url: path, statusCode: response.statusCode, responseTime: durationMs }, "request completed");
+      this.onResponse?.({ route: route?.path ?? "unmatched", method, status: response.statusCode, startMs, durationMs });
+    });
+    let answer: Answer;
+    try {
+      if (this.#closing) throw new HttpError(503, "ERR_CLOSING", "the server is shutting down; send the request again in a moment");
+      this.onRequest?.(method);
+      if (!route) throw new HttpError(404, "ERR_NOT_FOUND", `no route ${method} ${path}`);
+      await route.authorize?.(request);
+      if (route.body === "json") request.body = await readJsonBody(incoming, this.#bodyLimit);
+      else if (typeof route.body === "object") request.body = await readRawBody(incoming, this.#bodyLimit, route.body.raw);
+      const result = await route.handler(request);
+      answer = result instanceof Answer ? result : new Answer(200, result);
+    } catch (err) {
+      try {
+        answer = route?.errors ? await route.errors(err, request) : errorAnswer(err, request);
+      } catch (renderErr) {
+        request.log.error({ err: renderErr }, "request failed");
+        answer = new Answer(500, { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
+      }
+    }
+    if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
+    // Bytes, or text of a stated type, go out as they are; anything else as JSON.
+    const raw = answer.body instanceof Uint8Array || (typeof answer.body === "string" && answer.type !== undefined);
+    const payload = raw ? (answer.body as Uint8Array | string) : JSON.stringify(answer.body);
+    response.statusCode = answer.status;
+    response.setHeader("content-type", answer.type ?? JSON_TYPE);
+    response.setHeader("content-length", Buffer.byteLength(payload));
+    // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive.
+    if (this.#closing) response.setHeader("connection", "close");
+    response.end(payload);
+  }
+}

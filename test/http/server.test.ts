@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import { test } from "node:test";
+import pino from "pino";
+import { Answer } from "../../src/http/exchange.ts";
+import { HttpServer } from "../../src/http/server.ts";
+
+// The local API's and the beacon's HTTP server, on a loopback port: what its routes' users see beyond the bad-input
+// suite (which runs against the real processes): stopping, HEAD, failures and the per-request report.
+
+function server() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { app: new HttpServer({ logger, bodyLimit: 1024 }), lines };
+}
+
+/** One raw request; resolves with status, headers and body text. */
+function call(url: string, method = "GET", body?: string) {
+  return new Promise<{ status: number; headers: Record<string, unknown>; text: string }>((resolve, reject) => {
+    const request = httpRequest(url, { method, headers: body ? { "content-type": "application/json" } : {} }, (response) => {
+      let text = "";
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+test("stopping: a request in flight is answered (closing its connection), later connections are refused", async () => {
+  const { app } = server();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  app.get("/slow", async () => {
+    await held;
+    return { done: true };
+  });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  const inFlight = call(`${url}/slow`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  let closed = false;
+  const closing = app.close().then(() => (closed = true));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(closed, false, "close() waits for the request in flight");
+  await assert.rejects(call(`${url}/slow`), { code: "ECONNREFUSED" });
+  release();
+  const answer = await inFlight;
+  assert.deepEqual([answer.status, JSON.parse(answer.text), answer.headers.connection], [200, { done: true }, "close"]);
+  await closing;
+});
+
+test("HEAD answers a GET route's headers without its body; another method on that path is 404", async (t) => {
+  const { app } = server();
+  app.get("/metrics", () => new Answer(200, "egress_up 1\n", "text/plain; version=0.0.4"));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const head = await call(`${url}/metrics`, "HEAD");
+  assert.deepEqual([head.status, head.headers["content-type"], head.headers["content-length"], head.text], [200, "text/plain; version=0.0.4", "12", ""]);
+  const get = await call(`${url}/metrics`);
+  assert.equal(get.text, "egress_up 1\n");
+  const post = await call(`${url}/metrics`, "POST", "{}");
+  assert.deepEqual([post.status, JSON.parse(post.text)], [404, { detail: "no route POST /metrics", code: "ERR_NOT_FOUND" }]);
+});
+
+test("a handler's own failure is a 500 without internals, logged with the request's id; the report names the route", async (t) => {
+  const { app, lines } = server();
+  const served: unknown[] = [];
+  app.onResponse = ({ route, method, status }) => served.push({ route, method, status });
+  app.post("/v1/things", () => {
+    throw new Error("secret internals at /var/lib/x");
+  });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const answer = await call(`${url}/v1/things`, "POST", "{}");
+  assert.equal(answer.status, 500);
+  assert.deepEqual(JSON.parse(answer.text), { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
+  const logged = lines.find((line) => line.msg === "request failed");
+  assert.ok(logged && typeof logged.reqId === "number" && JSON.stringify(logged.err).includes("secret internals"));
+  await call(`${url}/nowhere`);
+  assert.deepEqual(served, [
+    { route: "/v1/things", method: "POST", status: 500 },
+    { route: "unmatched", method: "GET", status: 404 },
+  ]);
+});
