@@ -2,7 +2,25 @@
 // bin/egress-agent.js runs. One bundled file starts ~35% faster than Node resolving and compiling a few hundred
 // module files (bench/RESULTS.md). Type checking is `npm run typecheck`; this only strips types.
 import { rmSync } from "node:fs";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
+
+/**
+ * ES imports of node:http and node:https (ours, and the OpenTelemetry exporter's `await import("http")`) read every
+ * export of the module, and http's WebSocket getter then loads Node's fetch implementation and http2: about 3 MiB
+ * of idle memory for code the sidecar never runs (bench/RESULTS.md). In the bundle they take the module object
+ * from process.getBuiltinModule instead, which reads nothing.
+ */
+const httpWithoutFetch: Plugin = {
+  name: "http-without-fetch",
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?https?$/ }, (args) => ({ path: args.path.replace(/^node:/, ""), namespace: "http-without-fetch" }));
+    build.onLoad({ filter: /.*/, namespace: "http-without-fetch" }, (args) => {
+      const names = args.path === "http" ? "Agent, ClientRequest, IncomingMessage, METHODS, OutgoingMessage, STATUS_CODES, Server, ServerResponse, createServer, get, request" : "Agent, Server, createServer, get, request";
+      const contents = `const m = process.getBuiltinModule("node:${args.path}");\nexport const { ${names} } = m;\nexport default m;\n`;
+      return { contents, loader: "js" };
+    });
+  },
+};
 
 export async function buildDist(outdir = new URL("../dist", import.meta.url).pathname): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
@@ -10,6 +28,7 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     entryPoints: [new URL("../src/cli.ts", import.meta.url).pathname],
     outdir,
     bundle: true,
+    plugins: [httpWithoutFetch],
     splitting: true, // protobufjs and the OpenTelemetry SDK stay in chunks loaded on first use
     format: "esm",
     platform: "node",

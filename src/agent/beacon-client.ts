@@ -1,12 +1,9 @@
-import type { Agent, IncomingMessage } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { text } from "node:stream/consumers";
 import { getCACertificates } from "node:tls";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
-
-// As in http/server.ts: an ES import of node:http would load Node's fetch implementation through its WebSocket getter.
-const { Agent: HttpAgent, request: httpRequest } = process.getBuiltinModule("node:http");
-const { Agent: HttpsAgent, request: httpsRequest } = process.getBuiltinModule("node:https");
 
 export interface BeaconResponse {
   status: number;
@@ -67,7 +64,7 @@ export function proxyFor(baseUrl: string, proxy: ProxySettings): string {
 export class BeaconClient {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
-  readonly #agent: Agent;
+  readonly #agent: HttpAgent;
   readonly #request: typeof httpRequest;
   readonly #now: () => number;
   /** Told of every request's outcome and duration: the audit log, /metrics, the sidecar's own telemetry. */

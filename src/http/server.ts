@@ -1,4 +1,5 @@
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
@@ -6,11 +7,6 @@ import { HttpError } from "../errors.ts";
 import { readJsonBody, readRawBody } from "./body.ts";
 import { errorAnswer } from "./error-handling.ts";
 import { Answer, type HttpRequest } from "./exchange.ts";
-
-// Not `import ... from "node:http"`: an ES import reads every export, and http's WebSocket getter loads Node's
-// fetch implementation (about 3 MiB of idle memory) that nothing here uses.
-const { createServer: createHttpServer } = process.getBuiltinModule("node:http");
-const { createServer: createHttpsServer } = process.getBuiltinModule("node:https");
 
 /**
  * The local API's and the beacon's HTTP server: a dozen fixed routes on node:http. Not a framework: Fastify (with
