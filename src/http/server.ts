@@ -8,12 +8,6 @@ import { readJsonBody, readRawBody } from "./body.ts";
 import { errorAnswer } from "./error-handling.ts";
 import { Answer, type HttpRequest } from "./exchange.ts";
 
-/**
- * The local API's and the beacon's HTTP server: a dozen fixed routes on node:http. Not a framework: Fastify (with
- * ajv, its serializers and Node's fetch classes it touches on every reply) held about 10 MiB of the sidecar's idle
- * memory for routing we do with one Map (bench/RESULTS.md).
- */
-
 export type Handler = (request: HttpRequest) => unknown;
 
 export interface RouteOptions {
@@ -44,6 +38,11 @@ const JSON_TYPE = "application/json; charset=utf-8";
 /** Above a typical load balancer's 60 s idle timeout, so that the balancer, not this server, closes idle connections. */
 const KEEP_ALIVE_MS = 72_000;
 
+/**
+ * The local API's and the beacon's HTTP server: a dozen fixed routes on node:http. Not a framework: Fastify (with
+ * ajv and its serializers) held about 6 MiB of the sidecar's idle memory for routing we do with one Map
+ * (bench/RESULTS.md).
+ */
 export class HttpServer {
   readonly #routes = new Map<string, Route>();
   readonly #server: Server;
