@@ -44,7 +44,7 @@ function answer(protobuf: boolean, status: number, json: unknown, encode: () => 
  */
 export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptions): void {
   const { outbox, enabled, privacy, cap, metrics, space } = options;
-    for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
+  for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
     app.post(
       `/v1/${signal}`,
       async (request) => {
