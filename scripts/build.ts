@@ -33,8 +33,9 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     format: "esm",
     platform: "node",
     target: "node24",
-    // A native addon, and the Postgres client that loads only for `usage.source: postgres`.
-    external: ["better-sqlite3", "pg"],
+    // A native addon, the Postgres client that loads only for `usage.source: postgres`, and LangGraph: a user's
+    // graph module imports it from node_modules, and the agent server must share that copy with it.
+    external: ["better-sqlite3", "pg", "@langchain/*"],
     // Bundled CommonJS packages call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __egressCreateRequire } from "node:module"; const require = __egressCreateRequire(import.meta.url);' },
     // Node keeps a module's source text for as long as the process runs: minified, it is about a third smaller.

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
+import { a2aCommand } from "./a2a/cli.ts";
 import { agentCommands } from "./agent/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
 import { demoCommand } from "./demo.ts";
@@ -17,6 +18,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const command of agentCommands()) program.addCommand(command);
   program.addCommand(demoCommand());
   program.addCommand(beaconCommand());
+  program.addCommand(a2aCommand());
   const overrideExits = (command: Command) => command.commands.forEach((sub) => overrideExits(sub.exitOverride()));
   overrideExits(program);
   try {

@@ -6,6 +6,8 @@ export interface HttpRequest {
   readonly method: string;
   /** The path without the query string. */
   readonly path: string;
+  /** The values of the route's `{name}` segments, decoded. */
+  readonly params: Record<string, string>;
   readonly query: Record<string, string | string[] | undefined>;
   readonly headers: IncomingHttpHeaders;
   /** `json` routes: the parsed body; `raw` routes: the (decompressed) bytes; otherwise undefined. */
@@ -23,5 +25,16 @@ export class Answer {
     this.status = status;
     this.body = body;
     this.type = type;
+  }
+}
+
+/**
+ * A Server-Sent Events answer (200, text/event-stream): each value of `events` goes out as one `data:` line of JSON
+ * as soon as it is produced. A client that goes away ends the iteration (its `return()` runs).
+ */
+export class EventStream {
+  readonly events: AsyncIterable<unknown>;
+  constructor(events: AsyncIterable<unknown>) {
+    this.events = events;
   }
 }

@@ -6,7 +6,7 @@ import type { ListenAddress } from "../config/units.ts";
 import { HttpError } from "../errors.ts";
 import { readJsonBody, readRawBody } from "./body.ts";
 import { errorAnswer } from "./error-handling.ts";
-import { Answer, type HttpRequest } from "./exchange.ts";
+import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
 
 export type Handler = (request: HttpRequest) => unknown;
 
@@ -22,6 +22,31 @@ export interface RouteOptions {
 interface Route extends RouteOptions {
   path: string;
   handler: Handler;
+}
+
+/** A route whose path has `{name}` segments: matched segment by segment, after the fixed routes. */
+interface PatternRoute extends Route {
+  method: string;
+  segments: string[];
+}
+
+/** The params of `path` when it matches `route`'s segments (a `{name}` segment takes any one non-empty segment). */
+function matchSegments(route: PatternRoute, path: string): Record<string, string> | undefined {
+  const parts = path.split("/");
+  if (parts.length !== route.segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (const [i, segment] of route.segments.entries()) {
+    const part = parts[i]!;
+    if (segment.startsWith("{")) {
+      if (part === "") return undefined;
+      try {
+        params[segment.slice(1, -1)] = decodeURIComponent(part);
+      } catch {
+        return undefined; // a malformed %-escape matches nothing: 404
+      }
+    } else if (segment !== part) return undefined;
+  }
+  return params;
 }
 
 /** What the server tells `onResponse` of every answered request. */
@@ -45,6 +70,7 @@ const KEEP_ALIVE_MS = 72_000;
  */
 export class HttpServer {
   readonly #routes = new Map<string, Route>();
+  readonly #patterns: PatternRoute[] = [];
   readonly #server: Server;
   readonly #logger: Logger;
   readonly #bodyLimit: number;
@@ -67,11 +93,26 @@ export class HttpServer {
   }
 
   get(path: string, handler: Handler): void {
-    this.#routes.set(`GET ${path}`, { path, handler });
+    this.#add("GET", { path, handler });
   }
 
   post(path: string, handler: Handler, options: RouteOptions = {}): void {
-    this.#routes.set(`POST ${path}`, { body: "json", ...options, path, handler });
+    this.#add("POST", { body: "json", ...options, path, handler });
+  }
+
+  #add(method: string, route: Route): void {
+    if (route.path.includes("{")) this.#patterns.push({ ...route, method, segments: route.path.split("/") });
+    else this.#routes.set(`${method} ${route.path}`, route);
+  }
+
+  #match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
+    const route = this.#routes.get(`${method} ${path}`);
+    if (route) return { route, params: {} };
+    for (const pattern of this.#patterns) {
+      const params = pattern.method === method ? matchSegments(pattern, path) : undefined;
+      if (params) return { route: pattern, params };
+    }
+    return undefined;
   }
 
   /** Starts listening; returns the base URL actually bound (port 0 asks the OS for a free port). */
@@ -105,13 +146,15 @@ export class HttpServer {
     const url = incoming.url ?? "/";
     const queryAt = url.indexOf("?");
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
-    const route = this.#routes.get(`${method === "HEAD" ? "GET" : method} ${path}`);
+    const matched = this.#match(method === "HEAD" ? "GET" : method, path);
+    const route = matched?.route;
     const id = ++this.#nextId;
     const logger = this.#logger;
     let log: Logger | undefined;
     const request: { -readonly [K in keyof HttpRequest]: HttpRequest[K] } = {
       method,
       path,
+      params: matched?.params ?? {},
       query: queryAt < 0 ? {} : parseQuery(url.slice(queryAt + 1)),
       headers: incoming.headers,
       body: undefined,
@@ -125,7 +168,7 @@ export class HttpServer {
       if (this.#logRequests) this.#logger.info({ reqId: id, method, url: path, statusCode: response.statusCode, responseTime: durationMs }, "request completed");
       this.onResponse?.({ route: route?.path ?? "unmatched", method, status: response.statusCode, startMs, durationMs });
     });
-    let answer: Answer;
+    let answer: Answer | EventStream;
     try {
       if (this.#closing) throw new HttpError(503, "ERR_CLOSING", "the server is shutting down; send the request again in a moment");
       this.onRequest?.(method);
@@ -134,7 +177,7 @@ export class HttpServer {
       if (route.body === "json") request.body = await readJsonBody(incoming, this.#bodyLimit);
       else if (typeof route.body === "object") request.body = await readRawBody(incoming, this.#bodyLimit, route.body.raw);
       const result = await route.handler(request);
-      answer = result instanceof Answer ? result : new Answer(200, result);
+      answer = result instanceof Answer || result instanceof EventStream ? result : new Answer(200, result);
     } catch (err) {
       try {
         answer = route?.errors ? await route.errors(err, request) : errorAnswer(err, request);
@@ -144,6 +187,7 @@ export class HttpServer {
       }
     }
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
+    if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
     // Bytes, or text of a stated type, go out as they are; anything else as JSON.
     const raw = answer.body instanceof Uint8Array || (typeof answer.body === "string" && answer.type !== undefined);
     const payload = raw ? (answer.body as Uint8Array | string) : JSON.stringify(answer.body);
@@ -153,5 +197,24 @@ export class HttpServer {
     // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive.
     if (this.#closing) response.setHeader("connection", "close");
     response.end(payload);
+  }
+
+  async #stream(answer: EventStream, response: ServerResponse, log: Logger): Promise<void> {
+    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
+    const events = answer.events[Symbol.asyncIterator]();
+    const gone = () => void events.return?.();
+    response.on("close", gone);
+    try {
+      for (let next = await events.next(); !next.done; next = await events.next()) {
+        if (response.destroyed) break;
+        response.write(`data: ${JSON.stringify(next.value)}\n\n`);
+      }
+    } catch (err) {
+      // The head is sent: a failure can only end the stream early, and the server log says why.
+      log.error({ err }, "event stream failed");
+    } finally {
+      response.off("close", gone);
+      response.end();
+    }
   }
 }

@@ -1,0 +1,59 @@
+import { RpcErrorCode, type Message, type Part } from "../protocol/a2a.ts";
+import { RpcError } from "./rpc-error.ts";
+
+/** A message of a graph's `messages` state: a LangChain message object, or a plain `{role, content}` entry. */
+type StateMessage = { id?: unknown; role?: unknown; type?: unknown; content?: unknown; getType?: () => string; _getType?: () => string };
+
+/**
+ * The graph input for an A2A message: its text parts as one `messages` entry (`human` for a user, `assistant` for
+ * an agent), its data parts merged into the input. A file part is refused (-32005): the graphs take text and data.
+ */
+export function graphInput(message: Message): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  const texts: string[] = [];
+  for (const [index, part] of message.parts.entries()) {
+    if (part.kind === "file") {
+      throw new RpcError(RpcErrorCode.contentTypeNotSupported, `Incompatible content types: message.parts[${index}] is a file part; this agent takes text and data parts`);
+    }
+    if (part.kind === "text") texts.push(part.text);
+    else Object.assign(input, part.data);
+  }
+  if (texts.length > 0) input.messages = [{ role: message.role === "user" ? "human" : "assistant", content: texts.join("\n") }];
+  return input;
+}
+
+function kindOf(message: StateMessage): string | undefined {
+  if (typeof message.getType === "function") return message.getType();
+  if (typeof message._getType === "function") return message._getType();
+  return typeof message.type === "string" ? message.type : typeof message.role === "string" ? message.role : undefined;
+}
+
+export function isAssistantMessage(message: unknown): boolean {
+  const kind = message && typeof message === "object" ? kindOf(message as StateMessage) : undefined;
+  return kind === "ai" || kind === "assistant" || kind === "AIMessageChunk";
+}
+
+export function stateMessageId(message: unknown): string | undefined {
+  const id = (message as StateMessage | undefined)?.id;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** The text of a state message: its string content, or its text blocks joined. */
+export function messageText(message: unknown): string {
+  const content = (message as StateMessage).content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block: unknown) => (typeof block === "string" ? block : (block as { type?: unknown; text?: unknown })?.type === "text" ? String((block as { text: unknown }).text) : ""))
+    .join("");
+}
+
+/** The state's `messages` list (empty when the state has none yet). */
+export function stateMessages(values: unknown): unknown[] {
+  const messages = (values as { messages?: unknown } | undefined)?.messages;
+  return Array.isArray(messages) ? messages : [];
+}
+
+export function textParts(text: string): Part[] {
+  return [{ kind: "text", text }];
+}

@@ -1,0 +1,113 @@
+import { ValueType, type Counter, type Gauge } from "@opentelemetry/api";
+import { AggregationTemporalityPreference, OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import type { Logger } from "pino";
+import type { TraceTransaction } from "../protocol/trace-transaction.ts";
+import type { RunCount, TaskStore } from "./task-store.ts";
+
+export const AGENT_SERVER_SERVICE = "agent-server";
+
+export interface SidecarReporterOptions {
+  /** The egress sidecar's local API, e.g. http://127.0.0.1:4318. */
+  sidecarUrl: string;
+  store: TaskStore;
+  intervalMs: number;
+  tenantId: string;
+  organizationId: string;
+  logger: Logger;
+  now: () => number;
+}
+
+/** One A2A request as the agent server reports it to the sidecar. */
+export interface A2aRequestObservation {
+  /** `/a2a/{assistant_id}` with the id the caller used (only known assistants are reported). */
+  endpoint: string;
+  /** The JSON-RPC method, or "invalid" when the request had none. */
+  method: string;
+  failed: boolean;
+  durationMs: number;
+}
+
+export function toTransaction(count: RunCount, tenantId: string, organizationId: string): TraceTransaction {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    id: count.transactionId,
+    tenant_id: tenantId,
+    session_id: count.sessionId,
+    trace_count: count.runs,
+    start_insertion_time: iso(count.firstAt),
+    end_insertion_time: iso(count.lastAt),
+    start_interval_time: iso(count.intervalStart),
+    end_interval_time: iso(count.intervalEnd),
+    status: "completed",
+    num_failed_send_attempts: 0,
+    transaction_type: "traces",
+    organization_id: organizationId,
+  };
+}
+
+/**
+ * What the agent server tells its egress sidecar: every interval, the runs of each billing session as one trace
+ * transaction (POST /v1/transactions, kept in the task store until the sidecar answers 202), and the A2A requests'
+ * latency and failures as OTLP metrics (POST /v1/metrics) in the sidecar's own shapes.
+ */
+export class SidecarReporter {
+  readonly #options: SidecarReporterOptions;
+  readonly #provider: MeterProvider;
+  readonly #latency: Gauge;
+  readonly #failed: Counter;
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(options: SidecarReporterOptions) {
+    this.#options = options;
+    const exporter = new OTLPMetricExporter({ url: `${options.sidecarUrl}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.CUMULATIVE });
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: options.intervalMs, exportTimeoutMillis: Math.min(options.intervalMs, 10_000) });
+    this.#provider = new MeterProvider({ resource: resourceFromAttributes({ "service.name": AGENT_SERVER_SERVICE }), readers: [reader] });
+    const meter = this.#provider.getMeter(AGENT_SERVER_SERVICE);
+    this.#latency = meter.createGauge("platform_http_requests_latency", { unit: "seconds", description: "request latency" });
+    this.#failed = meter.createCounter("platform_http_requests_failed", { unit: "1", description: "counter of failed requests", valueType: ValueType.INT });
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => void this.flush(), this.#options.intervalMs);
+    this.#timer.unref();
+  }
+
+  observe(request: A2aRequestObservation): void {
+    const attributes = { endpoint: request.endpoint, method: request.method, service_name: AGENT_SERVER_SERVICE };
+    this.#latency.record(request.durationMs / 1000, attributes);
+    if (request.failed) this.#failed.add(1, attributes);
+  }
+
+  /** Posts the closed intervals' transactions; one flush at a time, and a failed one is retried next interval. */
+  flush(closeCurrent = false): Promise<void> {
+    this.#flushing = this.#flushing.then(() => this.#post(closeCurrent));
+    return this.#flushing;
+  }
+
+  async #post(closeCurrent: boolean): Promise<void> {
+    const { store, sidecarUrl, tenantId, organizationId, logger, now } = this.#options;
+    const counts = store.closedCounts(now(), closeCurrent);
+    if (counts.length === 0) return;
+    const body = JSON.stringify({ trace_transactions: counts.map((count) => toTransaction(count, tenantId, organizationId)) });
+    try {
+      const response = await fetch(`${sidecarUrl}/v1/transactions`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(10_000) });
+      const text = await response.text();
+      if (response.status !== 202) throw new Error(`the sidecar answered ${response.status}: ${text.slice(0, 300)}`);
+      store.reported(counts.map((count) => count.transactionId));
+      logger.info({ transactions: counts.length, runs: counts.reduce((sum, count) => sum + count.runs, 0) }, "reported runs to the sidecar");
+    } catch (err) {
+      const reason = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      logger.warn({ reason, transactions: counts.length }, "reporting runs to the sidecar failed; retrying next interval");
+    }
+  }
+
+  /** Reports every run counted so far (the running interval closed early) and flushes the metrics. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush(true);
+    await this.#provider.shutdown().catch(() => undefined);
+  }
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from "node:crypto";
+import { SpanStatusCode, type Context, type Tracer } from "@opentelemetry/api";
+import type { Logger } from "pino";
+import { Uuid } from "../protocol/common.ts";
+import {
+  RpcErrorCode,
+  TERMINAL_STATES,
+  type Artifact,
+  type Message,
+  type MessageSendParams,
+  type StreamEvent,
+  type Task,
+  type TaskState,
+} from "../protocol/a2a.ts";
+import { EventLog } from "./event-log.ts";
+import type { Assistant } from "./graph-config.ts";
+import { graphInput, isAssistantMessage, messageText, stateMessages, textParts } from "./messages.ts";
+import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
+import type { TaskStore } from "./task-store.ts";
+import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
+
+export interface RunnerOptions {
+  store: TaskStore;
+  tracer: Tracer;
+  logger: Logger;
+  now: () => number;
+  /** The billing session a run of this assistant counts toward. */
+  sessionId: (assistant: Assistant) => string;
+}
+
+/** How a request is traced: the conversation's trace thread id, and the request's span as the parent. */
+export interface RunTrace {
+  threadId: string | undefined;
+  parent: Context;
+}
+
+export interface StartedRun {
+  /** The task as submitted. */
+  task: Task;
+  /** Every event of the run from the submitted task to the final status update. */
+  events: () => AsyncIterable<StreamEvent>;
+  /** The task once the run has ended (completed, failed or canceled). */
+  done: Promise<Task>;
+}
+
+interface ActiveRun {
+  abort: AbortController;
+  done: Promise<Task>;
+}
+
+const status = (state: TaskState, at: number, message?: Message) => ({ state, timestamp: new Date(at).toISOString(), ...(message ? { message } : {}) });
+
+/** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
+export function withHistory(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined || !task.history) return task;
+  return { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
+}
+
+/**
+ * Runs A2A tasks on graphs: one task per message, in the context (LangGraph thread) the message names or a new
+ * one. A context runs one task at a time. Each run streams the graph with the server's checkpointer, so a
+ * context's history survives restarts; its events go to every subscriber, and its end (with its billing count)
+ * to the task store.
+ */
+export class TaskRunner {
+  readonly #options: RunnerOptions;
+  readonly #active = new Map<string, ActiveRun>();
+  /** Context id -> the task running in it. */
+  readonly #busy = new Map<string, string>();
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+  }
+
+  /** Validates the message against the task store, creates its task and starts the run. Throws an RpcError. */
+  start(assistant: Assistant, params: MessageSendParams, trace: RunTrace): StartedRun {
+    if (!assistant.hasMessages) throw invalidParams(`assistant ${assistant.graphId} has no "messages" key in its state; A2A needs it to carry text parts`);
+    const { store, now } = this.#options;
+    const message = params.message;
+    const input = graphInput(message);
+    const contextId = this.#contextFor(assistant, message);
+    const busyWith = this.#busy.get(contextId);
+    if (busyWith !== undefined) {
+      throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: context ${contextId} is still running task ${busyWith}; wait for it (tasks/get) or cancel it (tasks/cancel)`);
+    }
+    const taskId = randomUUID();
+    const userMessage: Message = { ...message, kind: "message", contextId, taskId };
+    const task: Task = { kind: "task", id: taskId, contextId, status: status("submitted", now()), history: [userMessage], artifacts: [] };
+    store.create(assistant.graphId, task, now());
+    const events = new EventLog<StreamEvent>();
+    events.push(task);
+    const abort = new AbortController();
+    this.#busy.set(contextId, taskId);
+    const done = this.#execute(assistant, task, input, { events, signal: abort.signal, trace }).finally(() => {
+      this.#active.delete(taskId);
+      this.#busy.delete(contextId);
+      events.close();
+    });
+    this.#active.set(taskId, { abort, done });
+    return { task, events: () => events.subscribe(), done };
+  }
+
+  /** The context a message continues, checked: a given taskId must be this assistant's, in the given context. */
+  #contextFor(assistant: Assistant, message: Message): string {
+    const { store } = this.#options;
+    if (message.contextId !== undefined && !Uuid.safeParse(message.contextId).success) {
+      throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [{ loc: ["params", "message", "contextId"], msg: "must be a UUID", type: "uuid" }]);
+    }
+    if (message.taskId !== undefined) {
+      const stored = store.get(message.taskId);
+      if (!stored || stored.graphId !== assistant.graphId || (message.contextId !== undefined && stored.task.contextId !== message.contextId)) throw taskNotFound(message.taskId);
+      // A terminal task is not reopened: the message starts the next task of the same conversation.
+      if (!TERMINAL_STATES.has(stored.task.status.state) && !this.#active.has(stored.task.id)) throw taskNotFound(message.taskId);
+      return stored.task.contextId;
+    }
+    if (message.contextId === undefined) return randomUUID();
+    const owner = store.contextGraph(message.contextId);
+    if (owner !== undefined && owner !== assistant.graphId) throw invalidParams(`context ${message.contextId} belongs to another assistant`);
+    return message.contextId;
+  }
+
+  async #execute(assistant: Assistant, submitted: Task, input: Record<string, unknown>, run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace }): Promise<Task> {
+    const { store, tracer, logger, now } = this.#options;
+    const { id: taskId, contextId } = submitted;
+    const threadId = run.trace.threadId ?? contextId;
+    const span = tracer.startSpan(
+      `graph ${assistant.graphId}`,
+      { attributes: { [THREAD_ID_ATTRIBUTE]: threadId, "a2a.context_id": contextId, "a2a.task_id": taskId, "platform.assistant_id": assistant.graphId } },
+      run.trace.parent,
+    );
+    const update = (state: TaskState, message?: Message, final = false): Task => {
+      const task = { ...submitted, status: status(state, now(), message) };
+      run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final });
+      return task;
+    };
+    const agentMessage = (text: string): Message => ({ kind: "message", role: "agent", messageId: randomUUID(), parts: textParts(text), contextId, taskId });
+    let task = update("working");
+    store.update(task, now());
+    let artifacts: Artifact[] = [];
+    let reply: Message | undefined;
+    try {
+      const config = {
+        configurable: { thread_id: contextId },
+        metadata: { thread_id: threadId, assistant_id: assistant.graphId, run_id: taskId },
+        signal: run.signal,
+        streamMode: "values",
+      };
+      let seen = stateMessages((await assistant.graph.getState(config)).values).length;
+      let last: unknown;
+      for await (const values of await assistant.graph.stream(input, config)) {
+        const messages = stateMessages(values);
+        for (const message of messages.slice(seen)) {
+          if (!isAssistantMessage(message)) continue;
+          last = message;
+          update("working", agentMessage(messageText(message)));
+        }
+        seen = Math.max(seen, messages.length);
+      }
+      if (last !== undefined) {
+        const text = messageText(last);
+        artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(text) }];
+        run.events.push({ kind: "artifact-update", taskId, contextId, artifact: artifacts[0]!, lastChunk: true });
+        reply = agentMessage(text);
+      }
+      task = update("completed", reply, true);
+    } catch (err) {
+      if (run.signal.aborted) {
+        task = update("canceled", agentMessage("The task was canceled."), true);
+      } else {
+        logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
+        task = update("failed", agentMessage(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`), true);
+      }
+    }
+    task = { ...task, history: [...(submitted.history ?? []), ...(task.status.message ? [task.status.message] : [])], artifacts };
+    store.finish(task, this.#options.sessionId(assistant), now());
+    span.setAttribute("a2a.task_state", task.status.state);
+    span.end();
+    return task;
+  }
+
+  /** The stored task of this assistant, with at most `historyLength` history messages. */
+  get(assistant: Assistant, taskId: string, historyLength?: number): Task {
+    const stored = this.#options.store.get(taskId);
+    if (!stored || stored.graphId !== assistant.graphId) throw taskNotFound(taskId);
+    return withHistory(stored.task, historyLength);
+  }
+
+  /** Cancels a running task and answers it canceled; a task that has ended is not cancelable (-32002). */
+  async cancel(assistant: Assistant, taskId: string): Promise<Task> {
+    const task = this.get(assistant, taskId);
+    const active = this.#active.get(taskId);
+    if (TERMINAL_STATES.has(task.status.state) || !active) {
+      throw new RpcError(RpcErrorCode.taskNotCancelable, `Task cannot be canceled: task ${taskId} is already ${task.status.state}`);
+    }
+    active.abort.abort();
+    return active.done;
+  }
+
+  /** Lets running tasks finish for up to `graceMs`, then cancels the rest; resolves once every run has ended. */
+  async stop(graceMs: number): Promise<void> {
+    const runs = [...this.#active.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const all = Promise.all(runs.map((run) => run.done.catch(() => undefined)));
+    await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    for (const run of runs) run.abort.abort();
+    await all;
+  }
+}

@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
+import type { Task } from "../protocol/a2a.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS contexts (id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, context_id TEXT NOT NULL REFERENCES contexts(id),
+  state TEXT NOT NULL, task TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks(context_id);
+CREATE TABLE IF NOT EXISTS run_counts (
+  session_id TEXT NOT NULL, interval_start INTEGER NOT NULL, runs INTEGER NOT NULL,
+  first_at INTEGER NOT NULL, last_at INTEGER NOT NULL, transaction_id TEXT
+) STRICT;
+-- Runs count into the open row of their interval; a closed row (with its transaction id) is never changed again.
+CREATE UNIQUE INDEX IF NOT EXISTS open_run_counts ON run_counts(session_id, interval_start) WHERE transaction_id IS NULL;
+`;
+
+export interface StoredTask {
+  graphId: string;
+  task: Task;
+}
+
+/** Runs of one billing session in one closed interval: what one trace transaction reports. */
+export interface RunCount {
+  transactionId: string;
+  sessionId: string;
+  intervalStart: number;
+  intervalEnd: number;
+  runs: number;
+  firstAt: number;
+  lastAt: number;
+}
+
+/**
+ * The agent server's own SQLite file: A2A tasks (which assistant and context each belongs to, its last state),
+ * and the runs not yet reported to the sidecar, counted per billing session and interval. A run's end and its
+ * count are one transaction: a crash never loses a counted run nor counts one twice.
+ */
+export class TaskStore {
+  readonly #db: Database.Database;
+  readonly #intervalMs: number;
+  readonly #statements;
+
+  constructor(path: string, intervalMs: number) {
+    this.#db = new Database(path);
+    this.#db.pragma("journal_mode = WAL");
+    this.#db.pragma("synchronous = FULL");
+    this.#db.pragma("busy_timeout = 5000");
+    this.#db.exec(SCHEMA);
+    this.#intervalMs = intervalMs;
+    const db = this.#db;
+    this.#statements = {
+      task: db.prepare<[string], { graph_id: string; task: string }>("SELECT graph_id, task FROM tasks WHERE id = ?"),
+      context: db.prepare<[string], { graph_id: string }>("SELECT graph_id FROM contexts WHERE id = ?"),
+      addContext: db.prepare("INSERT OR IGNORE INTO contexts (id, graph_id, created_at) VALUES (?, ?, ?)"),
+      addTask: db.prepare("INSERT INTO tasks (id, graph_id, context_id, state, task, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      setTask: db.prepare("UPDATE tasks SET state = ?, task = ?, updated_at = ? WHERE id = ?"),
+      unfinished: db.prepare<[], { id: string; task: string }>("SELECT id, task FROM tasks WHERE state IN ('submitted', 'working')"),
+      countRun: db.prepare(
+        `INSERT INTO run_counts (session_id, interval_start, runs, first_at, last_at) VALUES (?, ?, 1, ?, ?)
+         ON CONFLICT (session_id, interval_start) WHERE transaction_id IS NULL DO UPDATE SET runs = runs + 1, last_at = excluded.last_at`,
+      ),
+      close: db.prepare("UPDATE run_counts SET transaction_id = ? WHERE session_id = ? AND interval_start = ? AND transaction_id IS NULL"),
+      open: db.prepare<[number], { session_id: string; interval_start: number }>("SELECT session_id, interval_start FROM run_counts WHERE transaction_id IS NULL AND interval_start < ?"),
+      closed: db.prepare<[], { transaction_id: string; session_id: string; interval_start: number; runs: number; first_at: number; last_at: number }>(
+        "SELECT transaction_id, session_id, interval_start, runs, first_at, last_at FROM run_counts WHERE transaction_id IS NOT NULL ORDER BY interval_start",
+      ),
+      reported: db.prepare("DELETE FROM run_counts WHERE transaction_id = ?"),
+    };
+  }
+
+  get(taskId: string): StoredTask | undefined {
+    const row = this.#statements.task.get(taskId);
+    return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
+  }
+
+  /** The graph a context (thread) belongs to, if it exists. */
+  contextGraph(contextId: string): string | undefined {
+    return this.#statements.context.get(contextId)?.graph_id;
+  }
+
+  create(graphId: string, task: Task, now: number): void {
+    this.#db.transaction(() => {
+      this.#statements.addContext.run(task.contextId, graphId, now);
+      this.#statements.addTask.run(task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now, now);
+    })();
+  }
+
+  update(task: Task, now: number): void {
+    this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
+  }
+
+  /** Saves a run's final task and counts the run toward its session's trace transaction, at once. */
+  finish(task: Task, sessionId: string, now: number): void {
+    this.#db.transaction(() => {
+      this.update(task, now);
+      this.#statements.countRun.run(sessionId, now - (now % this.#intervalMs), now, now);
+    })();
+  }
+
+  /** Tasks a stopped server left running end failed (their runs are gone); returns how many. */
+  failUnfinished(reason: (task: Task) => Task, now: number): number {
+    const rows = this.#statements.unfinished.all();
+    this.#db.transaction(() => rows.forEach((row) => this.update(reason(JSON.parse(row.task) as Task), now)))();
+    return rows.length;
+  }
+
+  /**
+   * The counts of intervals that ended by `now`, each with its transaction id. An id is given once, when its
+   * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
+   * sidecar counts it once. `closeCurrent` closes the running interval too (a stopping server).
+   */
+  closedCounts(now: number, closeCurrent = false): RunCount[] {
+    const current = closeCurrent ? Number.MAX_SAFE_INTEGER : now - (now % this.#intervalMs);
+    this.#db.transaction(() => {
+      for (const row of this.#statements.open.all(current)) this.#statements.close.run(randomUUID(), row.session_id, row.interval_start);
+    })();
+    return this.#statements.closed.all().map((row) => ({
+      transactionId: row.transaction_id,
+      sessionId: row.session_id,
+      intervalStart: row.interval_start,
+      intervalEnd: row.interval_start + this.#intervalMs,
+      runs: row.runs,
+      firstAt: row.first_at,
+      lastAt: row.last_at,
+    }));
+  }
+
+  reported(transactionIds: readonly string[]): void {
+    this.#db.transaction(() => transactionIds.forEach((id) => this.#statements.reported.run(id)))();
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}
