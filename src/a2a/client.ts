@@ -71,8 +71,8 @@ export class A2aConversation {
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-      throw new A2aClientError(`cannot reach ${this.endpoint} (${cause})`);
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new A2aClientError(`cannot reach ${this.endpoint} (${cause?.code ?? cause?.message ?? (err as Error).name})`);
     }
     if (response.status !== 200) {
       const text = await response.text();

@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, test } from "node:test";
+import type { Message, MessageSendParams, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk";
+import { A2AClient, ClientFactory, TaskNotCancelableError, TaskNotFoundError, type Client } from "@a2a-js/sdk/client";
+import { startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+
+// Our agent server (a real `egress-agent a2a serve` process) driven by the official A2A JS client, as a user of
+// the SDK would: whatever the SDK cannot read, a user's agent cannot either.
+
+const CONFIG = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+let server: ServiceProcess;
+let notes: Client;
+let waiter: Client;
+/** The completed task of the first conversation turn (test 1), which test 3 reads back. */
+let firstTurn: Task;
+
+before(async () => {
+  server = await startService(["a2a", "serve", "--config", CONFIG, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-sdk-")], "agent server listening");
+  const factory = new ClientFactory();
+  // The per-assistant card, as a full URL (an empty path: the SDK resolves its default relative path against the
+  // base URL, which would drop the last segment of `/a2a/notes`).
+  notes = await factory.createFromUrl(`${server.url}/a2a/notes/.well-known/agent-card.json`, "");
+  // The root card, named by its query parameter.
+  waiter = await factory.createFromUrl(`${server.url}/.well-known/agent-card.json?assistant_id=waiter`, "");
+});
+
+after(async () => {
+  if (server) assert.equal(await server.stop(), 0, `a clean stop; output:\n${server.output()}`);
+});
+
+const userMessage = (text: string, ids: { contextId?: string; taskId?: string } = {}): MessageSendParams["message"] => ({
+  kind: "message",
+  messageId: randomUUID(),
+  role: "user",
+  parts: [{ kind: "text", text }],
+  ...ids,
+});
+
+const asTask = (result: Task | Message): Task => {
+  assert.equal(result.kind, "task", `a task, not ${JSON.stringify(result)}`);
+  return result as Task;
+};
+
+const textOf = (message: Message | undefined): string | undefined => {
+  const part = message?.parts[0];
+  return part?.kind === "text" ? part.text : undefined;
+};
+
+const artifactText = (task: Task): string | undefined => {
+  const part = task.artifacts?.[0]?.parts[0];
+  return part?.kind === "text" ? part.text : undefined;
+};
+
+test("the SDK resolves the agent card and a conversation of two messages completes, the second continuing the first", async () => {
+  const card = await notes.getAgentCard();
+  assert.equal(card.name, "notes");
+  assert.equal(card.protocolVersion, "0.3.0");
+  assert.equal(card.url, `${server.url}/a2a/notes`);
+  assert.equal(card.capabilities.streaming, true);
+  // The same card through A2AClient.fromCardUrl, the SDK's other entry point.
+  const legacy = await A2AClient.fromCardUrl(`${server.url}/.well-known/agent-card.json?assistant_id=notes`);
+  assert.equal((await legacy.getAgentCard()).url, `${server.url}/a2a/notes`);
+
+  const first = asTask(await notes.sendMessage({ message: userMessage("buy milk") }));
+  const answer = 'Noted: "buy milk". That is note 1 of this conversation.';
+  assert.equal(first.status.state, "completed");
+  assert.match(first.contextId, UUID);
+  assert.equal(artifactText(first), answer);
+  assert.equal(textOf(first.status.message), answer);
+  assert.equal(first.status.message?.role, "agent");
+  firstTurn = first;
+
+  const second = asTask(await notes.sendMessage({ message: userMessage("recall", { contextId: first.contextId, taskId: first.id }) }));
+  assert.equal(second.status.state, "completed");
+  assert.equal(second.contextId, first.contextId, "the same conversation");
+  assert.notEqual(second.id, first.id, "a completed task is not reopened: the message starts a new one");
+  assert.equal(artifactText(second), 'You told me: "buy milk".');
+});
+
+test("sendMessageStream yields the submitted task, working updates, the artifact and a final completed update, in order", async () => {
+  const events: Array<Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent> = [];
+  for await (const event of notes.sendMessageStream({ message: userMessage("stream this") })) events.push(event);
+
+  const steps = events.map((event) => (event.kind === "status-update" ? `status-update:${event.status.state}${event.final ? ":final" : ""}` : event.kind));
+  assert.equal(steps[0], "task");
+  assert.equal(steps[1], "status-update:working");
+  assert.equal(steps.at(-2), "artifact-update");
+  assert.equal(steps.at(-1), "status-update:completed:final");
+  for (const step of steps.slice(2, -2)) assert.equal(step, "status-update:working", `between the first working update and the artifact: ${steps.join(", ")}`);
+
+  const submitted = events[0] as Task;
+  assert.equal(submitted.status.state, "submitted");
+  assert.match(submitted.contextId, UUID);
+  for (const event of events.slice(1)) {
+    const ids = event as TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
+    assert.deepEqual([ids.taskId, ids.contextId], [submitted.id, submitted.contextId], "every event names the task and its context");
+  }
+  const artifact = (events.at(-2) as TaskArtifactUpdateEvent).artifact;
+  const answer = 'Noted: "stream this". That is note 1 of this conversation.';
+  assert.deepEqual(artifact.parts, [{ kind: "text", text: answer }]);
+  assert.equal(textOf((events.at(-1) as TaskStatusUpdateEvent).status.message), answer);
+
+  // What the stream ended with is what the server keeps.
+  const stored = await notes.getTask({ id: submitted.id });
+  assert.equal(stored.status.state, "completed");
+  assert.equal(artifactText(stored), answer);
+});
+
+test("getTask returns the task with its history, and historyLength limits it", async () => {
+  assert.ok(firstTurn, "the conversation test ran first");
+  const task = await notes.getTask({ id: firstTurn.id });
+  assert.equal(task.kind, "task");
+  assert.deepEqual([task.id, task.contextId, task.status.state], [firstTurn.id, firstTurn.contextId, "completed"]);
+  assert.equal(artifactText(task), artifactText(firstTurn));
+  assert.deepEqual(
+    task.history?.map((message) => [message.role, textOf(message)]),
+    [
+      ["user", "buy milk"],
+      ["agent", 'Noted: "buy milk". That is note 1 of this conversation.'],
+    ],
+  );
+
+  const last = await notes.getTask({ id: firstTurn.id, historyLength: 1 });
+  assert.deepEqual(
+    last.history?.map((message) => [message.role, textOf(message)]),
+    [["agent", 'Noted: "buy milk". That is note 1 of this conversation.']],
+  );
+  const none = await notes.getTask({ id: firstTurn.id, historyLength: 0 });
+  assert.deepEqual(none.history, []);
+});
+
+test("cancelTask cancels a running task; an unknown task id is an error the SDK raises", async () => {
+  const started = asTask(await waiter.sendMessage({ message: userMessage("wait 20000"), configuration: { blocking: false } }));
+  assert.equal(started.status.state, "submitted", "a non-blocking send answers at once");
+
+  const t0 = performance.now();
+  const canceled = await waiter.cancelTask({ id: started.id });
+  assert.ok(performance.now() - t0 < 5_000, "cancel does not wait for the 20 s run");
+  assert.equal(canceled.kind, "task");
+  assert.equal(canceled.id, started.id);
+  assert.equal(canceled.status.state, "canceled");
+  assert.equal(textOf(canceled.status.message), "The task was canceled.");
+  assert.equal((await waiter.getTask({ id: started.id })).status.state, "canceled");
+
+  // A canceled task is not cancelable again (-32002).
+  await assert.rejects(waiter.cancelTask({ id: started.id }), TaskNotCancelableError);
+
+  const unknown = randomUUID();
+  await assert.rejects(waiter.getTask({ id: unknown }), (err: unknown) => {
+    assert.ok(err instanceof TaskNotFoundError, `a TaskNotFoundError, not ${String(err)}`);
+    const response = (err as TaskNotFoundError & { errorResponse?: { error: { code: number; message: string } } }).errorResponse;
+    assert.equal(response?.error.code, -32001);
+    assert.match(response?.error.message ?? "", new RegExp(unknown));
+    return true;
+  });
+  // Another assistant's task is not found either.
+  if (firstTurn) await assert.rejects(waiter.getTask({ id: firstTurn.id }), TaskNotFoundError);
+});
