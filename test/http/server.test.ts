@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { test } from "node:test";
 import pino from "pino";
-import { Answer } from "../../src/http/exchange.ts";
+import { Answer, EventStream } from "../../src/http/exchange.ts";
 import { HttpServer } from "../../src/http/server.ts";
 
 // The local API's and the beacon's HTTP server, on a loopback port: what its routes' users see beyond the bad-input
@@ -81,4 +81,54 @@ test("a handler's own failure is a 500 without internals, logged with the reques
     { route: "/v1/things", method: "POST", status: 500 },
     { route: "unmatched", method: "GET", status: 404 },
   ]);
+});
+
+test("{name} path segments match one segment each and reach the handler decoded", async (t) => {
+  const { app } = server();
+  app.get("/a2a/{id}/card", (request) => ({ id: request.params.id }));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  assert.deepEqual(JSON.parse((await call(`${url}/a2a/my%20agent/card`)).text), { id: "my agent" });
+  assert.equal((await call(`${url}/a2a/card`)).status, 404);
+  assert.equal((await call(`${url}/a2a/x/y/card`)).status, 404);
+  assert.equal((await call(`${url}/a2a/%E0%A4%A/card`)).status, 404, "a malformed escape matches nothing");
+});
+
+test("an EventStream answer sends each event as it is produced, and stops producing when the client goes away", async (t) => {
+  const { app } = server();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let ended = false;
+  app.get("/events", () =>
+    new EventStream(
+      (async function* () {
+        try {
+          yield { n: 1 };
+          await held;
+          yield { n: 2 };
+        } finally {
+          ended = true;
+        }
+      })(),
+    ),
+  );
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const first = await new Promise<string>((resolve, reject) => {
+    const request = httpRequest(`${url}/events`, (response) => {
+      assert.equal(response.headers["content-type"], "text/event-stream");
+      response.once("data", (chunk) => {
+        resolve(String(chunk));
+        request.destroy();
+      });
+    });
+    request.on("error", (err) => (err.message === "socket hang up" ? undefined : reject(err)));
+    request.end();
+  });
+  assert.equal(first, 'data: {"n":1}\n\n', "the first event arrived before the second was produced");
+  release();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(ended, true);
+  const whole = await call(`${url}/events`);
+  assert.equal(whole.text, 'data: {"n":1}\n\ndata: {"n":2}\n\n');
 });
