@@ -244,3 +244,39 @@ test("http.disable_a2a: true removes the endpoint and the cards; the server stil
     await off.stop();
   }
 });
+
+test("kill -9 during a run: after a restart the task reads failed and its conversation takes new messages", async () => {
+  const dir = tempDir("a2a-kill-");
+  const first = await serve(dir);
+  const post = (url: string, method: string, params: unknown) =>
+    fetch(`${url}/a2a/waiter`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) }).then(async (r) => ((await r.json()) as any).result);
+  const earlier = await post(first.url, "message/send", message("wait 1"));
+  const running = await post(first.url, "message/send", { ...message("wait 30000", { contextId: earlier.contextId, taskId: earlier.id }), configuration: { blocking: false } });
+  assert.equal(await first.stop("SIGKILL"), null);
+  const second = await serve(dir);
+  try {
+    const after = await post(second.url, "tasks/get", { id: running.id });
+    assert.equal(after.status.state, "failed");
+    assert.equal((await post(second.url, "tasks/get", { id: earlier.id })).status.state, "completed");
+    const next = await post(second.url, "message/send", message("wait 2", { contextId: running.contextId, taskId: running.id }));
+    assert.deepEqual([next.contextId, next.status.state, next.artifacts[0].parts[0].text], [running.contextId, "completed", "waited 2 ms"]);
+  } finally {
+    await second.stop();
+  }
+});
+
+test("SIGTERM lets a short running task finish before the server exits", async () => {
+  const dir = tempDir("a2a-term-");
+  const first = await serve(dir);
+  const pending = fetch(`${first.url}/a2a/waiter`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: message("wait 1500") }),
+  }).then((response) => response.json() as Promise<any>);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const exit = first.stop("SIGTERM");
+  const answer = await pending;
+  assert.equal(answer.result.status.state, "completed", "the request in flight got its answer");
+  assert.equal(answer.result.artifacts[0].parts[0].text, "waited 1500 ms");
+  assert.equal(await exit, 0);
+});
