@@ -11,6 +11,7 @@ import { formatTraceReport } from "./beacon/report.ts";
 import { startBeacon } from "./beacon/server.ts";
 import { BeaconStore } from "./beacon/store.ts";
 import { loadAgentConfig } from "./config/agent-config.ts";
+import { demoAgentServer } from "./demo-a2a.ts";
 import { describeStoredTelemetry, sampleTelemetry } from "./demo-telemetry.ts";
 import { createLogger } from "./log.ts";
 import type { AgentStatus, TransactionsAccepted } from "./protocol/local-api.ts";
@@ -80,7 +81,8 @@ async function waitForDelivery(url: string, timeoutMs: number): Promise<AgentSta
 
 /**
  * `egress-agent demo`: a beacon and a sidecar on loopback with a generated license in a temporary
- * directory, sample billing records through the sidecar's local API, and the beacon's report of them.
+ * directory, sample billing records through the sidecar's local API, and the beacon's report of them; then
+ * sample telemetry through the privacy filter, and an A2A conversation with the example agent server.
  */
 async function demo(options: { keep?: boolean; transactions: string }): Promise<void> {
   const count = Number(options.transactions);
@@ -142,6 +144,8 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     const stored = await waitForTelemetry(beaconConfig.dataDir, 30_000);
     out("sidecar -> beacon, after the privacy filter:");
     for (const line of stored) out(line);
+    out();
+    await demoAgentServer({ dir, sidecarUrl: agent.url, beaconDataDir: beaconConfig.dataDir, organizationId: DEMO_ORG, out, delivered: () => waitForDelivery(agent.url, 30_000) });
   } finally {
     await agent.stop();
     await beacon.close();

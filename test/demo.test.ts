@@ -15,4 +15,8 @@ test("egress-agent demo: a local beacon and sidecar deliver the sample records a
   assert.match(filtered, /metric platform_http_requests_latency \{endpoint=\/a2a\/\{assistant_id\}, method=POST, service_name=backend\}/);
   assert.match(filtered, /log {4}Warning "slow query for <email> from <ip>" \{component=db\}/);
   assert.ok(!/alice@example\.com|10\.1\.2\.3|node-7|u-123|logged in/.test(filtered), "nothing identifying leaves");
+  const a2a = stdout.slice(stdout.indexOf("A2A client -> agent server"));
+  assert.match(a2a, /"recall" +-> You told me: "buy milk", "call Ada at five"\./);
+  const [, before, after] = /the beacon's total went from (\d+) to (\d+) traces/.exec(a2a) ?? [];
+  assert.equal(Number(after) - Number(before), 3, "the agent server's three runs reached the beacon as billing");
 });

@@ -21,6 +21,8 @@ import { THREAD_ID_ATTRIBUTE, threadIdOf } from "./thread-id.ts";
 import { createTracing, type TracingSettings } from "./tracing.ts";
 
 const BODY_LIMIT = 10 * 1024 * 1024;
+/** The endpoint metrics name: the route template, as the sidecar's privacy filter would make it anyway. */
+const A2A_ENDPOINT = "/a2a/{assistant_id}";
 /** A stopping server lets running tasks finish for this long, then cancels them (a pod's grace period is 30 s). */
 const STOP_GRACE_MS = 10_000;
 
@@ -93,13 +95,16 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   }
 
   async function serveRpc(request: HttpRequest): Promise<Answer | EventStream | unknown> {
+    const started = performance.now();
+    const observation: A2aRequestObservation = { endpoint: A2A_ENDPOINT, method: "invalid", failed: true, durationMs: 0 };
+    const observe = (failed: boolean) => reporter?.observe({ ...observation, failed, durationMs: performance.now() - started });
     const assistantId = request.params.assistant_id!;
     const assistant = byId.get(assistantId);
     const id = requestIdOf(request.body);
-    if (!assistant) return new Answer(404, rpcError(id, new RpcError(RpcErrorCode.taskNotFound, `Assistant not found: ${assistantId}`)));
-    const started = performance.now();
-    const observation: A2aRequestObservation = { endpoint: `/a2a/${assistantId}`, method: "invalid", failed: true, durationMs: 0 };
-    const observe = (failed: boolean) => reporter?.observe({ ...observation, failed, durationMs: performance.now() - started });
+    if (!assistant) {
+      observe(true);
+      return new Answer(404, rpcError(id, new RpcError(RpcErrorCode.taskNotFound, `Assistant not found: ${assistantId}`)));
+    }
     const span = tracing.tracer.startSpan("a2a request", { kind: SpanKind.SERVER, attributes: { "rpc.system": "jsonrpc", "platform.assistant_id": assistant.graphId } });
     try {
       const rpc = parseRpcRequest(request.body);

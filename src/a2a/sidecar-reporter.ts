@@ -21,7 +21,7 @@ export interface SidecarReporterOptions {
 
 /** One A2A request as the agent server reports it to the sidecar. */
 export interface A2aRequestObservation {
-  /** `/a2a/{assistant_id}` with the id the caller used (only known assistants are reported). */
+  /** The route template, `/a2a/{assistant_id}`: no assistant id leaves in a label. */
   endpoint: string;
   /** The JSON-RPC method, or "invalid" when the request had none. */
   method: string;
