@@ -11,7 +11,6 @@ import { formatTraceReport } from "./beacon/report.ts";
 import { startBeacon } from "./beacon/server.ts";
 import { BeaconStore } from "./beacon/store.ts";
 import { loadAgentConfig } from "./config/agent-config.ts";
-import { demoAgentServer } from "./demo-a2a.ts";
 import { describeStoredTelemetry, sampleTelemetry } from "./demo-telemetry.ts";
 import { createLogger } from "./log.ts";
 import type { AgentStatus, TransactionsAccepted } from "./protocol/local-api.ts";
@@ -145,6 +144,8 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     out("sidecar -> beacon, after the privacy filter:");
     for (const line of stored) out(line);
     out();
+    // Loaded here, not with the CLI: the A2A schemas and client are the demo's and the agent server's alone.
+    const { demoAgentServer } = await import("./demo-a2a.ts");
     await demoAgentServer({ dir, sidecarUrl: agent.url, beaconDataDir: beaconConfig.dataDir, organizationId: DEMO_ORG, out, delivered: () => waitForDelivery(agent.url, 30_000) });
   } finally {
     await agent.stop();

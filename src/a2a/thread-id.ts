@@ -3,11 +3,14 @@ import type { Span } from "@opentelemetry/api";
 /** The OpenTelemetry span attribute that groups every agent's spans of one conversation (seed A2A rule 5). */
 export const THREAD_ID_ATTRIBUTE = "platform.metadata.thread_id";
 
+/** Longer ids are ignored: a client's string goes on every span of the conversation. */
+const MAX_THREAD_ID_LENGTH = 256;
+
 /** The conversation's trace thread id of an A2A request body: its top-level `metadata.thread_id`, if a non-empty string. */
 export function threadIdOf(body: unknown): string | undefined {
   const metadata = (body as { metadata?: unknown } | null | undefined)?.metadata;
   const threadId = metadata && typeof metadata === "object" ? (metadata as { thread_id?: unknown }).thread_id : undefined;
-  return typeof threadId === "string" && threadId !== "" ? threadId : undefined;
+  return typeof threadId === "string" && threadId !== "" && threadId.length <= MAX_THREAD_ID_LENGTH ? threadId : undefined;
 }
 
 /**
