@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# egress-agent: the egress sidecar (`egress-agent start`, the default) and, with another command, the beacon service.
+# egress-agent: the egress sidecar (`egress-agent start`, the default) and, with another command, the beacon service
+# or the agent server (`a2a serve`).
 #   docker build -t egress-agent .
 #   docker run --read-only --tmpfs /tmp -v egress-outbox:/data -e PLATFORM_LICENSE_KEY=... egress-agent
 # compose.yaml and helm/egress-agent/ run this image with a mounted config, read-only, as UID 10001.
@@ -26,6 +27,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache && rm -rf /tmp/npm-cache /root/.npm
 COPY bin ./bin
 COPY --from=build /src/dist ./dist
+# The example graph for `egress-agent a2a serve` (compose's agent-server profile). Graphs under /app resolve the
+# image's @langchain packages; Node strips their TypeScript types as it loads them.
+COPY examples ./examples
 # The default config: every key at its default, as documented in the repository. Mount your own over it (compose,
 # the chart's ConfigMap) or name another with EGRESS_CONFIG.
 COPY config/egress.yaml /etc/egress-agent/egress.yaml

@@ -78,3 +78,20 @@ test("compose.yaml: the optional beacon keeps its data on its own volume and lis
   const command = beacon.command ?? [];
   assert.match(command[command.indexOf("--listen") + 1] ?? "", /^0\.0\.0\.0:/, "the sidecar reaches it as beacon:PORT");
 });
+
+test("compose.yaml: the optional agent server shares the sidecar's network, reports to it, and keeps its threads on a volume", () => {
+  const file = compose();
+  const server = file.services["agent-server"]!;
+  assert.deepEqual(server.profiles, ["agent-server"]);
+  assert.equal(server.network_mode, "service:egress-agent");
+  const command = server.command ?? [];
+  const option = (name: string) => command[command.indexOf(name) + 1];
+  assert.equal(option("--sidecar-url"), "http://127.0.0.1:4318");
+  // The image copies examples/ to /app/examples.
+  const graphJson = option("--config")!;
+  assert.ok(graphJson.startsWith("/app/") && existsSync(join(ROOT, graphJson.slice("/app/".length))), `${graphJson} is in the image`);
+  assert.match(readFileSync(join(ROOT, "Dockerfile"), "utf8"), /^COPY examples \.\/examples$/m);
+  const data = mounts(server).find((m) => option("--data-dir")!.startsWith(m.target));
+  assert.ok(data && !data.bind && file.volumes && data.source in file.volumes, "the data dir is on a named volume");
+  assert.equal(server.read_only, true);
+});
