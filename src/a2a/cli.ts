@@ -18,6 +18,7 @@ export const ServeSettings = z
     tenantId: Uuid.optional(),
     organizationId: Uuid.optional(),
     reportInterval: Duration,
+    traceExportInterval: Duration,
     logLevel: LogLevel,
     PLATFORM_API_KEY: z.string().optional(),
     PLATFORM_PROJECT: z.string().min(1).default("default"),
@@ -39,6 +40,7 @@ interface ServeFlags {
   tenantId?: string;
   organizationId?: string;
   reportInterval: string;
+  traceExportInterval: string;
   logLevel: string;
 }
 
@@ -80,6 +82,7 @@ export function a2aCommand(): Command {
     .option("--tenant-id <uuid>", "tenant of the reported runs (env PLATFORM_TENANT_ID)")
     .option("--organization-id <uuid>", "organization of the reported runs (env PLATFORM_ORGANIZATION_ID)")
     .option("--report-interval <duration>", "runs are counted per interval and reported when it closes", "60s")
+    .option("--trace-export-interval <duration>", "how often spans are exported when tracing is on", "5s")
     .option("--log-level <level>", "fatal, error, warn, info, debug, trace or silent", "info")
     .addHelpText("after", "\nTracing is on when PLATFORM_API_KEY is set: spans go to PLATFORM_ENDPOINT/otel/v1/traces (project PLATFORM_PROJECT).")
     .action(serve);

@@ -21,7 +21,7 @@ export async function runAgentServer(settings: z.output<typeof ServeSettings>): 
       ? { url: settings.sidecarUrl, tenantId: settings.tenantId!, organizationId: settings.organizationId!, intervalMs: settings.reportInterval }
       : undefined,
     tracing: settings.PLATFORM_API_KEY
-      ? { endpoint: settings.PLATFORM_ENDPOINT, apiKey: settings.PLATFORM_API_KEY, project: settings.PLATFORM_PROJECT, exportIntervalMs: 5_000 }
+      ? { endpoint: settings.PLATFORM_ENDPOINT, apiKey: settings.PLATFORM_API_KEY, project: settings.PLATFORM_PROJECT, exportIntervalMs: settings.traceExportInterval }
       : undefined,
     logger,
   });
