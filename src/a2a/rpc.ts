@@ -6,9 +6,8 @@ import type { Assistant } from "./graph-config.ts";
 import { invalidParams, RpcError } from "./rpc-error.ts";
 import { withHistory, type RunTrace, type TaskRunner } from "./task-runner.ts";
 
-/** A2A methods this server does not offer (push notifications, resubscription, extended cards): -32004, not -32601. */
+/** A2A methods this server does not offer (push notifications, extended cards): -32004, not -32601. */
 const UNSUPPORTED_METHODS = new Set([
-  "tasks/resubscribe",
   "tasks/pushNotificationConfig/set",
   "tasks/pushNotificationConfig/get",
   "tasks/pushNotificationConfig/list",
@@ -78,13 +77,17 @@ export async function dispatch(request: RpcRequest, assistant: Assistant, runner
       const params = parseParams(TaskQueryParams, request.params);
       return { result: runner.get(assistant, params.id, params.historyLength) };
     }
+    case "tasks/resubscribe": {
+      const params = parseParams(TaskIdParams, request.params);
+      return new EventStream(responses(request.id, runner.resubscribe(assistant, params.id)));
+    }
     case "tasks/cancel": {
       const params = parseParams(TaskIdParams, request.params);
       return { result: await runner.cancel(assistant, params.id) };
     }
     default:
       if (UNSUPPORTED_METHODS.has(request.method)) throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: ${request.method}`);
-      throw new RpcError(RpcErrorCode.methodNotFound, `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get and tasks/cancel`);
+      throw new RpcError(RpcErrorCode.methodNotFound, `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe`);
   }
 }
 

@@ -46,6 +46,7 @@ export interface StartedRun {
 interface ActiveRun {
   abort: AbortController;
   done: Promise<Task>;
+  events: EventLog<StreamEvent>;
 }
 
 const status = (state: TaskState, at: number, message?: Message) => ({ state, timestamp: new Date(at).toISOString(), ...(message ? { message } : {}) });
@@ -96,7 +97,7 @@ export class TaskRunner {
       this.#busy.delete(contextId);
       events.close();
     });
-    this.#active.set(taskId, { abort, done });
+    this.#active.set(taskId, { abort, done, events });
     return { task, events: () => events.subscribe(), done };
   }
 
@@ -184,6 +185,16 @@ export class TaskRunner {
     const stored = this.#options.store.get(taskId);
     if (!stored || stored.graphId !== assistant.graphId) throw taskNotFound(taskId);
     return withHistory(stored.task, historyLength);
+  }
+
+  /** The events of a task: all of its run's while it runs (from the first), else the task as it ended. */
+  resubscribe(assistant: Assistant, taskId: string): AsyncIterable<StreamEvent> {
+    const task = this.get(assistant, taskId);
+    const active = this.#active.get(taskId);
+    if (active) return active.events.subscribe();
+    return (async function* () {
+      yield task;
+    })();
   }
 
   /** Cancels a running task and answers it canceled; a task that has ended is not cancelable (-32002). */

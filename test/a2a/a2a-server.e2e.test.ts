@@ -175,7 +175,8 @@ test("JSON-RPC errors: parse, invalid request, method, params, content type, ass
 
   const unknown = await rpcError("notes", "tasks/explode", {});
   assert.deepEqual([unknown.status, unknown.code], [200, -32601]);
-  assert.equal((await rpcError("notes", "tasks/resubscribe", { id: randomUUID() })).code, -32004);
+  assert.equal((await rpcError("notes", "tasks/pushNotificationConfig/get", { id: randomUUID() })).code, -32004);
+  assert.equal((await rpcError("notes", "tasks/resubscribe", { id: randomUUID() })).code, -32001);
 
   const missing = await rpcError("notes", "message/send", {});
   assert.equal(missing.code, -32602);
@@ -279,4 +280,45 @@ test("SIGTERM lets a short running task finish before the server exits", async (
   assert.equal(answer.result.status.state, "completed", "the request in flight got its answer");
   assert.equal(answer.result.artifacts[0].parts[0].text, "waited 1500 ms");
   assert.equal(await exit, 0);
+});
+
+/** The `result` of each event of an SSE answer. */
+async function streamResults(response: Response): Promise<any[]> {
+  return (await response.text())
+    .split("\n\n")
+    .filter((chunk) => chunk.startsWith("data: "))
+    .map((chunk) => JSON.parse(chunk.slice(6)).result);
+}
+
+test("a stream's client that goes away does not stop the run; tasks/resubscribe picks it up, and gives an ended task as it ended", async () => {
+  const abort = new AbortController();
+  const response = await fetch(`${server.url}/a2a/waiter`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/stream", params: message("wait 700") }),
+    signal: abort.signal,
+  });
+  const reader = response.body!.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  const task = JSON.parse(first.split("\n\n")[0]!.slice(6)).result;
+  assert.equal(task.status.state, "submitted");
+  abort.abort();
+
+  const resubscribed = await fetch(`${server.url}/a2a/waiter`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tasks/resubscribe", params: { id: task.id } }),
+  });
+  const events = await streamResults(resubscribed);
+  const last = events.at(-1);
+  assert.deepEqual([last.kind, last.status.state, last.final], ["status-update", "completed", true]);
+  assert.equal(events.find((e) => e.kind === "artifact-update").artifact.parts[0].text, "waited 700 ms");
+
+  const ended = await fetch(`${server.url}/a2a/waiter`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tasks/resubscribe", params: { id: task.id } }),
+  });
+  const [only, ...rest] = await streamResults(ended);
+  assert.deepEqual([only.kind, only.id, only.status.state, rest.length], ["task", task.id, "completed", 0]);
 });
