@@ -57,3 +57,24 @@ export function stateMessages(values: unknown): unknown[] {
 export function textParts(text: string): Part[] {
   return [{ kind: "text", text }];
 }
+
+/** What answers a graph's question: the message's text, or (without text) its data parts merged. */
+export function resumeValue(message: Message): unknown {
+  const texts = message.parts.flatMap((part) => (part.kind === "text" ? [part.text] : []));
+  if (texts.length > 0) return texts.join("\n");
+  return Object.assign({}, ...message.parts.map((part) => (part.kind === "data" ? part.data : {})));
+}
+
+/** The values a graph's state is waiting on (LangGraph `interrupt()`), from a state snapshot. */
+export function pendingInterrupts(snapshot: { tasks?: readonly { interrupts?: readonly { value?: unknown }[] }[] }): unknown[] {
+  return (snapshot.tasks ?? []).flatMap((task) => (task.interrupts ?? []).map((interrupt) => interrupt.value));
+}
+
+/** A graph's questions as message parts: each as text, and an object also as a data part. */
+export function interruptParts(values: readonly unknown[]): Part[] {
+  return values.flatMap((value): Part[] => {
+    if (typeof value === "string") return [{ kind: "text", text: value }];
+    const text: Part = { kind: "text", text: JSON.stringify(value) };
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? [text, { kind: "data", data: value as Record<string, unknown> }] : [text];
+  });
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Command } from "@langchain/langgraph";
 import { SpanStatusCode, type Context, type Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import { Uuid } from "../protocol/common.ts";
@@ -8,13 +9,14 @@ import {
   type Artifact,
   type Message,
   type MessageSendParams,
+  type Part,
   type StreamEvent,
   type Task,
   type TaskState,
 } from "../protocol/a2a.ts";
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
-import { graphInput, isAssistantMessage, messageText, stateMessages, textParts } from "./messages.ts";
+import { graphInput, interruptParts, isAssistantMessage, messageText, pendingInterrupts, resumeValue, stateMessages, textParts } from "./messages.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
@@ -79,20 +81,28 @@ export class TaskRunner {
     const { store, now } = this.#options;
     const message = params.message;
     const input = graphInput(message);
-    const contextId = this.#contextFor(assistant, message);
+    const { contextId, resume } = this.#contextFor(assistant, message);
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) {
       throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: context ${contextId} is still running task ${busyWith}; wait for it (tasks/get) or cancel it (tasks/cancel)`);
     }
-    const taskId = randomUUID();
+    const taskId = resume?.id ?? randomUUID();
     const userMessage: Message = { ...message, kind: "message", contextId, taskId };
-    const task: Task = { kind: "task", id: taskId, contextId, status: status("submitted", now()), history: [userMessage], artifacts: [] };
-    store.create(assistant.graphId, task, now());
+    let task: Task;
+    if (resume) {
+      // The answer to the graph's question: the interrupted run goes on, in the same task.
+      task = { ...resume, status: status("submitted", now()), history: [...(resume.history ?? []), userMessage] };
+      store.update(task, now());
+    } else {
+      task = { kind: "task", id: taskId, contextId, status: status("submitted", now()), history: [userMessage], artifacts: [] };
+      store.create(assistant.graphId, task, now());
+    }
     const events = new EventLog<StreamEvent>();
     events.push(task);
     const abort = new AbortController();
     this.#busy.set(contextId, taskId);
-    const done = this.#execute(assistant, task, input, { events, signal: abort.signal, trace }).finally(() => {
+    const graphInputOrResume = resume ? new Command({ resume: resumeValue(message) }) : input;
+    const done = this.#execute(assistant, task, graphInputOrResume, { events, signal: abort.signal, trace }).finally(() => {
       this.#active.delete(taskId);
       this.#busy.delete(contextId);
       events.close();
@@ -101,8 +111,11 @@ export class TaskRunner {
     return { task, events: () => events.subscribe(), done };
   }
 
-  /** The context a message continues, checked: a given taskId must be this assistant's, in the given context. */
-  #contextFor(assistant: Assistant, message: Message): string {
+  /**
+   * The context a message continues, checked: a given taskId must be this assistant's, in the given context. A
+   * task waiting for input (the graph interrupted) is the one the message resumes.
+   */
+  #contextFor(assistant: Assistant, message: Message): { contextId: string; resume?: Task } {
     const { store } = this.#options;
     if (message.contextId !== undefined && !Uuid.safeParse(message.contextId).success) {
       throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [{ loc: ["params", "message", "contextId"], msg: "must be a UUID", type: "uuid" }]);
@@ -110,17 +123,19 @@ export class TaskRunner {
     if (message.taskId !== undefined) {
       const stored = store.get(message.taskId);
       if (!stored || stored.graphId !== assistant.graphId || (message.contextId !== undefined && stored.task.contextId !== message.contextId)) throw taskNotFound(message.taskId);
+      const { state } = stored.task.status;
+      if (state === "input-required" && !this.#active.has(stored.task.id)) return { contextId: stored.task.contextId, resume: stored.task };
       // A terminal task is not reopened: the message starts the next task of the same conversation.
-      if (!TERMINAL_STATES.has(stored.task.status.state) && !this.#active.has(stored.task.id)) throw taskNotFound(message.taskId);
-      return stored.task.contextId;
+      if (!TERMINAL_STATES.has(state) && !this.#active.has(stored.task.id)) throw taskNotFound(message.taskId);
+      return { contextId: stored.task.contextId };
     }
-    if (message.contextId === undefined) return randomUUID();
+    if (message.contextId === undefined) return { contextId: randomUUID() };
     const owner = store.contextGraph(message.contextId);
     if (owner !== undefined && owner !== assistant.graphId) throw invalidParams(`context ${message.contextId} belongs to another assistant`);
-    return message.contextId;
+    return { contextId: message.contextId };
   }
 
-  async #execute(assistant: Assistant, submitted: Task, input: Record<string, unknown>, run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace }): Promise<Task> {
+  async #execute(assistant: Assistant, submitted: Task, input: unknown, run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace }): Promise<Task> {
     const { store, tracer, logger, now } = this.#options;
     const { id: taskId, contextId } = submitted;
     const threadId = run.trace.threadId ?? contextId;
@@ -134,7 +149,7 @@ export class TaskRunner {
       run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final });
       return task;
     };
-    const agentMessage = (text: string): Message => ({ kind: "message", role: "agent", messageId: randomUUID(), parts: textParts(text), contextId, taskId });
+    const agentMessage = (parts: Part[]): Message => ({ kind: "message", role: "agent", messageId: randomUUID(), parts, contextId, taskId });
     let task = update("working");
     store.update(task, now());
     let artifacts: Artifact[] = [];
@@ -153,24 +168,30 @@ export class TaskRunner {
         for (const message of messages.slice(seen)) {
           if (!isAssistantMessage(message)) continue;
           last = message;
-          update("working", agentMessage(messageText(message)));
+          update("working", agentMessage(textParts(messageText(message))));
         }
         seen = Math.max(seen, messages.length);
       }
-      if (last !== undefined) {
-        const text = messageText(last);
-        artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(text) }];
-        run.events.push({ kind: "artifact-update", taskId, contextId, artifact: artifacts[0]!, lastChunk: true });
-        reply = agentMessage(text);
+      const interrupts = pendingInterrupts(await assistant.graph.getState(config));
+      if (interrupts.length > 0) {
+        // The graph asks before it goes on: the task waits for the next message with its taskId.
+        task = update("input-required", agentMessage(interruptParts(interrupts)), true);
+      } else {
+        if (last !== undefined) {
+          const text = messageText(last);
+          artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(text) }];
+          run.events.push({ kind: "artifact-update", taskId, contextId, artifact: artifacts[0]!, lastChunk: true });
+          reply = agentMessage(textParts(text));
+        }
+        task = update("completed", reply, true);
       }
-      task = update("completed", reply, true);
     } catch (err) {
       if (run.signal.aborted) {
-        task = update("canceled", agentMessage("The task was canceled."), true);
+        task = update("canceled", agentMessage(textParts("The task was canceled.")), true);
       } else {
         logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
         span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-        task = update("failed", agentMessage(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`), true);
+        task = update("failed", agentMessage(textParts(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`)), true);
       }
     }
     task = { ...task, history: [...(submitted.history ?? []), ...(task.status.message ? [task.status.message] : [])], artifacts };
@@ -197,15 +218,21 @@ export class TaskRunner {
     })();
   }
 
-  /** Cancels a running task and answers it canceled; a task that has ended is not cancelable (-32002). */
+  /** Cancels a running or waiting task and answers it canceled; a task that has ended is not cancelable (-32002). */
   async cancel(assistant: Assistant, taskId: string): Promise<Task> {
     const task = this.get(assistant, taskId);
     const active = this.#active.get(taskId);
-    if (TERMINAL_STATES.has(task.status.state) || !active) {
+    if (active) {
+      active.abort.abort();
+      return active.done;
+    }
+    if (task.status.state !== "input-required") {
       throw new RpcError(RpcErrorCode.taskNotCancelable, `Task cannot be canceled: task ${taskId} is already ${task.status.state}`);
     }
-    active.abort.abort();
-    return active.done;
+    const { now, store } = this.#options;
+    const canceled: Task = { ...task, status: status("canceled", now()) };
+    store.update(canceled, now());
+    return canceled;
   }
 
   /** Lets running tasks finish for up to `graceMs`, then cancels the rest; resolves once every run has ended. */

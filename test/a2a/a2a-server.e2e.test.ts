@@ -322,3 +322,29 @@ test("a stream's client that goes away does not stop the run; tasks/resubscribe 
   const [only, ...rest] = await streamResults(ended);
   assert.deepEqual([only.kind, only.id, only.status.state, rest.length], ["task", task.id, "completed", 0]);
 });
+
+test("a graph that asks (LangGraph interrupt) leaves its task input-required; the next message with the taskId resumes it, across a restart", async () => {
+  const asked = await send("approval", "pay 100 EUR");
+  assert.equal(asked.status.state, "input-required");
+  assert.deepEqual(asked.status.message.parts, [
+    { kind: "text", text: JSON.stringify({ question: 'Approve "pay 100 EUR"? (yes/no)', request: "pay 100 EUR" }) },
+    { kind: "data", data: { question: 'Approve "pay 100 EUR"? (yes/no)', request: "pay 100 EUR" } },
+  ]);
+  assert.deepEqual(asked.artifacts, []);
+
+  await server.stop();
+  server = await serve(dataDir);
+
+  const resumed = await send("approval", "yes", { contextId: asked.contextId, taskId: asked.id });
+  assert.equal(resumed.id, asked.id, "the same task goes on");
+  assert.equal(resumed.status.state, "completed");
+  assert.equal(resumed.artifacts[0].parts[0].text, "Done: pay 100 EUR");
+  assert.deepEqual(resumed.history.map((m: any) => m.role), ["user", "agent", "user", "agent"]);
+
+  const other = await send("approval", "delete everything");
+  assert.equal(other.status.state, "input-required");
+  const canceled = await call("approval", "tasks/cancel", { id: other.id });
+  assert.equal(canceled.body.result.status.state, "canceled", "a waiting task can be canceled");
+  const after = await send("approval", "no", { contextId: other.contextId, taskId: other.id });
+  assert.notEqual(after.id, other.id, "a canceled task is not resumed: the message starts a new task");
+});
