@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
@@ -12,6 +13,7 @@ import { parseRequest, RequestValidationError } from "../http/validate.ts";
 import { RpcErrorCode, type Task } from "../protocol/a2a.ts";
 import { agentCard } from "./agent-card.ts";
 import type { Assistant, GraphConfig } from "./graph-config.ts";
+import { textParts } from "./messages.ts";
 import { dispatch, parseRpcRequest, requestIdOf, rpcError, rpcResult, taskFailed } from "./rpc.ts";
 import { RpcError } from "./rpc-error.ts";
 import { SidecarReporter, type A2aRequestObservation } from "./sidecar-reporter.ts";
@@ -66,10 +68,10 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const checkpointer = SqliteSaver.fromConnString(join(settings.dataDir, "threads.db"));
   for (const assistant of graphs.assistants) assistant.graph.checkpointer = checkpointer;
   const store = new TaskStore(join(settings.dataDir, "tasks.db"), settings.sidecar?.intervalMs ?? 60_000);
-  const interrupted = store.failUnfinished(
-    (task): Task => ({ ...task, status: { state: "failed", timestamp: new Date(now()).toISOString() } }),
-    now(),
-  );
+  const interrupted = store.failUnfinished((task): Task => {
+    const message = { kind: "message" as const, role: "agent" as const, messageId: randomUUID(), contextId: task.contextId, taskId: task.id, parts: textParts("The agent server stopped while this task ran; send the message again.") };
+    return { ...task, status: { state: "failed", message, timestamp: new Date(now()).toISOString() }, history: [...(task.history ?? []), message] };
+  }, now());
   if (interrupted > 0) logger.warn({ tasks: interrupted }, "tasks left running by the last stop are failed");
   const tracing = createTracing(settings.tracing);
   const reporter = settings.sidecar && new SidecarReporter({ ...settings.sidecar, sidecarUrl: settings.sidecar.url.replace(/\/+$/, ""), store, logger, now });

@@ -258,6 +258,7 @@ test("kill -9 during a run: after a restart the task reads failed and its conver
   try {
     const after = await post(second.url, "tasks/get", { id: running.id });
     assert.equal(after.status.state, "failed");
+    assert.match(after.status.message.parts[0].text, /stopped while this task ran/);
     assert.equal((await post(second.url, "tasks/get", { id: earlier.id })).status.state, "completed");
     const next = await post(second.url, "message/send", message("wait 2", { contextId: running.contextId, taskId: running.id }));
     assert.deepEqual([next.contextId, next.status.state, next.artifacts[0].parts[0].text], [running.contextId, "completed", "waited 2 ms"]);
