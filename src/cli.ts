@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { a2aCommand } from "./a2a/cli.ts";
 import { agentCommands } from "./agent/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
+import { controlPlaneCommand, deploymentsCommand } from "./controlplane/cli.ts";
 import { demoCommand } from "./demo.ts";
 import { ConfigError, DataDirError, EgressError } from "./errors.ts";
 
@@ -19,6 +20,8 @@ export async function main(argv: string[]): Promise<number> {
   program.addCommand(demoCommand());
   program.addCommand(beaconCommand());
   program.addCommand(a2aCommand());
+  program.addCommand(controlPlaneCommand());
+  program.addCommand(deploymentsCommand());
   const overrideExits = (command: Command) => command.commands.forEach((sub) => overrideExits(sub.exitOverride()));
   overrideExits(program);
   try {

@@ -64,6 +64,19 @@ async function serve(flags: ServeFlags): Promise<void> {
   await runAgentServer(settings);
 }
 
+/**
+ * `a2a check`: loads graph.json and every graph module it names, prints the assistants as one JSON line. The local
+ * deployer's build step runs it as a child process, so the control plane never imports (and caches) a user's graphs.
+ */
+async function check(flags: { config: string }): Promise<void> {
+  const { loadGraphConfig } = await import("./graph-config.ts");
+  const { assistants } = await loadGraphConfig(flags.config);
+  const graphs = assistants.map((a) => ({ graph_id: a.graphId, assistant_id: a.uuid, has_messages: a.hasMessages }));
+  await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify({ graphs })}\n`, () => resolve()));
+  // A graph module may hold the event loop open (a client, a timer it started on import): the check is done.
+  process.exit(0);
+}
+
 async function send(url: string, text: string, flags: { assistant: string; stream?: boolean; context?: string; task?: string; threadId?: string; data?: string; json?: boolean }): Promise<void> {
   const { sendCommand } = await import("./send.ts");
   await sendCommand(url, text, flags);
@@ -86,6 +99,11 @@ export function a2aCommand(): Command {
     .option("--log-level <level>", "fatal, error, warn, info, debug, trace or silent", "info")
     .addHelpText("after", "\nTracing is on when PLATFORM_API_KEY is set: spans go to PLATFORM_ENDPOINT/otel/v1/traces (project PLATFORM_PROJECT).")
     .action(serve);
+  a2a
+    .command("check")
+    .description("load graph.json and every graph it names, print the assistants as JSON (exit 2 when one fails)")
+    .option("--config <graph.json>", "the platform's graph.json", "graph.json")
+    .action(check);
   a2a
     .command("send")
     .description("send a message to an A2A assistant and print its answer")

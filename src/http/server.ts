@@ -92,12 +92,20 @@ export class HttpServer {
     this.#server.keepAliveTimeout = KEEP_ALIVE_MS;
   }
 
-  get(path: string, handler: Handler): void {
-    this.#add("GET", { path, handler });
+  get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize"> = {}): void {
+    this.#add("GET", { ...options, path, handler });
   }
 
   post(path: string, handler: Handler, options: RouteOptions = {}): void {
     this.#add("POST", { body: "json", ...options, path, handler });
+  }
+
+  patch(path: string, handler: Handler, options: RouteOptions = {}): void {
+    this.#add("PATCH", { body: "json", ...options, path, handler });
+  }
+
+  delete(path: string, handler: Handler, options: Pick<RouteOptions, "authorize"> = {}): void {
+    this.#add("DELETE", { ...options, path, handler });
   }
 
   #add(method: string, route: Route): void {
@@ -188,14 +196,19 @@ export class HttpServer {
     }
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
     if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
+    // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive.
+    if (this.#closing) response.setHeader("connection", "close");
+    if (answer.status === 204 || answer.status === 304) {
+      response.statusCode = answer.status;
+      response.end();
+      return;
+    }
     // Bytes, or text of a stated type, go out as they are; anything else as JSON.
     const raw = answer.body instanceof Uint8Array || (typeof answer.body === "string" && answer.type !== undefined);
     const payload = raw ? (answer.body as Uint8Array | string) : JSON.stringify(answer.body);
     response.statusCode = answer.status;
     response.setHeader("content-type", answer.type ?? JSON_TYPE);
     response.setHeader("content-length", Buffer.byteLength(payload));
-    // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive.
-    if (this.#closing) response.setHeader("connection", "close");
     response.end(payload);
   }
 

@@ -1,0 +1,140 @@
+import type * as z from "zod";
+import { EgressError } from "../errors.ts";
+import {
+  Deployment,
+  FAILED_REVISION_STATUSES,
+  Page,
+  Revision,
+  type DeploymentCreate,
+  type DeploymentPatch,
+  type RevisionStatus,
+} from "../protocol/controlplane.ts";
+
+/** A control plane call that failed: the answer's status and detail (a 422's field list included). */
+export class ControlPlaneError extends EgressError {
+  readonly status: number | undefined;
+  constructor(message: string, status?: number) {
+    super("EGRESS_ERR_CONTROL_PLANE", message);
+    this.status = status;
+  }
+}
+
+/** A wait that ended without DEPLOYED: the revision failed (its status named), or time ran out. */
+export class DeployWaitError extends EgressError {
+  readonly revision: Revision | undefined;
+  constructor(message: string, revision?: Revision) {
+    super("EGRESS_ERR_DEPLOY", message);
+    this.revision = revision;
+  }
+}
+
+const DeploymentPage = Page(Deployment);
+const RevisionPage = Page(Revision);
+
+/** Words a refused request's answer for a person: `{detail: string}` or the 422's `detail[]` of `{loc, msg}`. */
+function describeAnswer(body: unknown): string {
+  const detail = (body as { detail?: unknown } | undefined)?.detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) return detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg}`).join("; ");
+  return JSON.stringify(body ?? "").slice(0, 300);
+}
+
+/** The deployments API (v2) for CI/CD: every call with X-Api-Key; answers parsed with the shared schemas. */
+export class ControlPlaneClient {
+  readonly #baseUrl: string;
+  readonly #apiKey: string;
+
+  constructor(options: { baseUrl: string; apiKey: string }) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#apiKey = options.apiKey;
+  }
+
+  async #call<S extends z.ZodType>(method: string, path: string, schema: S | undefined, body?: unknown): Promise<z.output<S>> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.#baseUrl}${path}`, {
+        method,
+        headers: { "x-api-key": this.#apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new ControlPlaneError(`cannot reach the control plane at ${this.#baseUrl} (${cause?.code ?? cause?.message ?? (err as Error).name})`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new ControlPlaneError(`${method} ${path} answered ${response.status} with something that is not JSON`, response.status);
+    }
+    if (!response.ok) throw new ControlPlaneError(`${method} ${path} answered ${response.status}: ${describeAnswer(parsed)}`, response.status);
+    return schema ? schema.parse(parsed) : (undefined as z.output<S>);
+  }
+
+  create(body: z.input<typeof DeploymentCreate>): Promise<Deployment> {
+    return this.#call("POST", "/v2/deployments", Deployment, body);
+  }
+
+  get(id: string): Promise<Deployment> {
+    return this.#call("GET", `/v2/deployments/${encodeURIComponent(id)}`, Deployment);
+  }
+
+  list(query: { limit?: number; offset?: number; nameContains?: string; status?: RevisionStatus } = {}): Promise<{ resources: Deployment[]; offset: number }> {
+    const params = new URLSearchParams();
+    if (query.limit !== undefined) params.set("limit", String(query.limit));
+    if (query.offset !== undefined) params.set("offset", String(query.offset));
+    if (query.nameContains !== undefined) params.set("name_contains", query.nameContains);
+    if (query.status !== undefined) params.set("status", query.status);
+    const search = params.size > 0 ? `?${params}` : "";
+    return this.#call("GET", `/v2/deployments${search}`, DeploymentPage);
+  }
+
+  update(id: string, patch: z.input<typeof DeploymentPatch>): Promise<Deployment> {
+    return this.#call("PATCH", `/v2/deployments/${encodeURIComponent(id)}`, Deployment, patch);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.#call("DELETE", `/v2/deployments/${encodeURIComponent(id)}`, undefined);
+  }
+
+  revisions(id: string, page: { limit?: number; offset?: number } = {}): Promise<{ resources: Revision[]; offset: number }> {
+    const search = new URLSearchParams(Object.entries(page).map(([k, v]): [string, string] => [k, String(v)]));
+    return this.#call("GET", `/v2/deployments/${encodeURIComponent(id)}/revisions${search.size > 0 ? `?${search}` : ""}`, RevisionPage);
+  }
+
+  revision(id: string, revisionId: string): Promise<Revision> {
+    return this.#call("GET", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}`, Revision);
+  }
+
+  redeploy(id: string, revisionId: string): Promise<Revision> {
+    return this.#call("POST", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}/redeploy`, Revision);
+  }
+
+  /**
+   * The quick-start's last step: polls the deployment's latest revision (following a newer one if it appears)
+   * until it is DEPLOYED. A *_FAILED, SKIPPED or INTERRUPTED revision, or the timeout, is a DeployWaitError.
+   */
+  async waitDeployed(id: string, options: { timeoutMs: number; pollMs?: number; onStatus?: (revision: Revision) => void }): Promise<{ deployment: Deployment; revision: Revision }> {
+    const deadline = Date.now() + options.timeoutMs;
+    let lastStatus: string | undefined;
+    for (;;) {
+      const deployment = await this.get(id);
+      const revision = await this.revision(id, deployment.latest_revision_id);
+      if (`${revision.id}:${revision.status}` !== lastStatus) options.onStatus?.(revision);
+      lastStatus = `${revision.id}:${revision.status}`;
+      if (revision.status === "DEPLOYED") return { deployment: await this.get(id), revision };
+      if (FAILED_REVISION_STATUSES.has(revision.status) || revision.status === "SKIPPED" || revision.status === "INTERRUPTED") {
+        // A newer revision took over: follow it instead of failing.
+        const latest = (await this.get(id)).latest_revision_id;
+        if (latest === revision.id) {
+          throw new DeployWaitError(`revision ${revision.id} ended ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`, revision);
+        }
+        continue;
+      }
+      if (Date.now() > deadline) throw new DeployWaitError(`revision ${revision.id} is still ${revision.status} after ${Math.round(options.timeoutMs / 1000)} s`, revision);
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1_000));
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import * as z from "zod";
+import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
+import { Duration, ListenAddress } from "../config/units.ts";
+import { LogLevel } from "../log.ts";
+
+const ApiKey = z.string().refine((key) => /^sha256:[0-9a-f]{64}$/.test(key) || key.length >= 16, {
+  message: "must be a key of at least 16 characters, or sha256:<lower-case hex of the key> (hashed at rest)",
+});
+
+const Provider = z.strictObject({
+  /** Where an authorization code is exchanged for a token (OAuth 2.0 token endpoint). */
+  tokenUrl: z.url({ message: "must be a URL" }),
+  /** Where the control plane sends a user to install or authorize the app (optional: returned to the caller). */
+  authorizeUrl: z.url({ message: "must be a URL" }).optional(),
+  clientId: z.string().min(1, { message: "must not be empty" }),
+  clientSecret: z.string().min(1, { message: "must not be empty" }).optional(),
+  /** The clientSecret from a file (a mounted Secret) instead. */
+  clientSecretFile: z.string().min(1).optional(),
+});
+
+export const ControlPlaneConfig = z
+  .strictObject({
+    listen: ListenAddress.prefault("127.0.0.1:8000"),
+    dataDir: z.string().min(1).default("./data/controlplane"),
+    logLevel: LogLevel.default("info"),
+    /** Accepted X-Api-Key values; env PLATFORM_API_KEY adds one. Only their SHA-256 is kept in memory. */
+    apiKeys: z.array(ApiKey).default([]),
+    deployer: z.enum(["local"]).default("local"),
+    /** The local deployer's agent servers: what they report to (all optional). */
+    agentServer: z
+      .strictObject({
+        sidecarUrl: z.url({ message: "must be a URL" }).optional(),
+        tenantId: z.uuid({ message: "must be a UUID" }).optional(),
+        organizationId: z.uuid({ message: "must be a UUID" }).optional(),
+        /** How long a deploy waits for the agent server's health check. */
+        startTimeout: Duration.prefault("60s"),
+      })
+      .prefault({}),
+    auth: z
+      .strictObject({
+        providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: "provider ids are lower-case letters, digits, '_' or '-'" }), Provider).default({}),
+        /** How long an auth request's state is accepted by the setup callback. */
+        stateTtl: Duration.prefault("15m"),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    for (const [id, provider] of Object.entries(config.auth.providers)) {
+      if (provider.clientSecret !== undefined && provider.clientSecretFile !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["auth", "providers", id, "clientSecret"], message: "give clientSecret or clientSecretFile, not both" });
+      }
+    }
+  });
+export type ControlPlaneConfig = z.output<typeof ControlPlaneConfig>;
+
+/** Loads config/controlplane.yaml (or embedded defaults); `--listen` beats the file, env PLATFORM_API_KEY adds a key. */
+export function loadControlPlaneConfig(file: string | undefined, env: NodeJS.ProcessEnv, overrides: { listen?: string } = {}): ControlPlaneConfig {
+  const raw = readYamlFile(file);
+  const merged = isRecord(raw) ? { ...raw, ...(overrides.listen ? { listen: overrides.listen } : {}) } : raw;
+  const config = parseConfig(ControlPlaneConfig, merged, file ?? "embedded defaults");
+  if (env.PLATFORM_API_KEY) config.apiKeys.push(env.PLATFORM_API_KEY);
+  return config;
+}

@@ -1,0 +1,39 @@
+import type { DeploymentSource, SourceRevisionConfig } from "../protocol/controlplane.ts";
+
+/** One revision of one deployment, as a deployer gets it. */
+export interface DeployTarget {
+  deploymentId: string;
+  revisionId: string;
+  source: DeploymentSource;
+  sourceRevisionConfig: SourceRevisionConfig;
+  /** The deployment's secrets, opened: name -> value (the agent server's environment). */
+  secrets: Record<string, string>;
+}
+
+/** What serves a deployment: its base URL, and what the deployer needs to find it again (a pid, a name). */
+export interface Serving {
+  url: string;
+  pid?: number | undefined;
+}
+
+/** A step that failed; its message (no secrets) becomes the revision's status_message. */
+export class DeployerError extends Error {
+  override name = "DeployerError";
+}
+
+/**
+ * What moves a revision through its statuses. Each step throws a DeployerError to fail the revision
+ * (create -> CREATE_FAILED, build -> BUILD_FAILED, deploy -> DEPLOY_FAILED).
+ */
+export interface Deployer {
+  /** QUEUED -> AWAITING_BUILD: resources of the revision (directories, names). */
+  create(target: DeployTarget): Promise<void>;
+  /** BUILDING: checks and loads what will run (local: the graph.json and its graphs). */
+  build(target: DeployTarget): Promise<void>;
+  /** DEPLOYING: starts the revision, replacing `previous`, and answers once it is healthy. */
+  deploy(target: DeployTarget, previous: Serving | undefined): Promise<Serving>;
+  /** Stops what serves a deployment (it is deleted). */
+  stop(deploymentId: string, serving: Serving): Promise<void>;
+  /** After a control plane restart: whether `serving` still answers (then it is kept as it is). */
+  alive(serving: Serving): Promise<boolean>;
+}

@@ -1,0 +1,257 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "pino";
+import { DeployerError, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
+
+/** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
+const STOP_GRACE_MS = 15_000;
+const ALIVE_TIMEOUT_MS = 2_000;
+const POLL_MS = 100;
+/** Of a failed check or start, this much of its output goes into the revision's status_message. */
+const REPORT_LINES = 10;
+const REPORT_CHARS = 2_000;
+/**
+ * The control plane's environment variables an agent server inherits: what Node and a graph need to run. Nothing
+ * else: the control plane's PLATFORM_API_KEY would switch on tracing with the operator's key, EGRESS_SIDECAR_URL and
+ * PLATFORM_TENANT_ID would bill the runs to whoever the control plane names, and cloud or proxy credentials are not
+ * the deployment's. A deployment adds its own through its secrets.
+ */
+const INHERITED_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "NODE_EXTRA_CA_CERTS"];
+
+export interface LocalDeployerOptions {
+  /** The control plane's data dir: each deployment gets `deployments/<id>/` in it. */
+  dataDir: string;
+  /** How to run egress-agent (default: as this process was run). */
+  cli?: { node: string; args: string[] };
+  agentServer: { sidecarUrl?: string | undefined; tenantId?: string | undefined; organizationId?: string | undefined; startTimeoutMs: number };
+  logger: Logger;
+  /** The environment INHERITED_ENV is picked from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs each deployment's agent server as a process on loopback: `a2a check` builds, `a2a serve` serves. The servers
+ * are detached, so they keep serving across a control plane restart; `alive` finds them again by pid and URL.
+ */
+export class LocalDeployer implements Deployer {
+  readonly #dataDir: string;
+  readonly #cli: { node: string; args: string[] };
+  readonly #options: LocalDeployerOptions;
+  readonly #logger: Logger;
+
+  constructor(options: LocalDeployerOptions) {
+    this.#options = options;
+    this.#dataDir = resolve(options.dataDir);
+    this.#cli = options.cli ?? { node: process.execPath, args: [...process.execArgv, process.argv[1]!] };
+    this.#logger = options.logger;
+  }
+
+  async create(target: DeployTarget): Promise<void> {
+    if (target.source !== "local") throw new DeployerError(`the local deployer runs source "local" only, not "${target.source}"`);
+    const config = graphJson(target);
+    if (!statSync(config, { throwIfNoEntry: false })?.isFile()) throw new DeployerError(`langgraph_config_path ${config} is not an existing file`);
+    // Owner-only: the agent server's log and conversations live here.
+    mkdirSync(this.#deploymentDir(target.deploymentId), { recursive: true, mode: 0o700 });
+  }
+
+  async build(target: DeployTarget): Promise<void> {
+    const config = graphJson(target);
+    const timeoutMs = this.#options.agentServer.startTimeoutMs;
+    const args = [...this.#cli.args, "a2a", "check", "--config", config];
+    const env = this.#childEnv(target.secrets);
+    const stdout = await new Promise<string>((done, fail) => {
+      execFile(this.#cli.node, args, { env, cwd: dirname(config), timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 1 << 20 }, (err, out, errOut) => {
+        if (!err) return done(out);
+        const what = err.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (exit code ${err.code})`;
+        fail(new DeployerError(`checking ${config} ${what}: ${report(firstLines(errOut), target.secrets)}`));
+      });
+    });
+    // The check's answer is its last line: a graph module may print on import.
+    const graphs = (JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as { graphs?: unknown }).graphs;
+    this.#logger.info({ deploymentId: target.deploymentId, revisionId: target.revisionId, graphs }, "deployment built");
+  }
+
+  async deploy(target: DeployTarget, previous: Serving | undefined): Promise<Serving> {
+    const { deploymentId } = target;
+    const dir = this.#deploymentDir(deploymentId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // One writer for the SQLite files, and the port is the old one's: the previous server stops first.
+    if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId))) await this.#terminate(previous.pid);
+    const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
+    const log = openSync(join(dir, "agent-server.log"), "a", 0o600);
+    const logOffset = fstatSync(log).size;
+    let child: ChildProcess;
+    try {
+      child = spawn(this.#cli.node, [...this.#cli.args, ...this.#serveArgs(target, port)], {
+        env: this.#childEnv(target.secrets),
+        cwd: dirname(graphJson(target)),
+        detached: true, // its own process group: signalled as one, and it outlives the control plane
+        stdio: ["ignore", log, log],
+      });
+    } finally {
+      closeSync(log);
+    }
+    child.unref();
+    const url = `http://127.0.0.1:${port}`;
+    const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
+    if (failure) {
+      if (child.pid !== undefined) await this.#terminate(child.pid, "SIGKILL");
+      const tail = lastLines(join(dir, "agent-server.log"), logOffset);
+      throw new DeployerError(`the agent server ${failure}; its log ends: ${report(tail, target.secrets)}`);
+    }
+    this.#logger.info({ deploymentId, revisionId: target.revisionId, url, pid: child.pid }, "agent server started");
+    return { url, pid: child.pid };
+  }
+
+  async stop(deploymentId: string, serving: Serving): Promise<void> {
+    if (serving.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
+    rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
+  }
+
+  async alive(serving: Serving): Promise<boolean> {
+    return serving.pid !== undefined && processAlive(serving.pid) && (await answersOk(serving.url, ALIVE_TIMEOUT_MS));
+  }
+
+  #deploymentDir(deploymentId: string): string {
+    // The id names a directory: never a path of its own.
+    if (!/^[A-Za-z0-9_-]+$/.test(deploymentId)) throw new DeployerError(`deployment id ${JSON.stringify(deploymentId)} cannot name a directory`);
+    return join(this.#dataDir, "deployments", deploymentId);
+  }
+
+  /** The same for every revision of a deployment: conversations survive a redeploy. */
+  #agentDataDir(deploymentId: string): string {
+    return join(this.#deploymentDir(deploymentId), "agent-server");
+  }
+
+  #serveArgs(target: DeployTarget, port: number): string[] {
+    const { sidecarUrl, tenantId, organizationId } = this.#options.agentServer;
+    const args = ["a2a", "serve", "--config", graphJson(target), "--listen", `127.0.0.1:${port}`, "--data-dir", this.#agentDataDir(target.deploymentId)];
+    if (sidecarUrl) args.push("--sidecar-url", sidecarUrl);
+    if (tenantId) args.push("--tenant-id", tenantId);
+    if (organizationId) args.push("--organization-id", organizationId);
+    return args;
+  }
+
+  #childEnv(secrets: Record<string, string>): NodeJS.ProcessEnv {
+    const from = this.#options.env ?? process.env;
+    const env: NodeJS.ProcessEnv = {};
+    for (const name of INHERITED_ENV) if (from[name] !== undefined) env[name] = from[name];
+    return { ...env, ...secrets };
+  }
+
+  /** Signals the process group and waits for the server to exit; SIGKILL when it takes longer than its grace. */
+  async #terminate(pid: number, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    signalGroup(pid, signal);
+    if (await exited(pid, STOP_GRACE_MS)) return;
+    this.#logger.warn({ pid }, `agent server did not stop within ${STOP_GRACE_MS / 1000} s; killing it`);
+    signalGroup(pid, "SIGKILL");
+    if (!(await exited(pid, 5_000))) throw new DeployerError(`the agent server (pid ${pid}) did not exit after SIGKILL`);
+  }
+}
+
+function graphJson(target: DeployTarget): string {
+  const path = target.sourceRevisionConfig.langgraph_config_path;
+  if (!path) throw new DeployerError("source_revision_config.langgraph_config_path is required for source local");
+  return path;
+}
+
+/** The preferred port when it is free (a redeploy keeps its URL), else any free loopback port. */
+async function loopbackPort(preferred: number): Promise<number> {
+  const server = createServer();
+  const bind = (port: number) =>
+    new Promise<number>((done, fail) => {
+      server.once("error", fail);
+      server.listen(port, "127.0.0.1", () => done((server.address() as { port: number }).port));
+    });
+  const port = await bind(preferred).catch(() => bind(0));
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** Waits for GET /ok; undefined once it answers, else what went wrong (the process exited, or time ran out). */
+async function untilHealthy(url: string, child: ChildProcess, timeoutMs: number): Promise<string | undefined> {
+  let ended: string | undefined;
+  child.once("exit", (code, signal) => (ended = `exited (${signal ?? `code ${code}`}) before answering /ok`));
+  child.once("error", (err) => (ended = `could not be started (${err.message})`));
+  const deadline = Date.now() + timeoutMs;
+  while (ended === undefined) {
+    if (await answersOk(url, Math.min(ALIVE_TIMEOUT_MS, timeoutMs))) return undefined;
+    if (Date.now() >= deadline) return `did not answer /ok within ${timeoutMs / 1000} s`;
+    await sleep(POLL_MS);
+  }
+  return ended;
+}
+
+async function answersOk(url: string, timeoutMs: number): Promise<boolean> {
+  try {
+    const response = await fetch(new URL("/ok", url), { signal: AbortSignal.timeout(timeoutMs) });
+    return response.ok && ((await response.json()) as { ok?: unknown }).ok === true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function exited(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (processAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+  return true;
+}
+
+/** Whether the process runs; a zombie does not (an orphan whose reaper is a PID 1 that does not reap). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  const stat = readProc(pid, "stat");
+  return stat === undefined || stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+}
+
+/**
+ * Whether `pid` is still the agent server of that data dir, not a process that got its number after a restart:
+ * it is signalled only then. Without /proc (not Linux) the pid is trusted.
+ */
+function isAgentServerOf(pid: number, agentDataDir: string): boolean {
+  if (!existsSync("/proc/self/cmdline")) return processAlive(pid);
+  return processAlive(pid) && (readProc(pid, "cmdline")?.split("\0").includes(agentDataDir) ?? false);
+}
+
+function readProc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function firstLines(text: string): string[] {
+  return text.split("\n").map((line) => line.trim()).filter(Boolean).slice(0, REPORT_LINES);
+}
+
+/** The last lines the process wrote to its log (from `offset`: this start, not an earlier revision's). */
+function lastLines(path: string, offset: number): string[] {
+  const text = readFileSync(path).subarray(offset).toString("utf8");
+  return text.split("\n").map((line) => line.trim()).filter(Boolean).slice(-REPORT_LINES);
+}
+
+/** Output made fit for a status_message: short, and with no secret value in it (a graph may print one). */
+function report(lines: string[], secrets: Record<string, string>): string {
+  let text = lines.length > 0 ? lines.join("\n") : "(no output)";
+  for (const value of Object.values(secrets)) if (value.length >= 4) text = text.replaceAll(value, "[secret]");
+  return text.length > REPORT_CHARS ? `${text.slice(0, REPORT_CHARS)}...` : text;
+}

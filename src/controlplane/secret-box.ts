@@ -1,0 +1,36 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const KEY_FILE = "secrets.key";
+
+/**
+ * Seals secret values (deployment secrets, provider tokens) before they reach SQLite: AES-256-GCM under a key
+ * generated into the data dir (owner-only) on first use. A copy of the database alone reveals no secret.
+ */
+export class SecretBox {
+  readonly #key: Buffer;
+
+  constructor(dataDir: string) {
+    const path = join(dataDir, KEY_FILE);
+    if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" });
+    this.#key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
+    if (this.#key.length !== 32) throw new Error(`${path} is not a 32-byte base64 key`);
+  }
+
+  /** "v1.<iv>.<tag>.<ciphertext>", base64url parts. */
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
+    const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
+    return ["v1", iv, cipher.getAuthTag(), body].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
+  }
+
+  open(sealed: string): string {
+    const [version, iv, tag, body] = sealed.split(".");
+    if (version !== "v1" || !iv || !tag || body === undefined) throw new Error("not a sealed value");
+    const decipher = createDecipheriv("aes-256-gcm", this.#key, Buffer.from(iv, "base64url"));
+    decipher.setAuthTag(Buffer.from(tag, "base64url"));
+    return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+  }
+}

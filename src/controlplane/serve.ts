@@ -1,0 +1,15 @@
+import { createLogger } from "../log.ts";
+import { untilSignal } from "../signals.ts";
+import { loadControlPlaneConfig } from "./config.ts";
+import { startControlPlane } from "./server.ts";
+
+/** `controlplane serve`: runs until SIGTERM or SIGINT. Deployed agent servers keep running; a restart adopts them. */
+export async function runControlPlane(options: { config?: string; listen?: string }): Promise<void> {
+  const config = loadControlPlaneConfig(options.config, process.env, { listen: options.listen });
+  const logger = createLogger(config.logLevel);
+  const controlPlane = await startControlPlane(config, { logger });
+  const signal = await untilSignal();
+  logger.info({ signal }, "control plane stopping");
+  await controlPlane.close();
+  logger.info("control plane stopped");
+}

@@ -1,0 +1,67 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { Logger } from "pino";
+import { ConfigError } from "../errors.ts";
+import { HttpServer } from "../http/server.ts";
+import { ApiKeys } from "./api-keys.ts";
+import { registerAuthRoutes } from "./auth-setup.ts";
+import type { ControlPlaneConfig } from "./config.ts";
+import type { Deployer } from "./deployer.ts";
+import { registerDeploymentRoutes } from "./deployment-routes.ts";
+import { LocalDeployer } from "./local-deployer.ts";
+import { RevisionPipeline } from "./revision-pipeline.ts";
+import { SecretBox } from "./secret-box.ts";
+import { DeploymentStore } from "./store.ts";
+
+const BODY_LIMIT = 1024 * 1024;
+
+export interface ControlPlane {
+  url: string;
+  /** Stops taking requests and waits for revision work in flight; deployed agent servers keep running. */
+  close(): Promise<void>;
+}
+
+/**
+ * The deployment control plane: the v2 deployments API and the auth setup callback on one HTTP server, state in
+ * dataDir/controlplane.db, and the revision pipeline driving a deployer. Agent servers it deployed outlive it: a
+ * restart adopts those still serving and starts again those that are gone.
+ */
+export async function startControlPlane(config: ControlPlaneConfig, options: { logger: Logger; deployer?: Deployer; now?: () => number }): Promise<ControlPlane> {
+  const { logger } = options;
+  const now = options.now ?? Date.now;
+  const apiKeys = new ApiKeys(config.apiKeys);
+  if (apiKeys.size === 0) throw new ConfigError("apiKeys", ["apiKeys: at least one API key is required (in the config, or env PLATFORM_API_KEY)"]);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const db = new Database(join(config.dataDir, "controlplane.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 5000");
+  const box = new SecretBox(config.dataDir);
+  const store = new DeploymentStore(db, box, now);
+  const deployer =
+    options.deployer ??
+    new LocalDeployer({
+      dataDir: config.dataDir,
+      agentServer: { ...config.agentServer, startTimeoutMs: config.agentServer.startTimeout },
+      logger: logger.child({ component: "local-deployer" }),
+    });
+  const pipeline = new RevisionPipeline(store, deployer, logger);
+
+  const server = new HttpServer({ logger, bodyLimit: BODY_LIMIT, logRequests: true });
+  server.get("/ok", () => ({ ok: true }));
+  registerDeploymentRoutes(server, { store, pipeline, deployer, apiKeys });
+  registerAuthRoutes(server, { db, providers: config.auth.providers, stateTtlMs: config.auth.stateTtl, apiKeys, box, logger, now });
+
+  await pipeline.reconcile();
+  const url = await server.listen(config.listen);
+  logger.info({ url, deployer: config.deployer, apiKeys: apiKeys.size }, "control plane listening");
+  return {
+    url,
+    async close() {
+      await server.close();
+      await pipeline.idleAll();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,237 @@
+import { randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
+import {
+  FINAL_REVISION_STATUSES,
+  type Deployment,
+  type DeploymentSource,
+  type Revision,
+  type RevisionStatus,
+  type SourceRevisionConfig,
+} from "../protocol/controlplane.ts";
+import type { Serving } from "./deployer.ts";
+import type { SecretBox } from "./secret-box.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS deployments (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, source TEXT NOT NULL, source_config TEXT NOT NULL,
+  source_revision_config TEXT NOT NULL, secret_names TEXT NOT NULL, secrets_sealed TEXT NOT NULL,
+  latest_revision_id TEXT NOT NULL, active_revision_id TEXT, url TEXT, pid INTEGER,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS revisions (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE, deployment_id TEXT NOT NULL, status TEXT NOT NULL, status_message TEXT,
+  source_revision_config TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS revisions_by_deployment ON revisions(deployment_id, seq);
+`;
+
+interface DeploymentRow {
+  id: string;
+  name: string;
+  source: DeploymentSource;
+  source_config: string;
+  source_revision_config: string;
+  secret_names: string;
+  secrets_sealed: string;
+  latest_revision_id: string;
+  active_revision_id: string | null;
+  url: string | null;
+  pid: number | null;
+  created_at: string;
+  updated_at: string;
+  status: RevisionStatus;
+}
+
+interface RevisionRow {
+  id: string;
+  deployment_id: string;
+  status: RevisionStatus;
+  status_message: string | null;
+  source_revision_config: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Statuses of a revision that has not started work: a newer revision skips it. */
+const NOT_STARTED: readonly RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
+
+function toRevision(row: RevisionRow): Revision {
+  return { ...row, source_revision_config: JSON.parse(row.source_revision_config) as SourceRevisionConfig };
+}
+
+function toDeployment(row: DeploymentRow): Deployment {
+  return {
+    id: row.id,
+    name: row.name,
+    source: row.source,
+    source_config: JSON.parse(row.source_config) as Record<string, unknown>,
+    source_revision_config: JSON.parse(row.source_revision_config) as SourceRevisionConfig,
+    secrets: (JSON.parse(row.secret_names) as string[]).map((name) => ({ name })),
+    latest_revision_id: row.latest_revision_id,
+    active_revision_id: row.active_revision_id,
+    status: row.status,
+    url: row.url,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+const SELECT_DEPLOYMENT = `SELECT d.*, r.status AS status FROM deployments d JOIN revisions r ON r.id = d.latest_revision_id`;
+
+export interface NewDeployment {
+  name: string;
+  source: DeploymentSource;
+  sourceConfig: Record<string, unknown>;
+  sourceRevisionConfig: SourceRevisionConfig;
+  secrets: Record<string, string>;
+}
+
+/**
+ * Deployments and their revisions in the control plane's SQLite file. Secret values are sealed before they are
+ * stored; only their names come back out with a deployment. Status moves are compare-and-set, so a step that
+ * finishes after a newer revision superseded its own cannot move it on.
+ */
+export class DeploymentStore {
+  readonly #db: Database.Database;
+  readonly #box: SecretBox;
+  readonly #now: () => number;
+
+  constructor(db: Database.Database, box: SecretBox, now: () => number) {
+    this.#db = db;
+    this.#box = box;
+    this.#now = now;
+    db.exec(SCHEMA);
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+
+  create(input: NewDeployment): Deployment {
+    const id = randomUUID();
+    const revisionId = randomUUID();
+    const at = this.#iso();
+    this.#db.transaction(() => {
+      this.#db
+        .prepare(
+          `INSERT INTO deployments (id, name, source, source_config, source_revision_config, secret_names, secrets_sealed, latest_revision_id, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(id, input.name, input.source, JSON.stringify(input.sourceConfig), JSON.stringify(input.sourceRevisionConfig), JSON.stringify(Object.keys(input.secrets)), this.#box.seal(JSON.stringify(input.secrets)), revisionId, at, at);
+      this.#insertRevision(revisionId, id, input.sourceRevisionConfig, at);
+    })();
+    return this.get(id)!;
+  }
+
+  #insertRevision(revisionId: string, deploymentId: string, config: SourceRevisionConfig, at: string): void {
+    this.#db
+      .prepare("INSERT INTO revisions (id, deployment_id, status, source_revision_config, created_at, updated_at) VALUES (?, ?, 'QUEUED', ?, ?, ?)")
+      .run(revisionId, deploymentId, JSON.stringify(config), at, at);
+  }
+
+  get(id: string): Deployment | undefined {
+    const row = this.#db.prepare<[string], DeploymentRow>(`${SELECT_DEPLOYMENT} WHERE d.id = ?`).get(id);
+    return row && toDeployment(row);
+  }
+
+  list(filter: { limit: number; offset: number; nameContains?: string | undefined; status?: RevisionStatus | undefined }): Deployment[] {
+    const like = filter.nameContains === undefined ? null : `%${filter.nameContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return this.#db
+      .prepare<[{ like: string | null; status: string | null; limit: number; offset: number }], DeploymentRow>(
+        `${SELECT_DEPLOYMENT} WHERE (@like IS NULL OR d.name LIKE @like ESCAPE '\\') AND (@status IS NULL OR r.status = @status) ORDER BY d.seq DESC LIMIT @limit OFFSET @offset`,
+      )
+      .all({ like, status: filter.status ?? null, limit: filter.limit, offset: filter.offset })
+      .map(toDeployment);
+  }
+
+  /** All deployment ids, oldest first (for reconciling after a restart). */
+  ids(): string[] {
+    return this.#db.prepare<[], { id: string }>("SELECT id FROM deployments ORDER BY seq").all().map((row) => row.id);
+  }
+
+  secrets(id: string): Record<string, string> {
+    const row = this.#db.prepare<[string], { secrets_sealed: string }>("SELECT secrets_sealed FROM deployments WHERE id = ?").get(id);
+    return row ? (JSON.parse(this.#box.open(row.secrets_sealed)) as Record<string, string>) : {};
+  }
+
+  /**
+   * Applies a PATCH; a new source revision config (one that differs) adds a revision, which supersedes the
+   * unfinished older ones. Returns the new revision's id, if any.
+   */
+  update(id: string, patch: { name?: string | undefined; sourceRevisionConfig?: SourceRevisionConfig | undefined; secrets?: Record<string, string> | undefined }): string | undefined {
+    const current = this.get(id)!;
+    const at = this.#iso();
+    return this.#db.transaction(() => {
+      if (patch.name !== undefined) this.#db.prepare("UPDATE deployments SET name = ?, updated_at = ? WHERE id = ?").run(patch.name, at, id);
+      if (patch.secrets !== undefined) {
+        this.#db
+          .prepare("UPDATE deployments SET secret_names = ?, secrets_sealed = ?, updated_at = ? WHERE id = ?")
+          .run(JSON.stringify(Object.keys(patch.secrets)), this.#box.seal(JSON.stringify(patch.secrets)), at, id);
+      }
+      const config = patch.sourceRevisionConfig;
+      if (config === undefined || JSON.stringify(config) === JSON.stringify(current.source_revision_config)) return undefined;
+      this.#db.prepare("UPDATE deployments SET source_revision_config = ?, updated_at = ? WHERE id = ?").run(JSON.stringify(config), at, id);
+      return this.#addRevision(id, config, at);
+    })();
+  }
+
+  /** A new revision running `config` (a redeploy); it supersedes the unfinished older ones. */
+  addRevision(deploymentId: string, config: SourceRevisionConfig): string {
+    return this.#db.transaction(() => this.#addRevision(deploymentId, config, this.#iso()))();
+  }
+
+  #addRevision(deploymentId: string, config: SourceRevisionConfig, at: string): string {
+    const revisionId = randomUUID();
+    const reason = `superseded by revision ${revisionId}`;
+    for (const old of this.revisions(deploymentId, { limit: 1_000, offset: 0 })) {
+      if (FINAL_REVISION_STATUSES.has(old.status)) continue;
+      this.#setStatus(old.id, old.status, NOT_STARTED.includes(old.status) ? "SKIPPED" : "INTERRUPTED", reason, at);
+    }
+    this.#insertRevision(revisionId, deploymentId, config, at);
+    this.#db.prepare("UPDATE deployments SET latest_revision_id = ?, updated_at = ? WHERE id = ?").run(revisionId, at, deploymentId);
+    return revisionId;
+  }
+
+  revision(deploymentId: string, revisionId: string): Revision | undefined {
+    const row = this.#db.prepare<[string, string], RevisionRow>("SELECT * FROM revisions WHERE id = ? AND deployment_id = ?").get(revisionId, deploymentId);
+    return row && toRevision(row);
+  }
+
+  /** Newest first. */
+  revisions(deploymentId: string, page: { limit: number; offset: number }): Revision[] {
+    return this.#db
+      .prepare<[string, number, number], RevisionRow>("SELECT * FROM revisions WHERE deployment_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?")
+      .all(deploymentId, page.limit, page.offset)
+      .map(toRevision);
+  }
+
+  #setStatus(revisionId: string, from: RevisionStatus, to: RevisionStatus, message: string | null, at: string): boolean {
+    return this.#db.prepare("UPDATE revisions SET status = ?, status_message = ?, updated_at = ? WHERE id = ? AND status = ?").run(to, message, at, revisionId, from).changes === 1;
+  }
+
+  /** Moves a revision from `from` to `to`; false when it is no longer in `from` (a newer revision superseded it). */
+  move(revisionId: string, from: RevisionStatus, to: RevisionStatus, message: string | null = null): boolean {
+    return this.#setStatus(revisionId, from, to, message, this.#iso());
+  }
+
+  /** Records what serves a deployment now (or nothing), and which revision it runs. */
+  setServing(deploymentId: string, serving: Serving | undefined, activeRevisionId: string | null): void {
+    this.#db
+      .prepare("UPDATE deployments SET url = ?, pid = ?, active_revision_id = ?, updated_at = ? WHERE id = ?")
+      .run(serving?.url ?? null, serving?.pid ?? null, activeRevisionId, this.#iso(), deploymentId);
+  }
+
+  serving(deploymentId: string): Serving | undefined {
+    const row = this.#db.prepare<[string], { url: string | null; pid: number | null }>("SELECT url, pid FROM deployments WHERE id = ?").get(deploymentId);
+    return row?.url ? { url: row.url, pid: row.pid ?? undefined } : undefined;
+  }
+
+  delete(id: string): void {
+    this.#db.transaction(() => {
+      this.#db.prepare("DELETE FROM revisions WHERE deployment_id = ?").run(id);
+      this.#db.prepare("DELETE FROM deployments WHERE id = ?").run(id);
+    })();
+  }
+}

@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import pino from "pino";
+import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
+import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+// The local deployer as the control plane drives it: real `egress-agent a2a check` and `a2a serve` processes on
+// 127.0.0.1, spoken to over HTTP.
+
+const CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
+const NOTES = new URL("../../examples/agent-server/graph.json", import.meta.url).pathname;
+const TEST_GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
+const ENV_GRAPH = new URL("../fixtures/graphs/env-graph.json", import.meta.url).pathname;
+
+const dirs: string[] = [];
+
+function newDeployer(startTimeoutMs = 20_000) {
+  const dataDir = tempDir("local-deployer-");
+  dirs.push(dataDir);
+  const deployer = new LocalDeployer({ dataDir, cli: { node: process.execPath, args: [CLI] }, agentServer: { startTimeoutMs }, logger: pino({ level: "silent" }) });
+  return { deployer, dataDir };
+}
+
+function target(config: string, secrets: Record<string, string> = {}, deploymentId = randomUUID()): DeployTarget {
+  return { deploymentId, revisionId: randomUUID(), source: "local", sourceRevisionConfig: { langgraph_config_path: config }, secrets };
+}
+
+/** Pids of the processes with `text` in their command line (the agent servers of a data dir). */
+function processesWith(text: string): number[] {
+  const pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  return pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text) && Number(pid) !== process.pid;
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+// Whatever a test left running (it failed half-way) is killed, and its directories removed.
+after(() => {
+  for (const dir of dirs) {
+    for (const pid of processesWith(dir)) process.kill(pid, "SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function send(serving: Serving, assistant: string, text: string, contextId?: string) {
+  const response = await fetch(`${serving.url}/a2a/${assistant}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: "1", method: "message/send", params: { message: { kind: "message", role: "user", messageId: randomUUID(), contextId, parts: [{ kind: "text", text }] } } }),
+  });
+  const body = (await response.json()) as any;
+  assert.equal(body.result?.status?.state, "completed", JSON.stringify(body));
+  return { contextId: body.result.contextId as string, text: body.result.artifacts[0].parts[0].text as string };
+}
+
+test("create, build and deploy serve graph.json on loopback; alive until stop, which ends the process and removes the directory", async () => {
+  const { deployer, dataDir } = newDeployer();
+  const deployment = target(NOTES);
+  await deployer.create(deployment);
+  const dir = join(dataDir, "deployments", deployment.deploymentId);
+  assert.equal(statSync(dir).mode & 0o777, 0o700);
+  await deployer.build(deployment);
+  const serving = await deployer.deploy(deployment, undefined);
+  assert.match(serving.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.ok(serving.pid && running(serving.pid));
+
+  assert.match((await send(serving, "notes", "hi")).text, /Noted: "hi"/);
+  assert.equal(await deployer.alive(serving), true);
+  assert.match(readFileSync(join(dir, "agent-server.log"), "utf8"), /agent server listening/);
+
+  await deployer.stop(deployment.deploymentId, serving);
+  assert.equal(running(serving.pid), false);
+  assert.equal(await deployer.alive(serving), false);
+  assert.equal(existsSync(dir), false);
+});
+
+test("a redeploy replaces the process on the same port, and the conversation continues", async () => {
+  const { deployer } = newDeployer();
+  const deployment = target(NOTES);
+  await deployer.create(deployment);
+  const first = await deployer.deploy(deployment, undefined);
+  const { contextId } = await send(first, "notes", "the door code is 4711");
+
+  const second = await deployer.deploy({ ...deployment, revisionId: randomUUID(), sourceRevisionConfig: { langgraph_config_path: TEST_GRAPHS } }, first);
+  assert.equal(running(first.pid!), false, "the previous agent server is stopped");
+  assert.notEqual(second.pid, first.pid);
+  assert.equal(second.url, first.url);
+  assert.equal((await send(second, "notes", "recall", contextId)).text, 'You told me: "the door code is 4711".');
+  assert.match((await send(second, "two-step", "go")).text, /done thinking/, "the new revision's graphs serve");
+  await deployer.stop(deployment.deploymentId, second);
+});
+
+test("the agent server gets the deployment's secrets on a minimal environment, not the control plane's PLATFORM_API_KEY", async () => {
+  const { deployer } = newDeployer();
+  const deployment = target(ENV_GRAPH, { SOME_SECRET: "s3cret-value-42" });
+  await deployer.create(deployment);
+  const saved = process.env.PLATFORM_API_KEY;
+  process.env.PLATFORM_API_KEY = "control-plane-key-0123456789";
+  let serving: Serving;
+  try {
+    serving = await deployer.deploy(deployment, undefined);
+  } finally {
+    if (saved === undefined) delete process.env.PLATFORM_API_KEY;
+    else process.env.PLATFORM_API_KEY = saved;
+  }
+  const env = JSON.parse((await send(serving, "env", "env?")).text) as { names: string[]; SOME_SECRET: string };
+  assert.equal(env.SOME_SECRET, "s3cret-value-42");
+  assert.ok(!env.names.includes("PLATFORM_API_KEY"));
+  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "NODE_EXTRA_CA_CERTS", "SOME_SECRET"]);
+  assert.deepEqual(env.names.filter((name) => !allowed.has(name)), []);
+  await deployer.stop(deployment.deploymentId, serving);
+});
+
+test("create refuses another source and a graph.json that is not there", async () => {
+  const { deployer } = newDeployer();
+  await assert.rejects(deployer.create({ ...target(NOTES), source: "external_docker" }), { name: "DeployerError", message: /source "local" only/ });
+  await assert.rejects(deployer.create(target("/nonexistent/graph.json")), { name: "DeployerError", message: /\/nonexistent\/graph\.json is not an existing file/ });
+});
+
+test("a build of a bad graph.json fails naming the key, with no secret value in the message", async () => {
+  const { deployer, dataDir } = newDeployer();
+  writeFileSync(join(dataDir, "thrower.mjs"), "throw new Error(`no model for key ${process.env.SOME_SECRET}`);\n");
+  writeFileSync(join(dataDir, "graph.json"), JSON.stringify({ graphs: { thrower: "./thrower.mjs:graph" } }));
+  const deployment = target(join(dataDir, "graph.json"), { SOME_SECRET: "s3cret-value-42" });
+  await deployer.create(deployment);
+  const err = await deployer.build(deployment).then(() => assert.fail("build passed"), (e: unknown) => e);
+  assert.ok(err instanceof DeployerError);
+  assert.match(err.message, /exit code 2/);
+  assert.match(err.message, /graphs\.thrower: cannot load .*thrower\.mjs: no model for key \[secret\]/);
+  assert.doesNotMatch(err.message, /s3cret-value-42/);
+
+  writeFileSync(join(dataDir, "empty.json"), JSON.stringify({ graphs: {} }));
+  await assert.rejects(deployer.build(target(join(dataDir, "empty.json"))), { name: "DeployerError", message: /graphs: must name at least one graph/ });
+});
+
+test("a deploy whose agent server exits before it is healthy fails with the end of its log", async () => {
+  const { deployer, dataDir } = newDeployer();
+  const deployment = target(NOTES);
+  await deployer.create(deployment);
+  await deployer.build(deployment);
+  // The check passes, but serve cannot open its data dir: a file is in the way.
+  writeFileSync(join(dataDir, "deployments", deployment.deploymentId, "agent-server"), "");
+  await assert.rejects(deployer.deploy(deployment, undefined), { name: "DeployerError", message: /the agent server exited \(code 1\) before answering \/ok; its log ends: .*(EEXIST|ENOTDIR)/s });
+  assert.deepEqual(processesWith(dataDir), []);
+});
+
+test("a deploy that is not healthy within the start timeout fails, and its process is killed", async () => {
+  const { deployer, dataDir } = newDeployer(300);
+  const deployment = target(NOTES);
+  await deployer.create(deployment);
+  await assert.rejects(deployer.deploy(deployment, undefined), { name: "DeployerError", message: /did not answer \/ok within 0\.3 s/ });
+  assert.deepEqual(processesWith(dataDir), []);
+});

@@ -1,0 +1,247 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { stringify } from "yaml";
+import Database from "better-sqlite3";
+import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
+
+// The seed's quick-start flow against the real control plane and its local deployer: real agent server processes
+// on loopback, spoken to over A2A at the end.
+
+const API_KEY = `cp-test-key-${randomUUID()}`;
+const NOTES_GRAPH = new URL("../../examples/agent-server/graph.json", import.meta.url).pathname;
+const TEST_GRAPHS = new URL("../fixtures/graphs/test-graphs.ts", import.meta.url).pathname;
+const dir = tempDir("controlplane-");
+const configPath = join(dir, "controlplane.yaml");
+writeFileSync(configPath, stringify({ listen: "127.0.0.1:0", dataDir: join(dir, "data"), apiKeys: [API_KEY], logLevel: "info" }));
+
+let controlPlane: ServiceProcess;
+const start = () => startService(["controlplane", "serve", "--config", configPath], "control plane listening");
+before(async () => (controlPlane = await start()));
+after(async () => {
+  // Deleting stops each deployment's agent server: nothing outlives the tests.
+  const list = await api("GET", "/v2/deployments?limit=100");
+  for (const deployment of list.body?.resources ?? []) await api("DELETE", `/v2/deployments/${deployment.id}`);
+  await controlPlane.stop();
+});
+
+async function api(method: string, path: string, body?: unknown, key: string | null = API_KEY) {
+  const response = await fetch(`${controlPlane.url}${path}`, {
+    method,
+    headers: { ...(key === null ? {} : { "x-api-key": key }), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A graph.json whose assistant `notes` runs `exportName` of the test graphs (a different agent under the same id). */
+function graphJson(exportName: string): string {
+  const graphDir = join(dir, `graph-${randomUUID()}`);
+  mkdirSync(graphDir);
+  const path = join(graphDir, "graph.json");
+  writeFileSync(path, JSON.stringify({ graphs: { notes: `${TEST_GRAPHS}:${exportName}` } }));
+  return path;
+}
+
+/** Polls a revision until it is final; returns it and every status seen on the way. */
+async function settle(deploymentId: string, revisionId: string) {
+  const seen: string[] = [];
+  const revision = await waitFor(async () => {
+    const { body } = await api("GET", `/v2/deployments/${deploymentId}/revisions/${revisionId}`);
+    if (seen.at(-1) !== body.status) seen.push(body.status);
+    return ["DEPLOYED", "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "SKIPPED", "INTERRUPTED"].includes(body.status) ? body : undefined;
+  }, 60_000, `revision ${revisionId} to settle`);
+  return { revision, seen };
+}
+
+async function a2aSend(url: string, text: string, extra: Record<string, unknown> = {}) {
+  const response = await fetch(`${url}/a2a/notes`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method: "message/send", params: { message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }], ...extra } } }),
+  });
+  assert.equal(response.status, 200);
+  return ((await response.json()) as any).result;
+}
+
+const ORDER = ["QUEUED", "CREATING", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING", "DEPLOYED"];
+
+test("quick start: create, get, poll the latest revision until DEPLOYED, then talk to the deployed agent over A2A", async () => {
+  const created = await api("POST", "/v2/deployments", {
+    name: "notes-agent",
+    source: "local",
+    source_revision_config: { langgraph_config_path: NOTES_GRAPH },
+    secrets: [{ name: "NOTES_TOKEN", value: "s3cret-value" }],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const { id, latest_revision_id: revisionId } = created.body;
+  assert.ok(id && revisionId);
+  assert.deepEqual(created.body.secrets, [{ name: "NOTES_TOKEN" }], "secrets come back as names only");
+  assert.ok(!JSON.stringify(created.body).includes("s3cret-value"));
+
+  const got = await api("GET", `/v2/deployments/${id}`);
+  assert.deepEqual([got.status, got.body.id, got.body.latest_revision_id], [200, id, revisionId]);
+
+  const { revision, seen } = await settle(id, revisionId);
+  assert.equal(revision.status, "DEPLOYED", JSON.stringify(revision));
+  const positions = seen.map((status) => ORDER.indexOf(status));
+  assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!)), `statuses in pipeline order: ${seen.join(" -> ")}`);
+
+  const deployment = (await api("GET", `/v2/deployments/${id}`)).body;
+  assert.equal(deployment.status, "DEPLOYED");
+  assert.equal(deployment.active_revision_id, revisionId);
+  assert.match(deployment.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const task = await a2aSend(deployment.url, "ship the release");
+  assert.equal(task.artifacts[0].parts[0].text, 'Noted: "ship the release". That is note 1 of this conversation.');
+});
+
+test("PATCH of the graph makes a new revision and the agent answers from the new graph; a PATCH of secrets alone does not", async () => {
+  const created = (await api("POST", "/v2/deployments", { name: "patched", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
+  await settle(created.id, created.latest_revision_id);
+  const before = (await api("GET", `/v2/deployments/${created.id}`)).body;
+  const first = await a2aSend(before.url, "remember the milk");
+
+  const secretsOnly = await api("PATCH", `/v2/deployments/${created.id}`, { secrets: [{ name: "API_TOKEN", value: "t0ken" }] });
+  assert.equal(secretsOnly.status, 200);
+  assert.equal(secretsOnly.body.latest_revision_id, created.latest_revision_id, "no new revision for secrets alone");
+  assert.deepEqual(secretsOnly.body.secrets, [{ name: "API_TOKEN" }]);
+  const same = await api("PATCH", `/v2/deployments/${created.id}`, { source_revision_config: { langgraph_config_path: NOTES_GRAPH } });
+  assert.equal(same.body.latest_revision_id, created.latest_revision_id, "an unchanged graph path is not a new revision");
+
+  const patched = await api("PATCH", `/v2/deployments/${created.id}`, { source_revision_config: { langgraph_config_path: graphJson("twoStep") } });
+  assert.equal(patched.status, 200);
+  assert.notEqual(patched.body.latest_revision_id, created.latest_revision_id);
+  const { revision } = await settle(created.id, patched.body.latest_revision_id);
+  assert.equal(revision.status, "DEPLOYED", JSON.stringify(revision));
+  const after = (await api("GET", `/v2/deployments/${created.id}`)).body;
+  assert.equal((await a2aSend(after.url, "go")).artifacts[0].parts[0].text, "done thinking");
+  assert.equal(after.url, before.url, "the new revision took the old one's port");
+
+  const revisions = (await api("GET", `/v2/deployments/${created.id}/revisions`)).body;
+  assert.deepEqual(revisions.resources.map((r: any) => r.id), [patched.body.latest_revision_id, created.latest_revision_id]);
+  assert.equal(revisions.offset, 0);
+  // The conversation's thread outlived the redeploy (same data dir): the old context is still known.
+  assert.equal((await a2aSend(after.url, "again", { contextId: first.contextId })).contextId, first.contextId);
+});
+
+test("a newer revision supersedes an unfinished one (SKIPPED or INTERRUPTED); a build failure is BUILD_FAILED with its reason", async () => {
+  const created = (await api("POST", "/v2/deployments", { name: "superseded", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
+  const newer = (await api("PATCH", `/v2/deployments/${created.id}`, { source_revision_config: { langgraph_config_path: graphJson("twoStep") } })).body;
+  const old = (await settle(created.id, created.latest_revision_id)).revision;
+  assert.ok(["SKIPPED", "INTERRUPTED"].includes(old.status), old.status);
+  assert.match(old.status_message, new RegExp(`superseded by revision ${newer.latest_revision_id}`));
+  assert.equal((await settle(created.id, newer.latest_revision_id)).revision.status, "DEPLOYED");
+
+  const broken = join(dir, "broken-graph.json");
+  writeFileSync(broken, JSON.stringify({ graphs: { notes: "./missing.ts:graph" } }));
+  const failing = (await api("POST", "/v2/deployments", { name: "broken", source: "local", source_revision_config: { langgraph_config_path: broken } })).body;
+  const { revision } = await settle(failing.id, failing.latest_revision_id);
+  assert.equal(revision.status, "BUILD_FAILED");
+  assert.match(revision.status_message, /graphs\.notes: cannot load .*missing\.ts/);
+  const listed = (await api("GET", "/v2/deployments?status=BUILD_FAILED")).body.resources.map((d: any) => d.id);
+  assert.deepEqual(listed, [failing.id]);
+});
+
+test("list: limit, offset, name_contains and status; delete stops the agent server and forgets the deployment", async () => {
+  const names = ["list-alpha", "list-beta", "list-gamma"];
+  const ids: string[] = [];
+  for (const name of names) ids.push((await api("POST", "/v2/deployments", { name, source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body.id);
+  const filtered = (await api("GET", "/v2/deployments?name_contains=list-")).body;
+  assert.deepEqual(filtered.resources.map((d: any) => d.name), [...names].reverse(), "newest first");
+  const page = (await api("GET", "/v2/deployments?name_contains=list-&limit=1&offset=1")).body;
+  assert.deepEqual([page.resources.map((d: any) => d.name), page.offset], [["list-beta"], 1]);
+  assert.deepEqual((await api("GET", "/v2/deployments?name_contains=no-such-name")).body.resources, []);
+  assert.deepEqual((await api("GET", "/v2/deployments?name_contains=%25")).body.resources, [], "% is matched literally");
+
+  const target = ids[0]!;
+  const deployed = (await settle(target, (await api("GET", `/v2/deployments/${target}`)).body.latest_revision_id)).revision;
+  assert.equal(deployed.status, "DEPLOYED");
+  const url = (await api("GET", `/v2/deployments/${target}`)).body.url;
+  assert.equal((await fetch(`${url}/ok`)).status, 200);
+  assert.equal((await api("DELETE", `/v2/deployments/${target}`)).status, 204);
+  assert.equal((await api("GET", `/v2/deployments/${target}`)).status, 404);
+  await assert.rejects(fetch(`${url}/ok`), "the agent server is stopped");
+});
+
+test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 404 for unknown ids; 401 without a valid key", async () => {
+  const count = async () => (await api("GET", "/v2/deployments?limit=100")).body.resources.length;
+  const before = await count();
+  const cases: [unknown, (string | number)[]][] = [
+    [{ source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } }, ["body", "name"]],
+    [{ name: "x", source: "ftp", source_revision_config: { langgraph_config_path: NOTES_GRAPH } }, ["body", "source"]],
+    [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: "relative/graph.json" } }, ["body", "source_revision_config", "langgraph_config_path"]],
+    [{ name: "x", source: "local", source_revision_config: {} }, ["body", "source_revision_config", "langgraph_config_path"]],
+    [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, secrets: [{ name: "A", value: "1" }, { name: "A", value: "2" }] }, ["body", "secrets", 1, "name"]],
+    [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, secrets: [{ name: "1BAD", value: "1" }] }, ["body", "secrets", 0, "name"]],
+    [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, extra: true }, ["body", "extra"]],
+  ];
+  for (const [body, loc] of cases) {
+    const answer = await api("POST", "/v2/deployments", body);
+    assert.equal(answer.status, 422, JSON.stringify(body));
+    assert.ok(answer.body.detail.some((d: any) => JSON.stringify(d.loc) === JSON.stringify(loc) && typeof d.msg === "string" && typeof d.type === "string"), `${JSON.stringify(loc)} in ${JSON.stringify(answer.body)}`);
+  }
+  assert.equal(await count(), before, "nothing was stored");
+
+  const query = async (path: string, loc: (string | number)[]) => {
+    const answer = await api("GET", path);
+    assert.equal(answer.status, 422, path);
+    assert.deepEqual(answer.body.detail[0].loc, loc);
+  };
+  await query("/v2/deployments?limit=0", ["query", "limit"]);
+  await query("/v2/deployments?limit=101", ["query", "limit"]);
+  await query("/v2/deployments?limit=ten", ["query", "limit"]);
+  await query("/v2/deployments?offset=-1", ["query", "offset"]);
+  await query("/v2/deployments?status=RUNNING", ["query", "status"]);
+  await query("/v2/deployments/not-a-uuid", ["path", "deployment_id"]);
+
+  const unknown = randomUUID();
+  assert.equal((await api("GET", `/v2/deployments/${unknown}`)).status, 404);
+  assert.equal((await api("PATCH", `/v2/deployments/${unknown}`, { name: "y" })).status, 404);
+  assert.equal((await api("DELETE", `/v2/deployments/${unknown}`)).status, 404);
+  assert.equal((await api("GET", `/v2/deployments/${unknown}/revisions/${randomUUID()}`)).status, 404);
+
+  for (const key of [null, "wrong-key", `${API_KEY}x`]) {
+    const answer = await api("GET", "/v2/deployments", undefined, key);
+    assert.equal(answer.status, 401, String(key));
+    assert.equal(typeof answer.body.detail, "string");
+    const create = await api("POST", "/v2/deployments", { name: "nope", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } }, key);
+    assert.equal(create.status, 401);
+  }
+  assert.equal(await count(), before);
+  assert.ok(!controlPlane.output().includes(API_KEY), "the API key never appears in the log");
+});
+
+test("a control plane restart keeps deployments, adopts agent servers still running, and starts again those that are gone", async () => {
+  const created = (await api("POST", "/v2/deployments", { name: "survivor", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
+  await settle(created.id, created.latest_revision_id);
+  const before = (await api("GET", `/v2/deployments/${created.id}`)).body;
+  const conversation = await a2aSend(before.url, "keep this");
+
+  assert.equal(await controlPlane.stop("SIGTERM"), 0);
+  assert.equal((await fetch(`${before.url}/ok`)).status, 200, "the agent server outlives the control plane");
+  controlPlane = await start();
+  const adopted = (await api("GET", `/v2/deployments/${created.id}`)).body;
+  assert.deepEqual([adopted.url, adopted.status, adopted.active_revision_id], [before.url, "DEPLOYED", created.latest_revision_id]);
+  assert.match(controlPlane.output(), /control plane listening/);
+
+  // The agent server dies while the control plane is down: the next start brings it back, its threads intact.
+  await controlPlane.stop("SIGKILL");
+  await killAgentServer(created.id, before.url);
+  controlPlane = await start();
+  const restarted = (await api("GET", `/v2/deployments/${created.id}`)).body;
+  assert.equal(restarted.status, "DEPLOYED");
+  const recalled = await a2aSend(restarted.url, "recall", { contextId: conversation.contextId });
+  assert.equal(recalled.artifacts[0].parts[0].text, 'You told me: "keep this".');
+});
+
+/** Kills a deployment's agent server (its pid from the control plane's database) and waits until it is gone. */
+async function killAgentServer(deploymentId: string, url: string): Promise<void> {
+  const db = new Database(join(dir, "data", "controlplane.db"), { readonly: true });
+  const { pid } = db.prepare("SELECT pid FROM deployments WHERE id = ?").get(deploymentId) as { pid: number };
+  db.close();
+  process.kill(pid, "SIGKILL");
+  await waitFor(async () => fetch(`${url}/ok`).then(() => false, () => true), 10_000, "the agent server to die");
+}
