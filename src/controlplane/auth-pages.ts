@@ -111,12 +111,15 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#
 
 /** The outcome as the request's Accept header prefers it: an HTML page, or `{status, provider_id, ...}` JSON. */
 export function setupPage(outcome: SetupOutcome, accept: string | string[] | undefined): Answer {
-  if (prefersHtml(accept)) return new Answer(outcome.httpStatus, htmlPage(outcome), "text/html; charset=utf-8");
-  return new Answer(outcome.httpStatus, {
+  // A result page is the user's alone: not cached, and its URL (code, state) not passed on as a referrer.
+  const headers = { "cache-control": "no-store", "referrer-policy": "no-referrer" };
+  if (prefersHtml(accept)) return new Answer(outcome.httpStatus, htmlPage(outcome), "text/html; charset=utf-8", headers);
+  const body = {
     status: outcome.status,
     provider_id: outcome.providerId,
     ...(outcome.installationId !== undefined && { installation_id: outcome.installationId }),
     ...(outcome.error !== undefined && { error: clip(outcome.error) }),
     ...(outcome.errorDescription !== undefined && { error_description: clip(outcome.errorDescription) }),
-  });
+  };
+  return new Answer(outcome.httpStatus, body, undefined, headers);
 }

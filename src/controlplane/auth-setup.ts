@@ -279,8 +279,8 @@ export function registerAuthRoutes(server: HttpServer, deps: AuthRouteDeps): voi
     try {
       token = await exchangeCode(provider, query.code, { timeoutMs: deps.exchangeTimeoutMs ?? 10_000, now });
     } catch (err) {
+      store.fail(authId, err instanceof TokenExchangeError ? err.message : "internal error during the token exchange", now());
       if (!(err instanceof TokenExchangeError)) throw err;
-      store.fail(authId, err.message, now());
       request.log.warn({ providerId, authId, errorCode: err.code, reason: err.message }, "setup callback: token exchange failed");
       return page({ status: "failed", httpStatus: err.httpStatus, error: "token_exchange_failed", errorDescription: `${err.message}. Start the installation again.` });
     }

@@ -21,10 +21,13 @@ export class Answer {
   readonly status: number;
   readonly body: unknown;
   readonly type: string | undefined;
-  constructor(status: number, body: unknown, type?: string) {
+  /** Further response headers (e.g. cache-control on a page that shows a result). */
+  readonly headers: Record<string, string> | undefined;
+  constructor(status: number, body: unknown, type?: string, headers?: Record<string, string>) {
     this.status = status;
     this.body = body;
     this.type = type;
+    this.headers = headers;
   }
 }
 

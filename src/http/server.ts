@@ -198,6 +198,7 @@ export class HttpServer {
     if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
     // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive.
     if (this.#closing) response.setHeader("connection", "close");
+    for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
     if (answer.status === 204 || answer.status === 304) {
       response.statusCode = answer.status;
       response.end();

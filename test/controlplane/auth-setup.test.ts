@@ -161,6 +161,7 @@ test("setup_action=update: a success page, and no token exchange", async (t) => 
   assert.match(page, /<title>Installation updated<\/title>/);
   assert.match(page, /<meta name="referrer" content="no-referrer">/);
   assert.doesNotMatch(page, /<script/i);
+  for (const answer of [json, html]) assert.deepEqual([answer.headers.get("cache-control"), answer.headers.get("referrer-policy")], ["no-store", "no-referrer"]);
   assert.equal(calls.length, 0, "the provider's token endpoint saw nothing");
 });
 

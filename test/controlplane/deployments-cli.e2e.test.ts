@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { stringify } from "yaml";
+import { runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+
+// `egress-agent deployments ...` as a CI/CD job runs it, against the real control plane and its local deployer.
+
+const API_KEY = `cp-cli-key-${randomUUID()}`;
+const NOTES_GRAPH = new URL("../../examples/agent-server/graph.json", import.meta.url).pathname;
+const dir = tempDir("controlplane-cli-");
+let controlPlane: ServiceProcess;
+
+before(async () => {
+  const configPath = join(dir, "controlplane.yaml");
+  // The key as the config keeps it at rest: hashed by the CLI.
+  const hashed = await runCli(["controlplane", "hash-key"], { input: `${API_KEY}\n` });
+  assert.match(hashed.stdout, /^sha256:[0-9a-f]{64}\n$/);
+  writeFileSync(configPath, stringify({ listen: "127.0.0.1:0", dataDir: join(dir, "data"), apiKeys: [hashed.stdout.trim()] }));
+  controlPlane = await startService(["controlplane", "serve", "--config", configPath], "control plane listening");
+});
+after(async () => {
+  const list = await cli(["list", "--json", "--limit", "100"]);
+  for (const deployment of JSON.parse(list.stdout).resources) await cli(["delete", deployment.id]);
+  await controlPlane.stop();
+});
+
+/** `egress-agent deployments ARGS` with the base URL and the key from the environment, as a CI job sets them. */
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  runCli(["deployments", ...args], { env: { PLATFORM_API_KEY: API_KEY, PLATFORM_CONTROL_PLANE_URL: controlPlane.url, ...env } });
+
+test("create --wait does the quick start in one command; get, list, revisions and wait report it", async () => {
+  const created = await cli(["create", "--name", "ci-notes", "--graph", NOTES_GRAPH, "--secret", "TOKEN=abc123", "--wait", "--json"]);
+  assert.equal(created.code, 0, created.stderr);
+  const deployment = JSON.parse(created.stdout);
+  assert.equal(deployment.status, "DEPLOYED");
+  assert.match(created.stderr, /revision [0-9a-f-]+: DEPLOYED/);
+  assert.ok(!created.stdout.includes("abc123") && !created.stderr.includes("abc123"), "a secret value is never printed");
+
+  const answer = await runCli(["a2a", "send", deployment.url, "--assistant", "notes", "deployed by CI"]);
+  assert.equal(answer.stdout, 'Noted: "deployed by CI". That is note 1 of this conversation.\n');
+
+  const got = await cli(["get", deployment.id]);
+  assert.match(got.stdout, new RegExp(`deployment ${deployment.id} "ci-notes": revision ${deployment.latest_revision_id} DEPLOYED at ${deployment.url}`));
+  assert.match(got.stdout, /secrets: TOKEN/);
+  const listed = await cli(["list", "--name-contains", "ci-", "--status", "DEPLOYED"]);
+  assert.match(listed.stdout, new RegExp(`${deployment.id}\\s+ci-notes\\s+DEPLOYED`));
+  const revisions = await cli(["revisions", deployment.id]);
+  assert.match(revisions.stdout, new RegExp(`${deployment.latest_revision_id}\\s+DEPLOYED`));
+  const waited = await cli(["wait", deployment.id]);
+  assert.equal(waited.code, 0);
+  assert.match(waited.stdout, /^deployed: /);
+
+  // --secret NAME takes the value from the environment (kept out of the process list).
+  const updated = await cli(["update", deployment.id, "--secret", "FROM_ENV", "--json"], { FROM_ENV: "env-value" });
+  assert.equal(updated.code, 0, updated.stderr);
+  assert.deepEqual(JSON.parse(updated.stdout).secrets, [{ name: "FROM_ENV" }]);
+});
+
+test("a failed build fails the wait with exit 1 naming BUILD_FAILED and the reason", async () => {
+  const broken = join(dir, "broken.json");
+  writeFileSync(broken, JSON.stringify({ graphs: { notes: "./nowhere.ts:graph" } }));
+  const created = await cli(["create", "--name", "ci-broken", "--graph", broken, "--wait", "--timeout", "60s"]);
+  assert.equal(created.code, 1);
+  assert.match(created.stderr, /ended BUILD_FAILED: [\s\S]*graphs\.notes: cannot load/);
+});
+
+test("client errors: a wrong key, an unknown deployment, a bad flag, no control plane", async () => {
+  const wrongKey = await cli(["list"], { PLATFORM_API_KEY: "not-the-key" });
+  assert.equal(wrongKey.code, 1);
+  assert.match(wrongKey.stderr, /answered 401: the X-Api-Key is not valid/);
+  const missing = await cli(["get", randomUUID()]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /answered 404/);
+  const badStatus = await cli(["list", "--status", "RUNNING"]);
+  assert.equal(badStatus.code, 2);
+  assert.match(badStatus.stderr, /--status: must be one of/);
+  const invalid = await cli(["create", "--name", "bad name!", "--graph", NOTES_GRAPH]);
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, /answered 422: body\.name: /);
+  const noKey = await runCli(["deployments", "list"], { env: { PLATFORM_API_KEY: "", PLATFORM_CONTROL_PLANE_URL: controlPlane.url } });
+  assert.equal(noKey.code, 2);
+  assert.match(noKey.stderr, /--api-key: give the control plane's API key/);
+  const down = await cli(["list", "--base-url", "http://127.0.0.1:1"]);
+  assert.equal(down.code, 1);
+  assert.match(down.stderr, /cannot reach the control plane at http:\/\/127\.0\.0\.1:1/);
+});
