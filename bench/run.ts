@@ -1,8 +1,10 @@
 // npm run bench: every figure beside its floor, measured in the same run. Prints a table; never asserts.
-// `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain and idle runs.
+// `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain, idle and agent-server runs.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { buildDist } from "../scripts/build.ts";
 import { cliNodeFlags, useCli } from "../test/helpers/processes.ts";
+import { agentServer, inProcessGraph, messageBodies, TURNS, type AgentServerRun } from "./agent-server.ts";
+import { summarize, type LoadSummary } from "./conversations.ts";
 import { bareNodeRss, beaconInsertSeconds, httpPostSeconds, httpRelaySeconds, sqliteInsertSeconds } from "./floors.ts";
 import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
 import { drain, idle, ingest, otlpRelay } from "./sidecar.ts";
@@ -11,6 +13,7 @@ import { BATCH, INGEST_TOTAL, OTLP_POINTS, OTLP_REQUESTS, otlpBodies, transactio
 const quick = process.argv.includes("--quick");
 const DRAIN = quick ? 100_000 : 1_000_000;
 const IDLE_SECONDS = quick ? 10 : 60;
+const A2A_REQUESTS = quick ? 500 : 2_000;
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 // The processes run the installed entry point on the bundled CLI, as the image does (no type stripping at start).
@@ -38,9 +41,20 @@ const drainFloor = beaconInsertSeconds(DRAIN, BATCH);
 const drained = await drain(DRAIN);
 say(`start-up and ${IDLE_SECONDS} s idle`);
 const idled = await idle(5, IDLE_SECONDS);
+say(`agent server: ${fmt(A2A_REQUESTS)} messages starting conversations, ${fmt(A2A_REQUESTS)} in ${TURNS}-turn ones; floors`);
+const graphFloor = await inProcessGraph(A2A_REQUESTS, cliNodeFlags());
+const a2aHttpFloor = A2A_REQUESTS / (await httpPostSeconds(messageBodies(A2A_REQUESTS)));
+const served = await agentServer(A2A_REQUESTS);
 
 const MiB = 2 ** 20;
 const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
+const [fresh, freshFloor] = [summarize(served.fresh), summarize(graphFloor.fresh)];
+const [continued, continuedFloor] = [summarize(served.continued), summarize(graphFloor.continued)];
+const a2aFigure = (load: LoadSummary) => `${fmt(load.perSecond)} req/s; median ${fmt(load.medianMs, 1)} ms, p99 ${fmt(load.p99Ms, 1)} ms`;
+// The server and the floor each run on one thread: the inverse of a throughput is the time one request holds it.
+const a2aOverhead = (load: LoadSummary, floor: LoadSummary) =>
+  `no target; overhead over the in-process graph: ${fmt(1000 / load.perSecond - 1000 / floor.perSecond, 1)} ms per request (${(load.perSecond / floor.perSecond).toFixed(2)} of its throughput)`;
+const rssOf = (run: AgentServerRun) => `${fmt(run.idleRss / MiB)} / ${fmt(run.rssAfterFresh / MiB)} / ${fmt(run.rssAfterContinued / MiB)} MiB`;
 const rows: [string, string, string, string][] = [
   [
     `1. Ingest: \`POST /v1/transactions\`, batches of ${BATCH}, ${CLIENTS} clients, beacon away`,
@@ -78,10 +92,28 @@ const rows: [string, string, string, string][] = [
     `runs: ${idled.startMs.map((ms) => fmt(ms)).join(", ")} ms`,
     `< 500 ms: ${verdict(median(idled.startMs) < 500)}`,
   ],
+  [
+    `7. Agent server: A2A \`message/send\` to the example graph, ${fmt(A2A_REQUESTS)} messages each starting a conversation, ${CLIENTS} clients`,
+    a2aFigure(fresh),
+    `in-process graph (\`graph.invoke\` on the same SQLite checkpointer, ${CLIENTS} at a time): ${a2aFigure(freshFloor)}; HTTP floor (same bodies to an empty JSON route) ${fmt(a2aHttpFloor)} req/s`,
+    a2aOverhead(fresh, freshFloor),
+  ],
+  [
+    `8. Agent server: ${fmt(A2A_REQUESTS)} messages in ${TURNS}-turn conversations (each turn continues the previous answer's contextId and taskId), ${CLIENTS} clients`,
+    a2aFigure(continued),
+    `in-process graph, the same turns on the same threads: ${a2aFigure(continuedFloor)}`,
+    a2aOverhead(continued, continuedFloor),
+  ],
+  [
+    "9. Agent server memory: RSS idle after start / after the load of 7 / after that of 8",
+    rssOf(served),
+    `the in-process graph's own process (same Node flags, same loads): ${rssOf(graphFloor)}`,
+    "no target",
+  ],
 ];
 
 const table = [
-  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}; sidecar and beacon run from \`bin/egress-agent.js\` on the built \`dist/\`.`,
+  `Measured ${new Date().toISOString()} on ${machine()}${quick ? " (--quick)" : ""}; sidecar, beacon and agent server run from \`bin/egress-agent.js\` on the built \`dist/\`.`,
   "",
   "| figure | result | beside | target |",
   "|---|---|---|---|",

@@ -70,6 +70,11 @@ export class TaskRunner {
   readonly #active = new Map<string, ActiveRun>();
   /** Context id -> the task running in it. */
   readonly #busy = new Map<string, string>();
+  /**
+   * A running task as it is now. Its store row stays "submitted" until the run ends: a restart fails both alike,
+   * and the run saves one commit per status change.
+   */
+  readonly #live = new Map<string, Task>();
 
   constructor(options: RunnerOptions) {
     this.#options = options;
@@ -104,6 +109,7 @@ export class TaskRunner {
     const graphInputOrResume = resume ? new Command({ resume: resumeValue(message) }) : input;
     const done = this.#execute(assistant, task, graphInputOrResume, { events, signal: abort.signal, trace }).finally(() => {
       this.#active.delete(taskId);
+      this.#live.delete(taskId);
       this.#busy.delete(contextId);
       events.close();
     });
@@ -146,12 +152,12 @@ export class TaskRunner {
     );
     const update = (state: TaskState, message?: Message, final = false): Task => {
       const task = { ...submitted, status: status(state, now(), message) };
+      this.#live.set(taskId, task);
       run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final });
       return task;
     };
     const agentMessage = (parts: Part[]): Message => ({ kind: "message", role: "agent", messageId: randomUUID(), parts, contextId, taskId });
     let task = update("working");
-    store.update(task, now());
     let artifacts: Artifact[] = [];
     let reply: Message | undefined;
     try {
@@ -205,7 +211,7 @@ export class TaskRunner {
   get(assistant: Assistant, taskId: string, historyLength?: number): Task {
     const stored = this.#options.store.get(taskId);
     if (!stored || stored.graphId !== assistant.graphId) throw taskNotFound(taskId);
-    return withHistory(stored.task, historyLength);
+    return withHistory(this.#live.get(taskId) ?? stored.task, historyLength);
   }
 
   /** The events of a task: all of its run's while it runs (from the first), else the task as it ended. */

@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { assistantUuid } from "../../src/a2a/graph-config.ts";
-import { startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
 
 // The agent server as a user runs it: `egress-agent a2a serve` on the test graphs, spoken to over HTTP.
 
@@ -111,6 +111,7 @@ test("tasks/get: a task with its history, limited by historyLength; unknown and 
 test("tasks/cancel: a running task ends canceled; an ended one is -32002; its context takes new messages again", async () => {
   const running = await send("waiter", "wait 20000", {}, { configuration: { blocking: false } });
   assert.equal(running.status.state, "submitted");
+  await waitFor(async () => (await call("waiter", "tasks/get", { id: running.id })).body.result.status.state === "working", 5_000, "tasks/get to show the run working");
   const busy = await rpcError("waiter", "message/send", message("wait 1", { contextId: running.contextId }));
   assert.equal(busy.code, -32004, "a context runs one task at a time");
   const started = Date.now();

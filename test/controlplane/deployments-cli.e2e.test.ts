@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { stringify } from "yaml";
-import { runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+import { processesWith, runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
 
 // `egress-agent deployments ...` as a CI/CD job runs it, against the real control plane and its local deployer.
 
@@ -23,8 +23,10 @@ before(async () => {
 });
 after(async () => {
   const list = await cli(["list", "--json", "--limit", "100"]);
-  for (const deployment of JSON.parse(list.stdout).resources) await cli(["delete", deployment.id]);
+  for (const deployment of JSON.parse(list.stdout || '{"resources":[]}').resources) await cli(["delete", deployment.id]);
   await controlPlane.stop();
+  // Whatever a failed test left running.
+  for (const pid of processesWith(dir)) process.kill(pid, "SIGKILL");
 });
 
 /** `egress-agent deployments ARGS` with the base URL and the key from the environment, as a CI job sets them. */

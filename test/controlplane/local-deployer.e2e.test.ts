@@ -6,7 +6,7 @@ import { after, test } from "node:test";
 import pino from "pino";
 import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
-import { tempDir } from "../helpers/processes.ts";
+import { processesWith, tempDir } from "../helpers/processes.ts";
 
 // The local deployer as the control plane drives it: real `egress-agent a2a check` and `a2a serve` processes on
 // 127.0.0.1, spoken to over HTTP.
@@ -27,18 +27,6 @@ function newDeployer(startTimeoutMs = 20_000) {
 
 function target(config: string, secrets: Record<string, string> = {}, deploymentId = randomUUID()): DeployTarget {
   return { deploymentId, revisionId: randomUUID(), source: "local", sourceRevisionConfig: { langgraph_config_path: config }, secrets };
-}
-
-/** Pids of the processes with `text` in their command line (the agent servers of a data dir). */
-function processesWith(text: string): number[] {
-  const pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  return pids.filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text) && Number(pid) !== process.pid;
-    } catch {
-      return false;
-    }
-  }).map(Number);
 }
 
 function running(pid: number): boolean {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { stringify } from "yaml";
 import Database from "better-sqlite3";
-import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
+import { processesWith, startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
 
 // The seed's quick-start flow against the real control plane and its local deployer: real agent server processes
 // on loopback, spoken to over A2A at the end.
@@ -25,6 +25,8 @@ after(async () => {
   const list = await api("GET", "/v2/deployments?limit=100");
   for (const deployment of list.body?.resources ?? []) await api("DELETE", `/v2/deployments/${deployment.id}`);
   await controlPlane.stop();
+  // Whatever a failed test left running.
+  for (const pid of processesWith(dir)) process.kill(pid, "SIGKILL");
 });
 
 async function api(method: string, path: string, body?: unknown, key: string | null = API_KEY) {
