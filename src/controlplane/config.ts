@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import * as z from "zod";
 import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
 import { Duration, ListenAddress } from "../config/units.ts";
@@ -25,8 +26,8 @@ export const ControlPlaneConfig = z
     logLevel: LogLevel.default("info"),
     /** Accepted X-Api-Key values; env PLATFORM_API_KEY adds one. Only their SHA-256 is kept in memory. */
     apiKeys: z.array(ApiKey).default([]),
-    deployer: z.enum(["local"]).default("local"),
-    /** The local deployer's agent servers: what they report to (all optional). */
+    deployer: z.enum(["local", "kubernetes"]).default("local"),
+    /** The agent servers (either deployer's): what they report to (all optional). */
     agentServer: z
       .strictObject({
         sidecarUrl: z.url({ message: "must be a URL" }).optional(),
@@ -34,6 +35,19 @@ export const ControlPlaneConfig = z
         organizationId: z.uuid({ message: "must be a UUID" }).optional(),
         /** How long a deploy waits for the agent server's health check. */
         startTimeout: Duration.prefault("60s"),
+      })
+      .prefault({}),
+    /** The kubernetes deployer: where it renders each revision's manifests, and for which namespace. */
+    kubernetes: z
+      .strictObject({
+        namespace: z
+          .string()
+          .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, { message: "must be a namespace name: lower-case letters, digits and '-', at most 63" })
+          .default("default"),
+        /** Empty: <dataDir>/manifests. */
+        outputDir: z.string().default(""),
+        /** The graph.json inside every deployed image (the deployer's default: /app/graph.json). */
+        graphConfigPath: z.string().refine((path) => path.startsWith("/"), { message: "must be an absolute path in the image" }).optional(),
       })
       .prefault({}),
     auth: z
@@ -50,7 +64,8 @@ export const ControlPlaneConfig = z
         ctx.addIssue({ code: "custom", path: ["auth", "providers", id, "clientSecret"], message: "give clientSecret or clientSecretFile, not both" });
       }
     }
-  });
+  })
+  .transform((config) => ({ ...config, kubernetes: { ...config.kubernetes, outputDir: config.kubernetes.outputDir || join(config.dataDir, "manifests") } }));
 export type ControlPlaneConfig = z.output<typeof ControlPlaneConfig>;
 
 /** Loads config/controlplane.yaml (or embedded defaults); `--listen` beats the file, env PLATFORM_API_KEY adds a key. */

@@ -9,6 +9,7 @@ import { registerAuthRoutes } from "./auth-setup.ts";
 import type { ControlPlaneConfig } from "./config.ts";
 import type { Deployer } from "./deployer.ts";
 import { registerDeploymentRoutes } from "./deployment-routes.ts";
+import { KubernetesDeployer } from "./kubernetes-deployer.ts";
 import { LocalDeployer } from "./local-deployer.ts";
 import { RevisionPipeline } from "./revision-pipeline.ts";
 import { SecretBox } from "./secret-box.ts";
@@ -41,11 +42,13 @@ export async function startControlPlane(config: ControlPlaneConfig, options: { l
   const store = new DeploymentStore(db, box, now);
   const deployer =
     options.deployer ??
-    new LocalDeployer({
-      dataDir: config.dataDir,
-      agentServer: { ...config.agentServer, startTimeoutMs: config.agentServer.startTimeout },
-      logger: logger.child({ component: "local-deployer" }),
-    });
+    (config.deployer === "kubernetes"
+      ? new KubernetesDeployer({ ...config.kubernetes, agentServer: config.agentServer, logger: logger.child({ component: "kubernetes-deployer" }) })
+      : new LocalDeployer({
+          dataDir: config.dataDir,
+          agentServer: { ...config.agentServer, startTimeoutMs: config.agentServer.startTimeout },
+          logger: logger.child({ component: "local-deployer" }),
+        }));
   const pipeline = new RevisionPipeline(store, deployer, logger);
 
   const server = new HttpServer({ logger, bodyLimit: BODY_LIMIT, logRequests: true });
