@@ -172,7 +172,6 @@ export class DeploymentStore {
       }
       const config = patch.sourceRevisionConfig;
       if (config === undefined || JSON.stringify(config) === JSON.stringify(current.source_revision_config)) return undefined;
-      this.#db.prepare("UPDATE deployments SET source_revision_config = ?, updated_at = ? WHERE id = ?").run(JSON.stringify(config), at, id);
       return this.#addRevision(id, config, at);
     })();
   }
@@ -190,7 +189,10 @@ export class DeploymentStore {
       this.#setStatus(old.id, old.status, NOT_STARTED.includes(old.status) ? "SKIPPED" : "INTERRUPTED", reason, at);
     }
     this.#insertRevision(revisionId, deploymentId, config, at);
-    this.#db.prepare("UPDATE deployments SET latest_revision_id = ?, updated_at = ? WHERE id = ?").run(revisionId, at, deploymentId);
+    // The deployment's config is its latest revision's (a redeploy of an older one brings that one's back).
+    this.#db
+      .prepare("UPDATE deployments SET latest_revision_id = ?, source_revision_config = ?, updated_at = ? WHERE id = ?")
+      .run(revisionId, JSON.stringify(config), at, deploymentId);
     return revisionId;
   }
 

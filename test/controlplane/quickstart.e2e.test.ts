@@ -127,6 +127,16 @@ test("PATCH of the graph makes a new revision and the agent answers from the new
   assert.equal(revisions.offset, 0);
   // The conversation's thread outlived the redeploy (same data dir): the old context is still known.
   assert.equal((await a2aSend(after.url, "again", { contextId: first.contextId })).contextId, first.contextId);
+
+  // Redeploying the first revision runs its graph again, as a new revision.
+  const redeployed = await api("POST", `/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/redeploy`);
+  assert.equal(redeployed.status, 201);
+  assert.deepEqual(redeployed.body.source_revision_config, { langgraph_config_path: NOTES_GRAPH });
+  const current = (await api("GET", `/v2/deployments/${created.id}`)).body;
+  assert.deepEqual([current.latest_revision_id, current.source_revision_config], [redeployed.body.id, { langgraph_config_path: NOTES_GRAPH }]);
+  assert.equal((await settle(created.id, redeployed.body.id)).revision.status, "DEPLOYED");
+  assert.match((await a2aSend(after.url, "back to notes")).artifacts[0].parts[0].text, /^Noted: "back to notes"/);
+  assert.equal((await api("POST", `/v2/deployments/${created.id}/revisions/${randomUUID()}/redeploy`)).status, 404);
 });
 
 test("a newer revision supersedes an unfinished one (SKIPPED or INTERRUPTED); a build failure is BUILD_FAILED with its reason", async () => {
