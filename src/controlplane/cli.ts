@@ -5,7 +5,7 @@ import { Duration } from "../config/units.ts";
 // `egress-agent controlplane serve|hash-key` and `egress-agent deployments ...`. The modules behind them load on
 // use: the sidecar's own commands never pay for the control plane.
 
-const DEFAULT_BASE_URL = "http://127.0.0.1:8000";
+export const DEFAULT_BASE_URL = "http://127.0.0.1:8000";
 
 async function serve(options: { config?: string; listen?: string }): Promise<void> {
   const { runControlPlane } = await import("./serve.ts");

@@ -3,9 +3,8 @@ import { Duration } from "../config/units.ts";
 import { ConfigError } from "../errors.ts";
 import { RevisionStatus, type Deployment, type Revision, type SourceRevisionConfig } from "../protocol/controlplane.ts";
 import { table } from "../agent/commands/local-api-client.ts";
+import { DEFAULT_BASE_URL } from "./cli.ts";
 import { ControlPlaneClient } from "./client.ts";
-
-const DEFAULT_BASE_URL = "http://127.0.0.1:8000";
 
 interface Flags {
   baseUrl?: string;

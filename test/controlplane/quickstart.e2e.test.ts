@@ -180,7 +180,7 @@ test("list: limit, offset, name_contains and status; delete stops the agent serv
 
 test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 404 for unknown ids; 401 without a valid key", async () => {
   const count = async () => (await api("GET", "/v2/deployments?limit=100")).body.resources.length;
-  const before = await count();
+  let before = await count();
   const cases: [unknown, (string | number)[]][] = [
     [{ source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } }, ["body", "name"]],
     [{ name: "x", source: "ftp", source_revision_config: { langgraph_config_path: NOTES_GRAPH } }, ["body", "source"]],
@@ -208,6 +208,24 @@ test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 
   await query("/v2/deployments?offset=-1", ["query", "offset"]);
   await query("/v2/deployments?status=RUNNING", ["query", "status"]);
   await query("/v2/deployments/not-a-uuid", ["path", "deployment_id"]);
+
+  const existing = (await api("POST", "/v2/deployments", { name: "patch-target", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
+  const patchCases: [unknown, (string | number)[]][] = [
+    [{ name: "" }, ["body", "name"]],
+    [{ source_revision_config: {} }, ["body", "source_revision_config", "langgraph_config_path"]],
+    [{ source_revision_config: { langgraph_config_path: "graph.json" } }, ["body", "source_revision_config", "langgraph_config_path"]],
+    [{ secrets: [{ name: "OK" }] }, ["body", "secrets", 0, "value"]],
+    [{ source: "external_docker" }, ["body", "source"]],
+  ];
+  for (const [body, loc] of patchCases) {
+    const answer = await api("PATCH", `/v2/deployments/${existing.id}`, body);
+    assert.equal(answer.status, 422, JSON.stringify(body));
+    assert.deepEqual(answer.body.detail[0].loc, loc, JSON.stringify(answer.body));
+  }
+  before += 1;
+  const unchanged = (await api("GET", `/v2/deployments/${existing.id}`)).body;
+  assert.deepEqual([unchanged.name, unchanged.latest_revision_id], ["patch-target", existing.latest_revision_id], "a refused PATCH changes nothing");
+  await query(`/v2/deployments/${existing.id}/revisions/not-a-uuid`, ["path", "revision_id"]);
 
   const unknown = randomUUID();
   assert.equal((await api("GET", `/v2/deployments/${unknown}`)).status, 404);
