@@ -1,6 +1,9 @@
 import * as z from "zod";
 import { beaconPaths } from "./beacon-paths.ts";
 
+/** OTLP/HTTP's binary encoding: the media type of protobuf requests and of their answers. */
+export const PROTOBUF_MEDIA_TYPE = "application/x-protobuf";
+
 // OTLP/HTTP JSON (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), limited to the shapes
 // SEED-SPEC.md names. Parsing also normalises: 64-bit integers become decimal strings (senders use numbers
 // or strings), ids become lower-case hex, omitted defaults are filled in. Unknown fields are dropped, as the

@@ -1,8 +1,8 @@
 import { HttpError } from "../../errors.ts";
 import { mediaType } from "../../http/body.ts";
 import { Answer, type HttpRequest } from "../../http/exchange.ts";
+import { PROTOBUF_MEDIA_TYPE } from "../../protocol/otlp.ts";
 
-const PROTOBUF = "application/x-protobuf";
 /** google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, UNAVAILABLE while stopping, INTERNAL for ours. */
 const INVALID_ARGUMENT = 3;
 const INTERNAL = 13;
@@ -19,9 +19,9 @@ export async function otlpErrorAnswer(error: unknown, request: HttpRequest): Pro
   if (internal) request.log.error({ err: error }, "request failed");
   const code = status === 503 ? UNAVAILABLE : status >= 500 ? INTERNAL : INVALID_ARGUMENT;
   const message = internal ? "internal error; see the sidecar log" : (error as Error).message;
-  if (mediaType(request.headers) === PROTOBUF) {
+  if (mediaType(request.headers) === PROTOBUF_MEDIA_TYPE) {
     const { encodeRpcStatus } = await import("../../protocol/otlp-protobuf.ts");
-    return new Answer(status, encodeRpcStatus(code, message), PROTOBUF);
+    return new Answer(status, encodeRpcStatus(code, message), PROTOBUF_MEDIA_TYPE);
   }
   return new Answer(status, { code, message });
 }

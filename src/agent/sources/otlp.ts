@@ -1,7 +1,7 @@
 import { mediaType } from "../../http/body.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
-import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
+import { otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
 import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
 import type { AgentMetrics } from "../metrics.ts";
 import type { ByteCap, Outbox } from "../outbox.ts";
@@ -9,7 +9,6 @@ import { filterLogs, filterMetrics, filterTraces, type FilterResult, type Privac
 import { otlpErrorAnswer } from "./otlp-errors.ts";
 import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
 
-const PROTOBUF = "application/x-protobuf";
 /** google.rpc.Code INVALID_ARGUMENT, the Status code of a 400 (OTLP/HTTP spec). */
 const INVALID_ARGUMENT = 3;
 
@@ -31,7 +30,7 @@ export interface OtlpReceiverOptions {
 
 /** Per the OTLP/HTTP spec, an answer is encoded like the request: protobuf for protobuf, JSON otherwise. */
 function answer(protobuf: boolean, status: number, json: unknown, encode: () => Uint8Array): Answer {
-  return protobuf ? new Answer(status, encode(), PROTOBUF) : new Answer(status, json);
+  return protobuf ? new Answer(status, encode(), PROTOBUF_MEDIA_TYPE) : new Answer(status, json);
 }
 
 /**
@@ -48,7 +47,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
     app.post(
       `/v1/${signal}`,
       async (request) => {
-        const protobuf = mediaType(request.headers) === PROTOBUF;
+        const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
         // protobufjs and the OTLP schema load on the first protobuf request: JSON-only instances never pay for them.
         const codec = protobuf ? await import("../../protocol/otlp-protobuf.ts") : undefined;
         const badRequest = (message: string) =>
@@ -100,7 +99,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         );
       },
       // These routes decode their own bodies: an undecodable one is the OTLP 400, not the local API's 422.
-      { body: { raw: ["application/json", PROTOBUF] }, errors: otlpErrorAnswer },
+      { body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE] }, errors: otlpErrorAnswer },
     );
   }
 }
