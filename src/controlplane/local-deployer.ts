@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -12,6 +12,8 @@ const ALIVE_TIMEOUT_MS = 2_000;
 const POLL_MS = 100;
 /** Of a failed check or start, this much of its output goes into the revision's status_message. */
 const REPORT_LINES = 10;
+/** An agent server's log is rotated (one older file kept) when a deploy finds it larger than this. */
+const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
 const REPORT_CHARS = 2_000;
 /**
  * The control plane's environment variables an agent server inherits: what Node and a graph need to run. Nothing
@@ -81,7 +83,9 @@ export class LocalDeployer implements Deployer {
     // One writer for the SQLite files, and the port is the old one's: the previous server stops first.
     if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId))) await this.#terminate(previous.pid);
     const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
-    const log = openSync(join(dir, "agent-server.log"), "a", 0o600);
+    const logPath = join(dir, "agent-server.log");
+    if ((statSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > LOG_ROTATE_BYTES) renameSync(logPath, `${logPath}.1`);
+    const log = openSync(logPath, "a", 0o600);
     const logOffset = fstatSync(log).size;
     let child: ChildProcess;
     try {
@@ -99,7 +103,7 @@ export class LocalDeployer implements Deployer {
     const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
     if (failure) {
       if (child.pid !== undefined) await this.#terminate(child.pid, "SIGKILL");
-      const tail = lastLines(join(dir, "agent-server.log"), logOffset);
+      const tail = lastLines(logPath, logOffset);
       throw new DeployerError(`the agent server ${failure}; its log ends: ${report(tail, target.secrets)}`);
     }
     this.#logger.info({ deploymentId, revisionId: target.revisionId, url, pid: child.pid }, "agent server started");

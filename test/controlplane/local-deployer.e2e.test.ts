@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import pino from "pino";
@@ -79,7 +79,7 @@ test("create, build and deploy serve graph.json on loopback; alive until stop, w
 });
 
 test("a redeploy replaces the process on the same port, and the conversation continues", async () => {
-  const { deployer } = newDeployer();
+  const { deployer, dataDir } = newDeployer();
   const deployment = target(NOTES);
   await deployer.create(deployment);
   const first = await deployer.deploy(deployment, undefined);
@@ -91,7 +91,14 @@ test("a redeploy replaces the process on the same port, and the conversation con
   assert.equal(second.url, first.url);
   assert.equal((await send(second, "notes", "recall", contextId)).text, 'You told me: "the door code is 4711".');
   assert.match((await send(second, "two-step", "go")).text, /done thinking/, "the new revision's graphs serve");
-  await deployer.stop(deployment.deploymentId, second);
+
+  // A log past 10 MiB is rotated at the next deploy: one older file is kept.
+  const log = join(dataDir, "deployments", deployment.deploymentId, "agent-server.log");
+  appendFileSync(log, Buffer.alloc(10 * 1024 * 1024 + 1, "x"));
+  const third = await deployer.deploy({ ...deployment, revisionId: randomUUID() }, second);
+  assert.ok(statSync(`${log}.1`).size > 10 * 1024 * 1024);
+  assert.ok(statSync(log).size < 1024 * 1024);
+  await deployer.stop(deployment.deploymentId, third);
 });
 
 test("the agent server gets the deployment's secrets on a minimal environment, not the control plane's PLATFORM_API_KEY", async () => {
