@@ -32,7 +32,7 @@ export interface CompiledGraph {
   checkpointer?: unknown;
   channels?: Record<string, unknown>;
   stream(input: unknown, options: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
-  getState(config: Record<string, unknown>): Promise<{ values: unknown; tasks?: readonly { interrupts?: readonly { value?: unknown }[] }[] }>;
+  getState(config: Record<string, unknown>): Promise<{ values: unknown }>;
 }
 
 export interface Assistant {

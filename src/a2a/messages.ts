@@ -33,11 +33,6 @@ export function isAssistantMessage(message: unknown): boolean {
   return kind === "ai" || kind === "assistant" || kind === "AIMessageChunk";
 }
 
-export function stateMessageId(message: unknown): string | undefined {
-  const id = (message as StateMessage | undefined)?.id;
-  return typeof id === "string" ? id : undefined;
-}
-
 /** The text of a state message: its string content, or its text blocks joined. */
 export function messageText(message: unknown): string {
   const content = (message as StateMessage).content;
@@ -48,10 +43,22 @@ export function messageText(message: unknown): string {
     .join("");
 }
 
-/** The state's `messages` list (empty when the state has none yet). */
-export function stateMessages(values: unknown): unknown[] {
-  const messages = (values as { messages?: unknown } | undefined)?.messages;
-  return Array.isArray(messages) ? messages : [];
+/**
+ * What one "updates" stream chunk (`{node: output}`) holds: the messages the nodes returned (a list or one), and
+ * the values of any `interrupt()` (the `__interrupt__` entry).
+ */
+export function nodeOutputs(chunk: unknown): { messages: unknown[]; interrupts: unknown[] } {
+  const messages: unknown[] = [];
+  const interrupts: unknown[] = [];
+  for (const [node, output] of Object.entries((chunk ?? {}) as Record<string, unknown>)) {
+    if (node === "__interrupt__") {
+      for (const interrupt of Array.isArray(output) ? output : []) interrupts.push((interrupt as { value?: unknown }).value);
+      continue;
+    }
+    const returned = (output as { messages?: unknown } | null | undefined)?.messages;
+    if (returned !== undefined && returned !== null) messages.push(...(Array.isArray(returned) ? returned : [returned]));
+  }
+  return { messages, interrupts };
 }
 
 export function textParts(text: string): Part[] {
@@ -63,11 +70,6 @@ export function resumeValue(message: Message): unknown {
   const texts = message.parts.flatMap((part) => (part.kind === "text" ? [part.text] : []));
   if (texts.length > 0) return texts.join("\n");
   return Object.assign({}, ...message.parts.map((part) => (part.kind === "data" ? part.data : {})));
-}
-
-/** The values a graph's state is waiting on (LangGraph `interrupt()`), from a state snapshot. */
-export function pendingInterrupts(snapshot: { tasks?: readonly { interrupts?: readonly { value?: unknown }[] }[] }): unknown[] {
-  return (snapshot.tasks ?? []).flatMap((task) => (task.interrupts ?? []).map((interrupt) => interrupt.value));
 }
 
 /** A graph's questions as message parts: each as text, and an object also as a data part. */

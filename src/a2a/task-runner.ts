@@ -16,7 +16,7 @@ import {
 } from "../protocol/a2a.ts";
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
-import { graphInput, interruptParts, isAssistantMessage, messageText, pendingInterrupts, resumeValue, stateMessages, textParts } from "./messages.ts";
+import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
@@ -161,24 +161,24 @@ export class TaskRunner {
     let artifacts: Artifact[] = [];
     let reply: Message | undefined;
     try {
+      // "updates": each node's own output as it finishes, so the run's new messages and its interrupts come with
+      // the stream itself (no state reads before and after the run).
       const config = {
         configurable: { thread_id: contextId },
         metadata: { thread_id: threadId, assistant_id: assistant.graphId, run_id: taskId },
         signal: run.signal,
-        streamMode: "values",
+        streamMode: "updates",
       };
-      let seen = stateMessages((await assistant.graph.getState(config)).values).length;
       let last: unknown;
-      for await (const values of await assistant.graph.stream(input, config)) {
-        const messages = stateMessages(values);
-        for (const message of messages.slice(seen)) {
-          if (!isAssistantMessage(message)) continue;
+      const interrupts: unknown[] = [];
+      for await (const chunk of await assistant.graph.stream(input, config)) {
+        const { messages, interrupts: asked } = nodeOutputs(chunk);
+        interrupts.push(...asked);
+        for (const message of messages.filter(isAssistantMessage)) {
           last = message;
           update("working", agentMessage(textParts(messageText(message))));
         }
-        seen = Math.max(seen, messages.length);
       }
-      const interrupts = pendingInterrupts(await assistant.graph.getState(config));
       if (interrupts.length > 0) {
         // The graph asks before it goes on: the task waits for the next message with its taskId.
         task = update("input-required", agentMessage(interruptParts(interrupts)), true);

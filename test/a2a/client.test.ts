@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import { test } from "node:test";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { A2aClientError, A2aConversation } from "../../src/a2a/client.ts";
-import { graphInput, messageText } from "../../src/a2a/messages.ts";
+import { graphInput, messageText, nodeOutputs } from "../../src/a2a/messages.ts";
 import { RpcError } from "../../src/a2a/rpc-error.ts";
 import { attachThreadId, THREAD_ID_ATTRIBUTE } from "../../src/a2a/thread-id.ts";
 import { Message } from "../../src/protocol/a2a.ts";
@@ -84,4 +84,10 @@ test("graph input: text parts become one human (or assistant) entry, data parts 
   assert.deepEqual(graphInput(message([{ kind: "text", text: "hi" }], "agent")).messages, [{ role: "assistant", content: "hi" }]);
   assert.throws(() => graphInput(message([{ kind: "file", file: { uri: "x" } }])), (err: RpcError) => err.code === -32005);
   assert.equal(messageText({ content: [{ type: "text", text: "a" }, { type: "image_url", image_url: "x" }, { type: "text", text: "b" }] }), "ab");
+});
+
+test("a stream chunk's node outputs: returned messages (a list or one), none for a node that returned nothing, and interrupts", () => {
+  const ai = { role: "assistant", content: "hi" };
+  assert.deepEqual(nodeOutputs({ first: { messages: [ai, ai] }, second: { messages: ai }, quiet: {}, none: null }), { messages: [ai, ai, ai], interrupts: [] });
+  assert.deepEqual(nodeOutputs({ __interrupt__: [{ id: "x", value: { question: "ok?" } }] }), { messages: [], interrupts: [{ question: "ok?" }] });
 });
