@@ -133,7 +133,10 @@ export class ControlPlaneClient {
         }
         continue;
       }
-      if (Date.now() > deadline) throw new DeployWaitError(`revision ${revision.id} is still ${revision.status} after ${Math.round(options.timeoutMs / 1000)} s`, revision);
+      if (Date.now() > deadline) {
+        const waited = options.timeoutMs < 1_000 ? `${options.timeoutMs} ms` : `${Math.round(options.timeoutMs / 1000)} s`;
+        throw new DeployWaitError(`revision ${revision.id} is still ${revision.status} after ${waited}`, revision);
+      }
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1_000));
     }
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { stringify } from "yaml";
@@ -67,6 +67,22 @@ test("a failed build fails the wait with exit 1 naming BUILD_FAILED and the reas
   const created = await cli(["create", "--name", "ci-broken", "--graph", broken, "--wait", "--timeout", "60s"]);
   assert.equal(created.code, 1);
   assert.match(created.stderr, /ended BUILD_FAILED: [\s\S]*graphs\.notes: cannot load/);
+});
+
+test("wait --timeout gives up with exit 1 naming the status the revision is still in", async () => {
+  // A graph module that takes 2 s to import: the build is still running when the wait gives up.
+  const slowDir = join(dir, "slow");
+  mkdirSync(slowDir);
+  const notes = new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname;
+  writeFileSync(join(slowDir, "slow.ts"), `await new Promise((resolve) => setTimeout(resolve, 2000));\nexport { graph } from ${JSON.stringify(notes)};\n`);
+  writeFileSync(join(slowDir, "graph.json"), JSON.stringify({ graphs: { notes: "./slow.ts:graph" } }));
+  const created = await cli(["create", "--name", "ci-slow", "--graph", join(slowDir, "graph.json"), "--json"]);
+  const { id } = JSON.parse(created.stdout);
+  const waited = await cli(["wait", id, "--timeout", "300ms"]);
+  assert.equal(waited.code, 1);
+  assert.match(waited.stderr, /is still (QUEUED|CREATING|AWAITING_BUILD|BUILDING) after 300 ms/);
+  const finished = await cli(["wait", id, "--timeout", "60s"]);
+  assert.equal(finished.code, 0, finished.stderr);
 });
 
 test("client errors: a wrong key, an unknown deployment, a bad flag, no control plane", async () => {
