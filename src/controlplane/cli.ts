@@ -71,13 +71,16 @@ export function deploymentsCommand(): Command {
     if (!Duration.safeParse(value).success) throw new ConfigError("--timeout", ["--timeout: must be a duration like 10m"]);
     return value;
   });
-  withClientOptions(deployments.command("create").description("create a deployment (its first revision starts at once)"))
+  /** What create and update both take: what runs, its secrets, and whether to wait for it. */
+  const withSourceOptions = (command: Command) =>
+    command
+      .option("--graph <graph.json>", "source local: the graph.json to deploy (made absolute)")
+      .option("--image <uri>", "source external_docker: the image to deploy")
+      .option("--secret <NAME=VALUE>", "a secret (repeatable; on update, the whole set); NAME alone takes the value of env NAME", collect)
+      .option("--wait", "then wait until the latest revision is DEPLOYED")
+      .addOption(timeout());
+  withSourceOptions(withClientOptions(deployments.command("create").description("create a deployment (its first revision starts at once); --wait does the quick start in one command")))
     .requiredOption("--name <name>", "deployment name")
-    .option("--graph <graph.json>", "source local: the graph.json to deploy (made absolute)")
-    .option("--image <uri>", "source external_docker: the image to deploy")
-    .option("--secret <NAME=VALUE>", "a secret (repeatable); NAME alone takes the value of env NAME", collect)
-    .option("--wait", "then wait until the revision is DEPLOYED (the quick-start flow in one command)")
-    .addOption(timeout())
     .action(run("create"));
   withClientOptions(deployments.command("get").description("show a deployment").argument("<deployment_id>")).action(run("get"));
   withClientOptions(deployments.command("list").description("list deployments"))
@@ -86,13 +89,8 @@ export function deploymentsCommand(): Command {
     .option("--name-contains <text>", "only names containing this")
     .option("--status <status>", "only deployments whose latest revision has this status")
     .action(run("list"));
-  withClientOptions(deployments.command("update").description("change a deployment: a new graph or image makes a new revision").argument("<deployment_id>"))
+  withSourceOptions(withClientOptions(deployments.command("update").description("change a deployment: a new graph or image makes a new revision").argument("<deployment_id>")))
     .option("--name <name>", "new name")
-    .option("--graph <graph.json>", "a new graph.json (source local)")
-    .option("--image <uri>", "a new image (source external_docker)")
-    .option("--secret <NAME=VALUE>", "replace the secrets with these (repeatable); NAME alone takes env NAME", collect)
-    .option("--wait", "then wait until the latest revision is DEPLOYED")
-    .addOption(timeout())
     .action(run("update"));
   withClientOptions(deployments.command("revisions").description("list a deployment's revisions, newest first").argument("<deployment_id>")).action(run("revisions"));
   withClientOptions(deployments.command("redeploy").description("deploy a revision's config again, as a new revision").argument("<deployment_id>").argument("<revision_id>"))

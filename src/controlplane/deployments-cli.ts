@@ -69,16 +69,17 @@ async function waitFor(api: ControlPlaneClient, id: string, flags: Flags): Promi
 export async function runDeploymentsCommand(name: string, args: string[], flags: Flags): Promise<void> {
   const api = client(flags);
   const print = (value: unknown, text: string): void => out(flags.json ? JSON.stringify(value, null, 2) : text);
+  // A created or updated deployment: shown, or (--wait) followed until its latest revision is DEPLOYED.
+  const changed = async (deployment: Deployment): Promise<void> => {
+    if (!flags.wait) return print(deployment, summary(deployment));
+    process.stderr.write(`${summary(deployment)}\n`);
+    return waitFor(api, deployment.id, flags);
+  };
   switch (name) {
     case "create": {
       const config = sourceConfig(flags);
       if (!config) throw new ConfigError("--graph", ["--graph: give the graph.json to deploy (or --image)"]);
-      const deployment = await api.create({ name: flags.name!, source: config.image_uri ? "external_docker" : "local", source_revision_config: config, secrets: secrets(flags.secret) ?? [] });
-      if (flags.wait) {
-        process.stderr.write(`${summary(deployment)}\n`);
-        return waitFor(api, deployment.id, flags);
-      }
-      return print(deployment, summary(deployment));
+      return changed(await api.create({ name: flags.name!, source: config.image_uri ? "external_docker" : "local", source_revision_config: config, secrets: secrets(flags.secret) ?? [] }));
     }
     case "get": {
       const deployment = await api.get(args[0]!);
@@ -91,12 +92,7 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
       return print(page, page.resources.length === 0 ? "no deployments" : table([["ID", "NAME", "STATUS", "URL"], ...page.resources.map((d) => [d.id, d.name, d.status, d.url ?? ""])]));
     }
     case "update": {
-      const deployment = await api.update(args[0]!, { name: flags.name, source_revision_config: sourceConfig(flags), secrets: secrets(flags.secret) });
-      if (flags.wait) {
-        process.stderr.write(`${summary(deployment)}\n`);
-        return waitFor(api, deployment.id, flags);
-      }
-      return print(deployment, summary(deployment));
+      return changed(await api.update(args[0]!, { name: flags.name, source_revision_config: sourceConfig(flags), secrets: secrets(flags.secret) }));
     }
     case "revisions": {
       const page = await api.revisions(args[0]!);

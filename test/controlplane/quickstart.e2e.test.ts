@@ -255,7 +255,6 @@ test("a control plane restart keeps deployments, adopts agent servers still runn
   controlPlane = await start();
   const adopted = (await api("GET", `/v2/deployments/${created.id}`)).body;
   assert.deepEqual([adopted.url, adopted.status, adopted.active_revision_id], [before.url, "DEPLOYED", created.latest_revision_id]);
-  assert.match(controlPlane.output(), /control plane listening/);
 
   // The agent server dies while the control plane is down: the next start brings it back, its threads intact.
   await controlPlane.stop("SIGKILL");
