@@ -11,7 +11,7 @@ import { checkLicenseToken } from "./vendor-key.ts";
 
 const CACHE_KEY = "license.token";
 /** Verify again this long before the token expires, so billing never waits on a verification. */
-const RENEW_BEFORE_EXPIRY_MS = 5 * 60_000;
+export const RENEW_BEFORE_EXPIRY_MS = 5 * 60_000;
 
 interface CachedToken {
   token: string;
@@ -50,6 +50,8 @@ export class OnlineLicense {
   #claims: LicenseClaims | null = null;
   #verifiedAt: number | null = null;
   #refusedAt: number | null = null;
+  /** When the last verification round ended, whatever its outcome: the next never starts sooner than minBackoff after. */
+  #lastRoundAt: number | null = null;
   #lastError: string | null = null;
   #timer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | null = null;
@@ -81,17 +83,17 @@ export class OnlineLicense {
     return this.#claims && this.#claims.exp * 1000 > this.#now() ? this.#token! : undefined;
   }
 
-  /** The beacon rejected the token (401): drop it and verify now. */
+  /** The beacon rejected the token (401): drop it and verify as soon as minBackoff allows (401s come per batch). */
   verifySoon(): void {
     this.#token = null;
     this.#claims = null;
-    if (!this.#loop) this.#schedule(0);
+    if (!this.#loop) this.#schedule(this.#notBefore() - this.#now());
   }
 
   status(): LicenseStatus {
     const now = this.#now();
     const state =
-      this.#refusedAt !== null && (this.#verifiedAt === null || this.#refusedAt > this.#verifiedAt)
+      this.#refusedAt !== null // cleared by the next success
         ? "invalid"
         : this.token()
           ? "valid"
@@ -121,17 +123,32 @@ export class OnlineLicense {
     this.#timer = setTimeout(() => {
       this.#loop = this.#verifyWithRetry().finally(() => {
         this.#loop = null;
+        this.#lastRoundAt = this.#now();
         this.#schedule(this.#nextVerifyDelay());
       });
-    }, delayMs);
+    }, Math.max(0, delayMs));
     this.#timer.unref();
   }
 
+  #notBefore(): number {
+    return this.#lastRoundAt === null ? this.#now() : this.#lastRoundAt + this.#o.minBackoffMs;
+  }
+
+  /**
+   * When to verify next: an interval after the last success, or after a refusal (the vendor may renew the
+   * license); a token is renewed once, RENEW_BEFORE_EXPIRY_MS before it expires, and, if the renewal brought no
+   * later expiry (the license itself ends then), once more when it expires. Never sooner than minBackoff after
+   * the last round, so no answer can make this loop run hot.
+   */
   #nextVerifyDelay(): number {
     const now = this.#now();
-    let next = (this.#verifiedAt ?? now) + this.#o.intervalMs;
-    if (this.#claims) next = Math.min(next, this.#claims.exp * 1000 - RENEW_BEFORE_EXPIRY_MS);
-    return Math.max(0, next - now);
+    let next = (this.#refusedAt ?? this.#verifiedAt ?? now) + this.#o.intervalMs;
+    if (this.#claims) {
+      const expiresAt = this.#claims.exp * 1000;
+      const renewAt = expiresAt - RENEW_BEFORE_EXPIRY_MS;
+      next = Math.min(next, this.#verifiedAt !== null && this.#verifiedAt >= renewAt ? expiresAt : renewAt);
+    }
+    return Math.max(next, this.#notBefore()) - now;
   }
 
   async #verifyWithRetry(): Promise<void> {
