@@ -7,7 +7,10 @@ import { EgressError } from "../errors.ts";
 
 export interface BeaconResponse {
   status: number;
+  /** The parsed JSON answer, or its text when it is not JSON. */
   body: unknown;
+  /** The answer's media type, lower case, without parameters ("" when none was sent). */
+  contentType?: string;
   /** From a Retry-After header (seconds or HTTP date), when the beacon sent one. */
   retryAfterMs?: number;
 }
@@ -25,6 +28,20 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Why a 2xx is not the beacon's documented answer (`expected` names it; `problem`, what a check found), worded for
+ * status and the log. The body itself is never quoted: an endpoint that echoes requests would echo the license key.
+ */
+export function unexpectedAnswer(response: BeaconResponse, expected: string, problem?: string): string {
+  const text = typeof response.body === "string" ? response.body.trimStart() : undefined;
+  const detail = problem ? ` (${problem})` : "";
+  if (response.contentType === "text/html" || (text !== undefined && /^<(!doctype|html|head|body)\b/i.test(text))) {
+    return `the beacon URL answered ${response.status} with HTML, not the beacon's ${expected}: a proxy or login page?`;
+  }
+  const what = response.body === undefined || text === "" ? "an empty body" : text !== undefined ? `${response.contentType || "untyped"} text` : "JSON";
+  return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected}${detail}: is beaconUrl the beacon?`;
 }
 
 /** One request sent to the beacon, as its listeners (audit log, metrics, own telemetry) hear of it. */
@@ -124,7 +141,8 @@ export class BeaconClient {
       }
       const status = response.statusCode ?? 0;
       observe(status, null);
-      return { status, body: parsed, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
+      const contentType = (response.headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
+      return { status, body: parsed, contentType, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
     } catch (err) {
       const timedOut = signals[0]!.aborted && !options.signal?.aborted;
       const cause = timedOut ? `no answer within ${this.#timeoutMs} ms` : ((err as { code?: string }).code ?? (err as Error).name);

@@ -15,6 +15,7 @@ import { STREAMS, type Stream } from "./outbox.ts";
 import { openOutbox } from "./data-dir.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
+import { startPruning } from "./pruning.ts";
 import type { SelfTelemetry } from "./self-telemetry.ts";
 import { streamPolicies } from "./shippers/policies.ts";
 import { Shipper } from "./shippers/shipper.ts";
@@ -27,7 +28,6 @@ import { buildStatus } from "./status.ts";
 import { StreamHealth } from "./stream-health.ts";
 import { readVendorPublicKey } from "./vendor-key.ts";
 
-const PRUNE_EVERY_MS = 60 * 60_000;
 /** SIGTERM: an in-flight send gets this long to finish before it is cut (the whole stop stays under 10 s). */
 const DRAIN_GRACE_MS = 5_000;
 const SIGNALS = Object.keys(otlpSignals) as OtlpSignal[];
@@ -155,20 +155,6 @@ export async function startAgent(
     }
   }
 
-  const prune = () => {
-    try {
-      const removed = outbox.pruneCompleted(now() - config.retention.completed);
-      if (removed > 0) logger.info({ removed }, "pruned delivered records past retention");
-      const audited = audit.prune(now() - config.audit.retention);
-      if (audited > 0) logger.info({ removed: audited }, "pruned audit entries past retention");
-    } catch (err) {
-      // Deleting is a write too: on a full data dir it waits for the next round (hourly) instead of ending the process.
-      logger.warn({ err }, "pruning failed; tried again in an hour");
-    }
-  };
-  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
-  pruneTimer.unref();
-
   // The instance posts all day long: per-request log lines would drown what matters. Errors are still logged.
   const app = new HttpServer({ logger, bodyLimit: config.limits.bodyLimit });
   let closing = false;
@@ -222,8 +208,7 @@ export async function startAgent(
   });
   const url = await app.listen(config.listen);
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
-  // The first prune waits until the listener is up: on a large outbox it takes a while, and readiness must not.
-  const firstPrune = setTimeout(prune, 0);
+  const pruning = startPruning({ outbox, audit, keepCompletedMs: config.retention.completed, keepAuditMs: config.audit.retention, logger, now });
   // Loaded after the listener is up: the OpenTelemetry SDK takes a while to load and readiness must not wait.
   const selfTelemetryStarting =
     config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])
@@ -260,8 +245,7 @@ export async function startAgent(
       await Promise.all([...shippers.values()].map((shipper) => shipper.stop(DRAIN_GRACE_MS)));
       await app.close(); // in-flight local requests finish (their records are committed)
       await license.stop();
-      clearTimeout(firstPrune);
-      clearInterval(pruneTimer);
+      pruning.stop();
       await client?.close();
       audit.close();
       outbox.close();

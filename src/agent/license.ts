@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyResponse, type LicenseClaims } from "../protocol/license.ts";
 import type { LicenseStatus } from "../protocol/local-api.ts";
-import type { BeaconClient } from "./beacon-client.ts";
+import { unexpectedAnswer, type BeaconClient } from "./beacon-client.ts";
 import type { Outbox } from "./outbox.ts";
 import { backoff } from "./backoff.ts";
 import { checkLicenseToken } from "./vendor-key.ts";
@@ -182,7 +182,7 @@ export class OnlineLicense {
     }
     const parsed = response.status === 200 ? VerifyResponse.safeParse(response.body) : undefined;
     if (!parsed?.success) {
-      this.#failed(`license verification answered ${response.status}`);
+      this.#failed(parsed ? unexpectedAnswer(response, "answer {token}", "no token") : `license verification answered ${response.status}`);
       throw new Error(this.#lastError!);
     }
     const check = await checkLicenseToken(parsed.data.token, this.#o.vendorKey, new Date(this.#now()));

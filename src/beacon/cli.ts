@@ -48,7 +48,7 @@ async function publicKey(options: { config?: string }): Promise<void> {
   process.stdout.write(issuer.publicKeyPem);
 }
 
-function report(options: { config?: string; org?: string; month?: string; json?: boolean }): void {
+function report(options: { config?: string; license?: string; org?: string; month?: string; json?: boolean }): void {
   if (options.org !== undefined && !z.uuid().safeParse(options.org).success) {
     throw new ConfigError("--org", ["--org: must be an organization UUID"]);
   }
@@ -58,7 +58,7 @@ function report(options: { config?: string; org?: string; month?: string; json?:
   const config = loadBeaconConfig(options.config);
   const store = new BeaconStore(config.dataDir, { readonly: true });
   try {
-    const rows = store.traceReport({ organizationId: options.org, month: options.month });
+    const rows = store.traceReport({ licenseId: options.license, organizationId: options.org, month: options.month });
     process.stdout.write(options.json ? `${JSON.stringify(rows, null, 2)}\n` : formatTraceReport(rows));
   } finally {
     store.close();
@@ -75,8 +75,9 @@ export function beaconCommand(): Command {
     .action(serve);
   beacon
     .command("report")
-    .description("trace counts per organization per month, from what was ingested")
+    .description("trace counts per license per month (by organization within each license), from what was ingested")
     .option("--config <file>", "beacon YAML config (for dataDir)")
+    .option("--license <id>", "only this license")
     .addOption(new Option("--org <uuid>", "only this organization"))
     .option("--month <YYYY-MM>", "only this month (of the transactions' interval start)")
     .option("--json", "print JSON rows instead of a table")

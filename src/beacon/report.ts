@@ -1,10 +1,20 @@
 import type { TraceReportRow } from "./store.ts";
 
-/** The vendor's billing view: one line per month, organization and license, with totals. */
+/**
+ * The vendor's billing view: per month and license, the organizations that license's instance reported (each
+ * a line), a license total when there are several, and a grand total.
+ */
 export function formatTraceReport(rows: readonly TraceReportRow[]): string {
   if (rows.length === 0) return "no trace transactions ingested\n";
-  const header = ["MONTH", "ORGANIZATION", "LICENSE", "TRANSACTIONS", "TRACES"];
-  const body = rows.map((r) => [r.month, r.organization_id, r.license_id, String(r.transactions), String(r.traces)]);
+  const header = ["MONTH", "LICENSE", "ORGANIZATION", "TRANSACTIONS", "TRACES"];
+  const body: string[][] = [];
+  for (const [i, row] of rows.entries()) {
+    body.push([row.month, row.license_id, row.organization_id, String(row.transactions), String(row.traces)]);
+    const next = rows[i + 1];
+    if (next?.month === row.month && next.license_id === row.license_id) continue;
+    const group = rows.filter((r) => r.month === row.month && r.license_id === row.license_id);
+    if (group.length > 1) body.push([row.month, row.license_id, "(license total)", String(sumBy(group, "transactions")), String(sumBy(group, "traces"))]);
+  }
   const total = ["total", "", "", String(sumBy(rows, "transactions")), String(sumBy(rows, "traces"))];
   const table = [header, ...body, total];
   const widths = header.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));

@@ -11,8 +11,10 @@ import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
  * 3: the id is stored as its 16 bytes, not 36 characters: the unique index, where every insert lands at a random
  * place, is less than half the size (bench/: a 1M-row drain's inserts 22% faster). One UUID in any letter case is
  * one id.
+ * 4: an id is unique per sending license, not across all of them: one license can no longer claim an id that
+ * another will send (and have that one's record answered inserted_count 0, never counted).
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** SQL for a UUID's 16 bytes from its text form, and back (lower case, dashed). */
 export const uuidBytes = (text: string) => `unhex(replace(${text}, '-', ''))`;
@@ -26,7 +28,7 @@ const transactionColumns = `license_id, organization_id, tenant_id, session_id, 
 const schema = `
 CREATE TABLE IF NOT EXISTS trace_transactions (
   seq INTEGER PRIMARY KEY,
-  id BLOB NOT NULL UNIQUE,
+  id BLOB NOT NULL,
   license_id TEXT NOT NULL,
   organization_id TEXT NOT NULL,
   tenant_id TEXT NOT NULL,
@@ -39,7 +41,8 @@ CREATE TABLE IF NOT EXISTS trace_transactions (
   status TEXT NOT NULL,
   num_failed_send_attempts INTEGER NOT NULL,
   transaction_type TEXT NOT NULL,
-  received_at TEXT NOT NULL
+  received_at TEXT NOT NULL,
+  UNIQUE (license_id, id)
 );
 CREATE INDEX IF NOT EXISTS trace_transactions_by_month ON trace_transactions (start_interval_time);
 CREATE TABLE IF NOT EXISTS otlp_batches (
@@ -62,8 +65,8 @@ CREATE TABLE IF NOT EXISTS usage_snapshots (
 
 export interface TraceReportRow {
   month: string;
-  organization_id: string;
   license_id: string;
+  organization_id: string;
   transactions: number;
   traces: number;
 }
@@ -117,7 +120,7 @@ export class BeaconStore {
     this.#db.pragma("busy_timeout = 5000");
     // Positional parameters: binding an object's named ones cost 25% more per row (bench/: drain).
     this.#insertTransaction = this.#db.prepare(`INSERT INTO trace_transactions (id, ${transactionColumns})
-      VALUES (${uuidBytes("?")}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`);
+      VALUES (${uuidBytes("?")}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (license_id, id) DO NOTHING`);
     this.#insertOtlp = this.#db.prepare(
       "INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES (?, ?, ?, ?, ?)",
     );
@@ -131,13 +134,14 @@ export class BeaconStore {
     if (version > SCHEMA_VERSION) {
       throw new Error(`beacon.db has schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`);
     }
+    // Before 4 the table is rebuilt (its key changed each time): rows are copied oldest first, ids as bytes.
+    const rebuild = version > 0 && version < SCHEMA_VERSION;
     this.#db.transaction(() => {
-      // Before 3 the table is rebuilt: its rows are copied, oldest first, with their ids as bytes.
-      if (version > 0 && version < 3) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_old");
+      if (rebuild) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_old");
       this.#db.exec(schema);
-      if (version > 0 && version < 3) {
+      if (rebuild) {
         this.#db.exec(`INSERT INTO trace_transactions (id, ${transactionColumns})
-          SELECT ${uuidBytes("id")}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};
+          SELECT ${version < 3 ? uuidBytes("id") : "id"}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};
           DROP TABLE trace_transactions_old`);
       }
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
@@ -145,8 +149,8 @@ export class BeaconStore {
   }
 
   /**
-   * Stores a batch in one transaction; ids already stored are skipped, so a re-sent batch inserts nothing
-   * twice. Returns how many rows are new.
+   * Stores a batch of one license's in one transaction; ids that license already sent are skipped, so a re-sent
+   * batch inserts nothing twice. Returns how many rows are new.
    */
   insertTransactions(licenseId: string, transactions: readonly TraceTransaction[], receivedAt: Date): number {
     const received_at = receivedAt.toISOString();
@@ -182,26 +186,30 @@ export class BeaconStore {
     return changes === 0 ? 0 : 1;
   }
 
-  /** Trace counts per month (of the interval start) and organization; optionally one org and/or month. */
-  traceReport(filter: { organizationId?: string; month?: string } = {}): TraceReportRow[] {
+  /**
+   * Trace counts per month (of the interval start) and license, broken down by the organizations the license's
+   * instance named; optionally one license, organization and/or month.
+   */
+  traceReport(filter: { licenseId?: string; organizationId?: string; month?: string } = {}): TraceReportRow[] {
     return this.#db
       .prepare(
-        `SELECT substr(start_interval_time, 1, 7) AS month, organization_id, license_id,
+        `SELECT substr(start_interval_time, 1, 7) AS month, license_id, organization_id,
                 count(*) AS transactions, sum(trace_count) AS traces
            FROM trace_transactions
-          WHERE (@org IS NULL OR organization_id = @org)
+          WHERE (@license IS NULL OR license_id = @license)
+            AND (@org IS NULL OR organization_id = @org)
             AND (@month IS NULL OR substr(start_interval_time, 1, 7) = @month)
-          GROUP BY month, organization_id, license_id
-          ORDER BY month, organization_id, license_id`,
+          GROUP BY month, license_id, organization_id
+          ORDER BY month, license_id, organization_id`,
       )
-      .all({ org: filter.organizationId ?? null, month: filter.month ?? null }) as TraceReportRow[];
+      .all({ license: filter.licenseId ?? null, org: filter.organizationId ?? null, month: filter.month ?? null }) as TraceReportRow[];
   }
 
-  /** Every stored transaction id, with the failed-send count it arrived with. */
-  transactionAttempts(): Map<string, number> {
+  /** The transaction ids one license (or, without one, every license) sent, with the failed-send count each arrived with. */
+  transactionAttempts(licenseId?: string): Map<string, number> {
     const rows = this.#db
-      .prepare(`SELECT ${uuidText("id")} AS id, num_failed_send_attempts AS attempts FROM trace_transactions`)
-      .all() as { id: string; attempts: number }[];
+      .prepare(`SELECT ${uuidText("id")} AS id, num_failed_send_attempts AS attempts FROM trace_transactions WHERE @license IS NULL OR license_id = @license`)
+      .all({ license: licenseId ?? null }) as { id: string; attempts: number }[];
     return new Map(rows.map((row) => [row.id, row.attempts]));
   }
 

@@ -79,36 +79,44 @@ describe("egress-agent beacon: configuration", () => {
 });
 
 describe("egress-agent beacon report", () => {
-  test("prints trace counts per month and organization, filtered by --org and --month", async () => {
+  test("prints trace counts per month and license, by organization within it, filtered by --license, --org and --month", async () => {
     const license = testLicense();
-    const fixture = beaconConfig([license]);
+    const other = testLicense({ id: "globex", organizationId: OTHER_ORG_ID });
+    const fixture = beaconConfig([license, other]);
     const beacon = await startBeacon(fixture);
     try {
-      const batches = [
-        traceTransactions(3, { trace_count: 10, start_interval_time: "2026-10-31T23:59:00Z", end_interval_time: "2026-11-01T00:04:00Z" }),
-        traceTransactions(2, { trace_count: 5 }),
-        traceTransactions(4, { trace_count: 1, organization_id: OTHER_ORG_ID }),
+      const shared = traceTransactions(1, { trace_count: 100 });
+      const batches: [typeof license, ReturnType<typeof traceTransactions>][] = [
+        [license, traceTransactions(3, { trace_count: 10, start_interval_time: "2026-10-31T23:59:00Z", end_interval_time: "2026-11-01T00:04:00Z" })],
+        [license, traceTransactions(2, { trace_count: 5 })],
+        [license, traceTransactions(4, { trace_count: 1, organization_id: OTHER_ORG_ID })],
+        [other, shared],
+        // The same id from another license is that license's own record, counted for it.
+        [license, shared.map((t) => ({ ...t, trace_count: 1 }))],
       ];
-      for (const batch of batches) {
-        const response = await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch });
+      for (const [sender, batch] of batches) {
+        const response = await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: sender.key, trace_transactions: batch });
         assert.equal(response.status, 200);
+        assert.deepEqual(response.body, { inserted_count: batch.length });
       }
     } finally {
       await beacon.stop();
     }
     const all = await runCli(["beacon", "report", "--config", fixture.configPath]);
     assert.equal(all.code, 0, all.stderr);
-    const lines = all.stdout.trim().split("\n").map((l) => l.split(/\s+/));
-    assert.deepEqual(lines[0], ["MONTH", "ORGANIZATION", "LICENSE", "TRANSACTIONS", "TRACES"]);
+    const lines = all.stdout.trim().split("\n").map((l) => l.split(/\s{2,}/));
+    assert.deepEqual(lines[0], ["MONTH", "LICENSE", "ORGANIZATION", "TRANSACTIONS", "TRACES"]);
     assert.deepEqual(lines.slice(1), [
-      ["2026-10", ORG_ID, "acme-prod", "3", "30"],
-      ["2026-11", OTHER_ORG_ID, "acme-prod", "4", "4"],
-      ["2026-11", ORG_ID, "acme-prod", "2", "10"],
-      ["total", "9", "44"],
+      ["2026-10", "acme-prod", ORG_ID, "3", "30"],
+      ["2026-11", "acme-prod", OTHER_ORG_ID, "4", "4"],
+      ["2026-11", "acme-prod", ORG_ID, "3", "11"],
+      ["2026-11", "acme-prod", "(license total)", "7", "15"],
+      ["2026-11", "globex", ORG_ID, "1", "100"],
+      ["total", "11", "145"],
     ]);
 
-    const filtered = await runCli(["beacon", "report", "--config", fixture.configPath, "--org", ORG_ID, "--month", "2026-11", "--json"]);
-    assert.deepEqual(JSON.parse(filtered.stdout), [{ month: "2026-11", organization_id: ORG_ID, license_id: "acme-prod", transactions: 2, traces: 10 }]);
+    const filtered = await runCli(["beacon", "report", "--config", fixture.configPath, "--org", ORG_ID, "--month", "2026-11", "--license", "acme-prod", "--json"]);
+    assert.deepEqual(JSON.parse(filtered.stdout), [{ month: "2026-11", license_id: "acme-prod", organization_id: ORG_ID, transactions: 3, traces: 11 }]);
 
     const none = await runCli(["beacon", "report", "--config", fixture.configPath, "--month", "2025-01"]);
     assert.equal(none.stdout, "no trace transactions ingested\n");

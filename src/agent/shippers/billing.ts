@@ -1,5 +1,6 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
-import type { TraceTransaction } from "../../protocol/trace-transaction.ts";
+import { IngestTracesResponse, type TraceTransaction } from "../../protocol/trace-transaction.ts";
+import { documentedAnswer } from "./delivery.ts";
 import type { OutboxRecord } from "../outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
@@ -22,6 +23,9 @@ export function billingPolicy(licenseKey: string, batchSize: number): StreamPoli
     path: beaconPaths.ingestTraces,
     batchSize,
     keepDelivered: true,
+    answer: documentedAnswer("answer {inserted_count}", IngestTracesResponse, ({ inserted_count }, records) =>
+      inserted_count > records ? `inserted_count ${inserted_count} is more than the ${records} sent` : undefined,
+    ),
     buildPayload: (records: readonly OutboxRecord[]) =>
       `{"license":${JSON.stringify(licenseKey)},"trace_transactions":[${records.map(withAttempts).join(",")}]}`,
   };

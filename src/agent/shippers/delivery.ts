@@ -1,12 +1,36 @@
-import { BeaconUnreachableError, type BeaconResponse } from "../beacon-client.ts";
+import type * as z from "zod";
+import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../beacon-client.ts";
+
+/** What a stream's 2xx must carry to complete a batch: anything else is a failed attempt, not a delivery. */
+export interface DocumentedAnswer {
+  /** How messages name it, e.g. "answer {inserted_count}". */
+  name: string;
+  /** Undefined when `body` is the answer to a batch of `records`; else what is wrong with it. */
+  check(body: unknown, records: number): string | undefined;
+}
+
+/** The answer `schema` describes, with `beyond` for what a schema cannot say (a count within the batch). */
+export function documentedAnswer<T>(name: string, schema: z.ZodType<T>, beyond?: (answer: T, records: number) => string | undefined): DocumentedAnswer {
+  return {
+    name,
+    check(body, records) {
+      const parsed = schema.safeParse(body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        return `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`;
+      }
+      return beyond?.(parsed.data, records);
+    },
+  };
+}
 
 /**
  * What a send's result means for the records in it:
- * - delivered: ack them;
+ * - delivered: a 2xx carrying the stream's documented answer: ack them;
  * - rejected: the beacon refuses the content (400, 413, 422): split the batch to find the bad record;
  * - unauthorized: the token is bad (401): verify the license again, then retry;
- * - retry: anything else (unreachable, 403 license refused, 404 wrong URL, 408, 429, 5xx): not the records'
- *   fault, so back off and send them again.
+ * - retry: anything else (unreachable, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
+ *   beacon's answer): not the records' fault, so back off and send them again.
  */
 export type Outcome =
   | { kind: "delivered"; body: unknown }
@@ -20,9 +44,13 @@ function describe(response: BeaconResponse): string {
   return `beacon answered ${response.status}${body?.code ? ` ${String(body.code)}` : ""}: ${detail}`;
 }
 
-export function classify(response: BeaconResponse): Outcome {
+export function classify(response: BeaconResponse, answer: DocumentedAnswer, records: number): Outcome {
   const { status } = response;
-  if (status >= 200 && status < 300) return { kind: "delivered", body: response.body };
+  if (status >= 200 && status < 300) {
+    const problem = answer.check(response.body, records);
+    if (problem === undefined) return { kind: "delivered", body: response.body };
+    return { kind: "retry", reason: unexpectedAnswer(response, answer.name, problem) };
+  }
   if (status === 400 || status === 413 || status === 422) return { kind: "rejected", reason: describe(response) };
   if (status === 401) return { kind: "unauthorized", reason: describe(response) };
   return { kind: "retry", reason: describe(response), retryAfterMs: response.retryAfterMs };

@@ -5,7 +5,7 @@ import type { BeaconClient } from "../beacon-client.ts";
 import type { Outbox, OutboxRecord, Stream } from "../outbox.ts";
 import type { StreamHealth } from "../stream-health.ts";
 import { isDiskFull } from "../disk-space.ts";
-import { classify, classifyError, RetryableDeliveryError, type Outcome } from "./delivery.ts";
+import { classify, classifyError, RetryableDeliveryError, type DocumentedAnswer, type Outcome } from "./delivery.ts";
 
 /** How one stream is shipped: where to, in what batches, in what envelope. */
 export interface StreamPolicy {
@@ -14,6 +14,8 @@ export interface StreamPolicy {
   batchSize: number;
   /** About how many body bytes one request may carry (a single larger record still goes alone). */
   batchBytes?: number;
+  /** What the beacon's 2xx must carry for the batch to count as delivered. */
+  answer: DocumentedAnswer;
   /** Billing keeps delivered records (export, audit) until retention prunes them; telemetry deletes them. */
   keepDelivered: boolean;
   /** The request body (JSON text) that carries `records`. */
@@ -251,7 +253,7 @@ export class Shipper {
         signal: this.#cutRequests.signal,
         audit: { stream: policy.stream, records: records.length },
       });
-      return classify(response);
+      return classify(response, policy.answer, records.length);
     } catch (err) {
       if (this.#cutRequests.signal.aborted) throw new AbortError("stopping");
       return classifyError(err);

@@ -1,4 +1,5 @@
-import { otlpSignals, type OtlpSignal } from "../../protocol/otlp.ts";
+import { OtlpExportResponse, otlpSignals, type OtlpSignal } from "../../protocol/otlp.ts";
+import { documentedAnswer } from "./delivery.ts";
 import type { OutboxRecord } from "../outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
@@ -23,6 +24,7 @@ export function telemetryPolicy(signal: OtlpSignal, batchBytes: number): StreamP
     batchSize: 1_000,
     batchBytes,
     keepDelivered: false,
+    answer: documentedAnswer("OTLP export answer", OtlpExportResponse),
     buildPayload: (records: readonly OutboxRecord[]) => `${open}${records.map((r) => resourceList(r.body)).filter((list) => list !== "").join(",")}${close}`,
   };
 }

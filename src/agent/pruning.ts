@@ -1,0 +1,43 @@
+import type { Logger } from "pino";
+import type { AuditLog } from "./audit.ts";
+import type { Outbox } from "./outbox.ts";
+
+export const PRUNE_EVERY_MS = 60 * 60_000;
+
+export interface PruningOptions {
+  outbox: Pick<Outbox, "pruneCompleted">;
+  audit: Pick<AuditLog, "prune">;
+  /** How long delivered records and audit entries are kept (ms). */
+  keepCompletedMs: number;
+  keepAuditMs: number;
+  logger: Logger;
+  now: () => number;
+}
+
+/**
+ * Deletes delivered records and audit entries past retention: once just after start (after the listener is up:
+ * on a large outbox it takes a while, and readiness must not wait) and then hourly, whatever the last round did.
+ */
+export function startPruning(options: PruningOptions): { stop(): void } {
+  const { outbox, audit, logger, now } = options;
+  const prune = () => {
+    try {
+      const removed = outbox.pruneCompleted(now() - options.keepCompletedMs);
+      if (removed > 0) logger.info({ removed }, "pruned delivered records past retention");
+      const audited = audit.prune(now() - options.keepAuditMs);
+      if (audited > 0) logger.info({ removed: audited }, "pruned audit entries past retention");
+    } catch (err) {
+      // Deleting is a write too: on a full data dir it waits for the next round instead of ending the process.
+      logger.warn({ err }, "pruning failed; tried again in an hour");
+    }
+  };
+  const first = setTimeout(prune, 0);
+  const hourly = setInterval(prune, PRUNE_EVERY_MS);
+  hourly.unref();
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(hourly);
+    },
+  };
+}

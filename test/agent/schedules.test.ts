@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { afterEach, beforeEach, mock, test } from "node:test";
+import pino from "pino";
+import { Outbox } from "../../src/agent/outbox.ts";
+import { startPruning } from "../../src/agent/pruning.ts";
+import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { MeasuresUnavailableError, type MeasuresSource } from "../../src/agent/usage/measures-source.ts";
+import { UsageSnapshotter } from "../../src/agent/usage/snapshotter.ts";
+import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
+import { TaskStore } from "../../src/a2a/task-store.ts";
+import { usageMeasures } from "../helpers/fixtures.ts";
+import { tempDir } from "../helpers/processes.ts";
+import { HOUR, MINUTE, SimulatedTime } from "../helpers/simulated-time.ts";
+
+// The sidecar's other schedules, and the agent server's report loop, on simulated time: how often each acts per
+// hour when what it depends on fails.
+
+const silent = pino({ level: "silent" });
+let time: SimulatedTime;
+beforeEach(() => (time = SimulatedTime.start()));
+afterEach(() => time.stop());
+
+function snapshotter(source: MeasuresSource) {
+  const outbox = new Outbox(tempDir(), { now: time.now });
+  const s = new UsageSnapshotter({
+    outbox,
+    source,
+    intervalMs: 24 * HOUR,
+    retryMs: 5 * MINUTE, // retry.maxBackoff, as the daemon passes it
+    logger: silent,
+    health: new StreamHealth(silent, "usage", time.now),
+    onEnqueued() {},
+    now: time.now,
+  });
+  s.start();
+  return { outbox, s };
+}
+
+test("usage snapshots: counts that cannot be read are asked again every retry.maxBackoff (12 an hour), not in a loop", async () => {
+  let reads = 0;
+  const { outbox, s } = snapshotter({
+    name: "postgres",
+    current: async () => {
+      reads++;
+      throw new MeasuresUnavailableError("connection refused");
+    },
+  });
+  await time.advance(27 * HOUR, 10_000);
+  // Nothing is read before the first window closes at 24 h; then one read per 5 min for 3 h.
+  assert.ok(reads >= 35 && reads <= 37, `${reads} reads in 3 h of failure`);
+  assert.equal(outbox.counts("usage").pending, 0, "no made-up snapshot");
+  await s.stop();
+  outbox.close();
+});
+
+test("usage snapshots: readable counts make one snapshot per intervals.usageSnapshot and one read each", async () => {
+  let reads = 0;
+  const { outbox, s } = snapshotter({ name: "push", current: async () => (reads++, usageMeasures(1)) });
+  await time.advance(72 * HOUR + MINUTE, 60_000);
+  assert.equal(reads, 3);
+  assert.equal(outbox.counts("usage").pending, 3);
+  await s.stop();
+  outbox.close();
+});
+
+test("pruning runs once at start and then hourly, also while every round fails (a full disk)", async () => {
+  let rounds = 0;
+  const pruning = startPruning({
+    outbox: {
+      pruneCompleted: () => {
+        rounds++;
+        throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+      },
+    },
+    audit: { prune: () => 0 },
+    keepCompletedMs: 7 * 24 * HOUR,
+    keepAuditMs: 30 * 24 * HOUR,
+    logger: silent,
+    now: time.now,
+  });
+  await time.advance(5 * HOUR + MINUTE, 60_000);
+  assert.equal(rounds, 6);
+  pruning.stop();
+});
+
+for (const [name, answer] of [
+  ["500", async () => new Response("boom", { status: 500 })],
+  ["200 instead of 202", async () => new Response("{}", { status: 200 })],
+  [
+    "an unreachable sidecar",
+    async () => {
+      throw new TypeError("fetch failed", { cause: { code: "ECONNREFUSED" } });
+    },
+  ],
+] as [string, () => Promise<Response>][]) {
+  test(`agent server: a sidecar answering ${name} gets one report per interval, and the runs are kept until a 202`, async () => {
+    const store = new TaskStore(join(tempDir(), "tasks.db"), MINUTE);
+    const posts: string[] = [];
+    let respond = answer;
+    // Unit test: fetch stands in for the sidecar; the reporter's metrics exporter goes elsewhere.
+    const fetchMock = mock.method(globalThis, "fetch", async (url: string, init: RequestInit) => {
+      if (String(url).endsWith("/v1/transactions")) posts.push(String(init.body));
+      return respond();
+    });
+    const reporter = new SidecarReporter({
+      sidecarUrl: "http://127.0.0.1:9",
+      store,
+      intervalMs: MINUTE,
+      tenantId: crypto.randomUUID(),
+      organizationId: crypto.randomUUID(),
+      logger: silent,
+      now: time.now,
+    });
+    reporter.start();
+    const task = { id: crypto.randomUUID(), contextId: crypto.randomUUID(), kind: "task", status: { state: "completed", timestamp: "" } } as const;
+    store.create("notes", task as never, time.now());
+    store.finish(task as never, crypto.randomUUID(), time.now());
+    await time.advance(HOUR, 5_000);
+    assert.ok(posts.length >= 58 && posts.length <= 61, `${posts.length} reports in an hour`);
+    assert.equal(new Set(posts.map((p) => JSON.parse(p).trace_transactions[0].id)).size, 1, "every resend carries the same transaction id");
+    respond = async () => new Response(JSON.stringify({ accepted: 1 }), { status: 202 });
+    await time.advance(2 * MINUTE, 5_000);
+    const delivered = posts.length;
+    await time.advance(HOUR, 5_000);
+    assert.equal(posts.length, delivered, "nothing left to report: no more requests");
+    await reporter.stop().catch(() => {});
+    fetchMock.mock.restore();
+    store.close();
+  });
+}
