@@ -32,15 +32,17 @@ export class Authenticator {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", "Authorization must be 'Bearer <token>'");
     const claims = await this.#tokens.verify(match[1]!);
+    if (claims.offline) {
+      throw new HttpError(401, "BEACON_ERR_TOKEN_OFFLINE", "an offline license is checked by an air-gapped sidecar itself, never sent as a bearer token; verify the license key online for one");
+    }
     const license = this.#licenses.findById(claims.sub);
     if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", "the bearer token names a license this beacon no longer has");
     return license;
   }
 
-  /** The body's license, cross-checked against the bearer token when one is sent. */
-  async licenseAndBearer(request: HttpRequest, key: string): Promise<License> {
+  /** The body's license, cross-checked against the bearer token's (checked before the body was read), when one was sent. */
+  licenseAndBearer(key: string, tokenLicense: License | undefined): License {
     const license = this.license(key, { requireUnexpired: false });
-    const tokenLicense = await this.bearer(request);
     if (tokenLicense && tokenLicense.id !== license.id) {
       throw new HttpError(403, "BEACON_ERR_TOKEN_MISMATCH", "the bearer token was issued for a different license");
     }

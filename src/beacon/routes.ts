@@ -36,30 +36,32 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     return { token: await tokens.issue(license) };
   });
 
+  // A bearer token, when sent, is checked from the headers before any body is read; the license key in the body
+  // (the seed's credential) is checked after. Telemetry carries no key: the token is its only credential.
+  const senders = new WeakMap<HttpRequest, License | undefined>();
+  const optionalBearer = async (request: HttpRequest) => void senders.set(request, await auth.bearer(request));
+  const requiredBearer = async (request: HttpRequest) => {
+    const license = await auth.bearer(request);
+    if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_REQUIRED", "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify");
+    senders.set(request, license);
+  };
+
   app.post(beaconPaths.ingestTraces, async (request): Promise<IngestTracesResponse> => {
     const body = parseRequest(IngestTracesRequest, request.body);
-    const license = await auth.licenseAndBearer(request, body.license);
+    const license = auth.licenseAndBearer(body.license, senders.get(request));
     const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });
     request.log.info(
       { licenseId: license.id, received: body.trace_transactions.length, inserted },
       "trace transactions ingested",
     );
     return { inserted_count: inserted };
-  });
+  }, { authorize: optionalBearer });
 
-  const senders = new WeakMap<HttpRequest, License>();
   for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
     const { schema, path, countItems } = otlpSignals[signal] as {
       schema: z.ZodType<OtlpRequest>;
       path: string;
       countItems: (request: OtlpRequest) => number;
-    };
-    // Telemetry carries no license key: the token from /verify is the only proof of who sends it, so it is checked
-    // before the body is even read (an anonymous 8 MiB body would otherwise cost seconds of validation).
-    const authorize = async (request: HttpRequest) => {
-      const license = await auth.bearer(request);
-      if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_REQUIRED", "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify");
-      senders.set(request, license);
     };
     app.post(path, async (request) => {
       const license = senders.get(request)!;
@@ -68,18 +70,18 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       store.insertOtlp(signal, license.id, items, body, now());
       request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
       return { partialSuccess: {} };
-    }, { authorize });
+    }, { authorize: requiredBearer });
   }
 
   app.post(beaconPaths.usageSnapshot, async (request): Promise<UsageSnapshotResponse> => {
     const body = parseRequest(UsageSnapshot, request.body);
-    const license = await auth.licenseAndBearer(request, body.license_key);
+    const license = auth.licenseAndBearer(body.license_key, senders.get(request));
     const from = new Date(body.from_timestamp);
     const to = new Date(body.to_timestamp);
     const inserted = store.insertUsageSnapshot(license.id, from, to, body.measures, now());
     request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
     return { inserted_count: inserted };
-  });
+  }, { authorize: optionalBearer });
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -196,8 +196,9 @@ export class HttpServer {
     }
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
     if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
-    // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive.
-    if (this.#closing) response.setHeader("connection", "close");
+    // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive; so does
+    // an answer given before the body was read (a refused credential, a 413): the rest is never waited for.
+    if (this.#closing || !incoming.complete) response.setHeader("connection", "close");
     for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
     if (answer.status === 204 || answer.status === 304) {
       response.statusCode = answer.status;

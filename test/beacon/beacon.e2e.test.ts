@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { BeaconStore } from "../../src/beacon/store.ts";
@@ -136,6 +137,49 @@ describe("beacon service", () => {
     const mismatch = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${otherToken}` });
     assert.equal(mismatch.status, 403);
     assert.equal(mismatch.body.code, "BEACON_ERR_TOKEN_MISMATCH");
+  });
+
+  test("tenants: one license's records, key or token can neither claim, read nor change another license's", async () => {
+    const shared = traceTransactions(2);
+    const fromActive = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: shared });
+    assert.deepEqual(fromActive.body, { inserted_count: 2 });
+    // The same ids from another license (and with the first license's organization on them) are that license's own.
+    const fromOther = await postJson(url("/v1/beacon/ingest-traces"), { license: other.key, trace_transactions: shared });
+    assert.deepEqual(fromOther.body, { inserted_count: 2 }, "ids another license sent first do not swallow these");
+    const again = await postJson(url("/v1/beacon/ingest-traces"), { license: other.key, trace_transactions: shared });
+    assert.deepEqual(again.body, { inserted_count: 0 }, "a re-send by the same license is still counted once");
+    const store = new BeaconStore(fixture.dataDir, { readonly: true });
+    try {
+      for (const license of [active, other]) {
+        const ids = store.transactionAttempts(license.id);
+        assert.ok(shared.every((t) => ids.has(t.id)), `${license.id} has its own copy`);
+      }
+    } finally {
+      store.close();
+    }
+
+    const offline = await runCli(["beacon", "issue-offline-license", "--config", fixture.configPath, "--license", active.id]);
+    assert.equal(offline.code, 0, offline.stderr);
+    const asBearer = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${offline.stdout.trim()}` });
+    assert.equal(asBearer.status, 401);
+    assert.equal(asBearer.body.code, "BEACON_ERR_TOKEN_OFFLINE");
+  });
+
+  test("a bad bearer token is refused from the headers: the body is never waited for", async () => {
+    for (const path of ["/v1/beacon/ingest-traces", "/v1/beacon/usage-snapshot", "/v1/beacon/v1/metrics"]) {
+      // Announces 8 MiB and sends none of it: only a server that answers from the headers answers at all.
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = httpRequest(url(path), { method: "POST", headers: { "content-type": "application/json", "content-length": String(8 << 20), authorization: "Bearer not.a.token" } }, (response) => {
+          let body = "";
+          response.on("data", (chunk) => (body += chunk));
+          response.on("end", () => resolve({ status: response.statusCode!, body }));
+        });
+        request.on("error", reject);
+        request.flushHeaders();
+      });
+      assert.equal(answer.status, 401, path);
+      assert.equal(JSON.parse(answer.body).code, "BEACON_ERR_TOKEN_INVALID");
+    }
   });
 
   test("ingest: concurrent senders with overlapping batches store each transaction exactly once", async () => {
