@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
 import type { WarningLogTap } from "../log.ts";
@@ -11,8 +12,9 @@ import { OfflineLicense } from "./offline-license.ts";
 import { AgentMetrics } from "./metrics.ts";
 import { AuditLog } from "./audit.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
-import { STREAMS, type Stream } from "./outbox.ts";
+import { STREAMS, type Outbox, type Stream } from "./outbox.ts";
 import { openOutbox } from "./data-dir.ts";
+import { lockDataDir } from "./data-dir-lock.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
 import { startPruning } from "./pruning.ts";
@@ -67,8 +69,16 @@ export async function startAgent(
   const now = options.now ?? Date.now;
   // The data dir holds the license token cache and billing records: owner-only.
   process.umask(0o077);
-  // Refuses (exit 3) a data dir whose outbox is missing, swapped or damaged, rather than silently start anew.
-  const outbox = openOutbox(config.dataDir, { now, logger, newOutbox: options.newOutbox });
+  // Refuses (exit 3) a data dir another sidecar runs on, or whose outbox is missing, swapped or damaged.
+  mkdirSync(config.dataDir, { recursive: true });
+  const lock = lockDataDir(config.dataDir, now);
+  let outbox: Outbox;
+  try {
+    outbox = openOutbox(config.dataDir, { now, logger, newOutbox: options.newOutbox });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const audit = new AuditLog(config.dataDir, { keepBodies: config.audit.keepBodies, secrets: [config.licenseKey], logger });
   const space = new DataDirSpace(config.dataDir, { logger });
   space.roomForTelemetry(); // logs at once when the sidecar starts on a (nearly) full data dir
@@ -207,6 +217,7 @@ export async function startAgent(
     ready: () => !closing,
   });
   const url = await app.listen(config.listen);
+  lock.announce();
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
   const pruning = startPruning({ outbox, audit, keepCompletedMs: config.retention.completed, keepAuditMs: config.audit.retention, logger, now });
   // Loaded after the listener is up: the OpenTelemetry SDK takes a while to load and readiness must not wait.
@@ -249,6 +260,7 @@ export async function startAgent(
       await client?.close();
       audit.close();
       outbox.close();
+      lock.release();
       logger.info("sidecar stopped");
     },
   };

@@ -13,8 +13,8 @@ const env = { PLATFORM_LICENSE_KEY: license.key };
 let beaconUrl: string; // nothing listens there: records stay undelivered in the outbox
 
 const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
-/** The data dir's files and their sizes: what a refused start must leave exactly as it was. */
-const listing = (dir: string) => readdirSync(dir).sort().map((name) => `${name} ${statSync(join(dir, name)).size}`);
+/** The data dir's files and their sizes: what a refused start must leave exactly as it was (but the empty lock file it may create). */
+const listing = (dir: string) => readdirSync(dir).filter((name) => name !== "sidecar.lock").sort().map((name) => `${name} ${statSync(join(dir, name)).size}`);
 
 /** A sidecar with `count` undelivered transactions in its outbox, stopped by `signal`. */
 async function seeded(count: number, signal: NodeJS.Signals = "SIGTERM"): Promise<AgentFixture> {
@@ -56,6 +56,25 @@ describe("data dir checks at start: a missing, damaged or swapped outbox is refu
     beaconUrl = `http://127.0.0.1:${await freePort()}`;
     template = await seeded(900);
     assert.ok(existsSync(join(template.dataDir, MARKER_FILE)), "the first start wrote the data dir marker");
+  });
+
+  test("a second start on a data dir a running sidecar holds is refused (exit 3 naming it); after a kill -9 of the first, a start works", async () => {
+    const fixture = copyOfTemplate();
+    const first = await startAgentProcess(fixture, env);
+    try {
+      const second = await runCli(["start", "--config", fixture.configPath], { env });
+      assert.equal(second.code, 3, second.stderr);
+      assert.match(second.stderr, /EGRESS_ERR_DATA_DIR_IN_USE: data dir .* is in use by another sidecar \(pid \d+ on host /);
+      assert.ok(second.stderr.includes(`pid ${first.child.pid} `), "names the running sidecar's pid");
+      assert.doesNotMatch(second.stdout, /sidecar listening/);
+      const status = await getJson(`${first.url}/v1/status`);
+      assert.equal(status.streams.billing.pending, 900, "the first sidecar's records untouched");
+    } finally {
+      await first.stop("SIGKILL");
+    }
+    const third = await startAgentProcess(fixture, env);
+    assert.equal((await getJson(`${third.url}/v1/status`)).streams.billing.pending, 900);
+    await third.stop();
   });
 
   test("outbox.db deleted (a clean stop before): refused, naming the marker that shows an outbox was there", async () => {
