@@ -102,7 +102,7 @@ export async function startAgent(
   const streams: readonly Stream[] = STREAMS;
   const health = new Map(streams.map((stream) => [stream, new StreamHealth(logger, stream, now)]));
   const shippers = new Map<Stream, Shipper>();
-  const metrics = new AgentMetrics(outbox, streams, () => license.status(), now);
+  const metrics = new AgentMetrics(outbox, streams, () => license.status(), now, offline);
   if (offline) {
     license = new OfflineLicense({ ...config.offline, now: () => new Date(now()) });
     const status = await license.start();
@@ -211,6 +211,7 @@ export async function startAgent(
           health: shippers.has(stream) ? health.get(stream) : undefined,
         })),
         now(),
+        offline,
       ),
     audit,
     metrics,

@@ -24,7 +24,8 @@ export class AgentMetrics {
   readonly #sendDuration: Histogram<"stream">;
 
   /** `now`: the clock the outbox stamps records with (the sidecar's injected clock). */
-  constructor(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus, now: () => number = Date.now) {
+  /** `offline`: nothing waits to be sent; what the outbox holds is kept for export (state `kept_for_export`). */
+  constructor(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus, now: () => number = Date.now, offline = false) {
     const registers = [this.registry];
     this.#received = new Counter({
       name: "egress_telemetry_received_items_total",
@@ -100,7 +101,7 @@ export class AgentMetrics {
       collect() {
         for (const stream of streams) {
           const oldest = outbox.counts(stream).oldestPendingAt;
-          this.set({ stream }, oldest === null ? 0 : Math.max(0, (now() - oldest) / 1000));
+          this.set({ stream }, oldest === null || offline ? 0 : Math.max(0, (now() - oldest) / 1000));
         }
       },
     });
@@ -113,7 +114,7 @@ export class AgentMetrics {
         for (const stream of streams) {
           const counts = outbox.counts(stream);
           for (const state of ["pending", "sending", "completed", "failed"] as const satisfies RecordState[]) {
-            this.set({ stream, state }, counts[state]);
+            this.set({ stream, state: offline && state === "pending" ? "kept_for_export" : state }, counts[state]);
           }
         }
       },

@@ -25,6 +25,8 @@ export interface StreamCounts {
   failed: number;
   /** Enqueue time (ms) of the oldest record not yet delivered, if any. */
   oldestPendingAt: number | null;
+  /** Records delivered since this outbox was created, whether kept (billing) or deleted (telemetry) since. */
+  delivered: number;
 }
 
 const schema = `
@@ -55,6 +57,7 @@ const SCHEMA_VERSION = 3;
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
 
 export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
+const deliveredKey = (stream: Stream) => `delivered.${stream}`;
 
 /** The outbox file of a data dir, opened read-only for a tool beside (or without) the sidecar. */
 export function openOutboxReadonly(dataDir: string): Database.Database {
@@ -104,6 +107,7 @@ export class Outbox {
   readonly #fail: Database.Statement;
   readonly #pendingInfo: Database.Statement;
   readonly #delete: Database.Statement;
+  readonly #countDelivered: Database.Statement;
   /** Prepared once: db.pragma() compiles its statement on every call, and every send and OTLP request switches. */
   readonly #syncNormal: Database.Statement;
   readonly #syncFull: Database.Statement;
@@ -135,6 +139,9 @@ export class Outbox {
       `UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`,
     );
     this.#delete = this.#db.prepare(`DELETE FROM outbox WHERE seq IN (${seqList})`);
+    this.#countDelivered = this.#db.prepare(
+      "INSERT INTO kv (key, value) VALUES (@key, @n) ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + @n",
+    );
     this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
     this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
     // Bounded by @limit: the shipper asks before every batch, and a full scan of a large backlog each time
@@ -245,13 +252,22 @@ export class Outbox {
   }
 
   /** Delivered: kept as completed until the retention period prunes it. */
-  ack(seqs: readonly number[]): void {
-    this.#relaxed(() => this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }));
+  ack(stream: Stream, seqs: readonly number[]): void {
+    this.#delivered(stream, seqs, () => this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }));
   }
 
-  /** Delivered, and not worth keeping (best-effort telemetry): deleted at once. */
-  remove(seqs: readonly number[]): void {
-    this.#relaxed(() => this.#delete.run({ seqs: JSON.stringify(seqs) }));
+  /** Delivered, and not worth keeping (best-effort telemetry): deleted at once, still counted as delivered. */
+  remove(stream: Stream, seqs: readonly number[]): void {
+    this.#delivered(stream, seqs, () => this.#delete.run({ seqs: JSON.stringify(seqs) }));
+  }
+
+  #delivered(stream: Stream, seqs: readonly number[], settle: () => Database.RunResult): void {
+    this.#relaxed(() =>
+      this.#db.transaction(() => {
+        const { changes } = settle();
+        this.#countDelivered.run({ key: deliveredKey(stream), n: changes });
+      })(),
+    );
   }
 
   /** Deletes every undelivered record of a stream (its switch was turned off). Returns how many went. */
@@ -296,7 +312,7 @@ export class Outbox {
   }
 
   counts(stream: Stream): StreamCounts {
-    const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null };
+    const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 0 };
     // Counted from the index alone; the oldest undelivered is the first by seq of pending or sending.
     const rows = this.#db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state").all(stream) as { state: RecordState; n: number }[];
     for (const row of rows) counts[row.state] = row.n;
@@ -308,6 +324,7 @@ export class Outbox {
       )
       .get({ stream }) as { oldest: number | null };
     counts.oldestPendingAt = oldest;
+    counts.delivered = Number(this.getValue(deliveredKey(stream)) ?? 0);
     return counts;
   }
 

@@ -10,17 +10,22 @@ export function buildStatus(
   outbox: Outbox,
   streams: { stream: Stream; enabled: boolean; health?: StreamHealth }[],
   now: number,
+  /** Offline: what the outbox holds is kept for export, not queued for sending. */
+  offline = false,
 ): AgentStatus {
   const result: Record<string, StreamStatus> = {};
   for (const { stream, enabled, health } of streams) {
     const counts = outbox.counts(stream);
+    const queued = offline ? 0 : counts.pending;
     result[stream] = {
       enabled,
-      pending: counts.pending,
+      pending: queued,
       sending: counts.sending,
       completed: counts.completed,
+      delivered: counts.delivered,
+      keptForExport: offline ? counts.pending : 0,
       failed: counts.failed,
-      oldestPendingAgeSeconds: counts.oldestPendingAt === null ? null : Math.max(0, (now - counts.oldestPendingAt) / 1000),
+      oldestPendingAgeSeconds: counts.oldestPendingAt === null || offline ? null : Math.max(0, (now - counts.oldestPendingAt) / 1000),
       lastSuccessAt: iso(health?.lastSuccessAt ?? null),
       lastError: health?.lastError ? { at: iso(health.lastError.at)!, message: health.lastError.message } : null,
       deadLetters: outbox.deadLetters(stream),

@@ -10,5 +10,7 @@ export const OffsetTimestamp = z.iso.datetime({
 });
 
 export const Uuid = z.uuid({ message: "must be a UUID" });
+/** A UUID in its canonical, lower-case form: one id however the sender cased it (dedup compares text). */
+export const CanonicalUuid = Uuid.toLowerCase();
 
 export const Count = z.int({ message: "must be an integer" }).nonnegative({ message: "must not be negative" });

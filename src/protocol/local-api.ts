@@ -29,9 +29,15 @@ export type LicenseStatus = z.infer<typeof LicenseStatus>;
 
 export const StreamStatus = z.object({
   enabled: z.boolean(),
+  /** Waiting to be sent. Offline, billing records are not waiting: they are counted in keptForExport. */
   pending: z.int(),
   sending: z.int(),
+  /** Delivered records still held (billing keeps them for retention.completed; telemetry deletes them). */
   completed: z.int(),
+  /** Records delivered since the outbox was created, deleted or not. */
+  delivered: z.int(),
+  /** Offline mode: billing records held for `egress-agent export`, never sent. */
+  keptForExport: z.int(),
   failed: z.int(),
   oldestPendingAgeSeconds: z.number().nullable(),
   lastSuccessAt: z.string().nullable(),

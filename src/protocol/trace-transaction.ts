@@ -1,12 +1,12 @@
 import * as z from "zod";
-import { Count, UtcTimestamp, Uuid } from "./common.ts";
+import { CanonicalUuid, Count, UtcTimestamp } from "./common.ts";
 
 /** One billing record: the seed's trace transaction, field for field. */
 export const TraceTransaction = z
   .object({
-    id: Uuid,
-    tenant_id: Uuid,
-    session_id: Uuid,
+    id: CanonicalUuid,
+    tenant_id: CanonicalUuid,
+    session_id: CanonicalUuid,
     trace_count: Count,
     start_insertion_time: UtcTimestamp,
     end_insertion_time: UtcTimestamp,
@@ -15,7 +15,7 @@ export const TraceTransaction = z
     status: z.string().min(1, { message: "must not be empty" }),
     num_failed_send_attempts: Count,
     transaction_type: z.string().min(1, { message: "must not be empty" }),
-    organization_id: Uuid,
+    organization_id: CanonicalUuid,
   })
   .superRefine((t, ctx) => {
     // Lexical order is time order for same-format UTC strings only; compare instants.

@@ -31,6 +31,10 @@ test("offline mode under load: no connection of any kind leaves, the license ver
     await Promise.all(
       batches.map(async (batch) => assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202)),
     );
+    // A UUID is one id in any letter case: the same records re-sent in upper case are duplicates, exported once.
+    const shouted = batches[0]!.slice(0, 5).map((t) => ({ ...t, id: t.id.toUpperCase() }));
+    const resent = await postJson(`${agent.url}/v1/transactions`, { trace_transactions: shouted });
+    assert.deepEqual([resent.status, resent.body], [202, { accepted: 5, duplicates: 5 }]);
     // Operational telemetry is off offline whatever the switches say: answered 200, dropped, counted.
     for (const signal of ["metrics", "traces", "logs"] as const) {
       const response = await postOtlp(agent.url, signal, taggedRequest(signal, "offline"));
@@ -45,7 +49,13 @@ test("offline mode under load: no connection of any kind leaves, the license ver
     assert.equal(status.license.mode, "offline");
     assert.equal(status.license.state, "valid");
     assert.equal(status.license.licenseId, files.license.id);
-    assert.equal(status.streams.billing.pending, 2000, "kept locally, not sent");
+    assert.deepEqual([status.streams.billing.keptForExport, status.streams.billing.pending, status.streams.billing.oldestPendingAgeSeconds], [2000, 0, null], "kept for export, not a queue");
+    assert.equal(await promValue(agent.url, 'egress_outbox_oldest_pending_age_seconds{stream="billing"}'), 0, "no alert on a stuck queue");
+    assert.equal(await promValue(agent.url, 'egress_outbox_records{stream="billing",state="kept_for_export"}'), 2000);
+    const shown = await runCli(["status", "--url", agent.url]);
+    assert.match(shown.stdout, /billing: 2000 records kept for export/);
+    const follow = await runCli(["status", "--follow", "--url", agent.url]);
+    assert.deepEqual([follow.code, follow.stdout.trim()], [0, "drained: nothing left to deliver"], "--follow does not wait forever on records offline mode never sends");
     assert.equal(connections, 0, "zero outbound connections in offline mode");
     assert.match(agent.output(), /"offline mode: no egress of any kind"/);
 

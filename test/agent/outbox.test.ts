@@ -17,7 +17,7 @@ test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-
   assert.deepEqual(first.map((r) => r.recordId), ["id-0", "id-1", "id-2"]);
   outbox.fail([first[0]!.seq], "503");
   outbox.deadLetter([first[1]!.seq], "422 bad tenant");
-  outbox.ack([first[2]!.seq]);
+  outbox.ack("billing", [first[2]!.seq]);
   const again = outbox.claim("billing", 10);
   assert.deepEqual(again.map((r) => [r.recordId, r.attempts]), [["id-0", 1], ["id-3", 0], ["id-4", 0]]);
   assert.deepEqual(outbox.deadLetters("billing"), [{ recordId: "id-1", error: "422 bad tenant", attempts: 0 }]);
@@ -63,10 +63,10 @@ test("outbox: claims stop at about maxBytes but always take one record; remove a
   const first = outbox.claim("logs", 100, 250);
   assert.equal(first.length, 2, "two ~100-byte records fit in 250 bytes");
   assert.equal(outbox.claim("logs", 100, 10).length, 1, "a record larger than maxBytes still goes, alone");
-  outbox.remove(first.map((r) => r.seq));
-  assert.deepEqual([outbox.counts("logs").completed, outbox.pendingHead("logs", 10).count], [0, 1]);
+  outbox.remove("logs", first.map((r) => r.seq));
+  assert.deepEqual([outbox.counts("logs").completed, outbox.counts("logs").delivered, outbox.pendingHead("logs", 10).count], [0, 2, 1]);
   assert.equal(outbox.discard("logs"), 2, "the pending and the sending one");
-  assert.deepEqual(outbox.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null });
+  assert.deepEqual(outbox.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 2 });
   outbox.close();
 });
 

@@ -20,9 +20,9 @@ class FillingOutbox extends Outbox {
     return super.claim(...args);
   }
 
-  override ack(seqs: readonly number[]): void {
+  override ack(stream: Parameters<Outbox["ack"]>[0], seqs: readonly number[]): void {
     if (this.#fails("ack")) throw diskFull();
-    super.ack(seqs);
+    super.ack(stream, seqs);
   }
 
   override release(seqs: readonly number[]): void {

@@ -165,6 +165,16 @@ describe("operational telemetry relay", () => {
       assert.equal(records[0]!.severityNumber, 13);
       assert.deepEqual(keys(records[0]!.attributes).sort(), ["component", "pool_size"]);
       assert.match(records[0]!.body!.stringValue!, /^retry for <email> from <ip> with Bearer <redacted> at https:\/\/api\.example\.com\/x$/);
+
+      // Delivered telemetry is deleted from the outbox, and still counted as delivered.
+      const streams = await waitFor(async () => {
+        const current = (await getJson(`${agent.url}/v1/status`)).streams;
+        return ["metrics", "traces", "logs"].every((s) => current[s].pending + current[s].sending === 0) ? current : undefined;
+      });
+      for (const signal of ["metrics", "traces", "logs"]) {
+        assert.equal(streams[signal].completed, 0, `${signal} rows are deleted once delivered`);
+        assert.ok(streams[signal].delivered >= 1, `${signal} deliveries counted`);
+      }
     });
   }
 

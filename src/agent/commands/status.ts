@@ -29,7 +29,7 @@ export function formatStatus(status: AgentStatus): string {
       String(stream.pending),
       String(stream.sending),
       age(stream.oldestPendingAgeSeconds),
-      String(stream.completed),
+      String(stream.delivered),
       String(stream.failed),
       stream.lastSuccessAt ?? "-",
       stream.lastError?.at ?? "-",
@@ -37,6 +37,7 @@ export function formatStatus(status: AgentStatus): string {
   }
   lines.push(table(rows));
   for (const [name, stream] of Object.entries(status.streams)) {
+    if (stream.keptForExport > 0) lines.push(`${name}: ${stream.keptForExport} records kept for export (offline mode sends nothing; egress-agent export writes them out)`);
     if (stream.lastError) lines.push(`${name}: last error ${stream.lastError.at}: ${stream.lastError.message}`);
     for (const dead of stream.deadLetters) lines.push(`${name}: dead letter ${dead.recordId ?? "-"} after ${dead.attempts} failed sends: ${dead.error ?? ""}`);
   }

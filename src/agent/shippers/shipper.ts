@@ -213,8 +213,8 @@ export class Shipper {
     const seqs = records.map((r) => r.seq);
     switch (outcome.kind) {
       case "delivered":
-        if (policy.keepDelivered) outbox.ack(seqs);
-        else outbox.remove(seqs);
+        if (policy.keepDelivered) outbox.ack(policy.stream, seqs);
+        else outbox.remove(policy.stream, seqs);
         seqs.forEach((seq) => open.delete(seq));
         health.success();
         this.#healthy = true;
