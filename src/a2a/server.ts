@@ -79,7 +79,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const byId = new Map<string, Assistant>();
   for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
 
-  const server = new HttpServer({ logger, bodyLimit: BODY_LIMIT });
+  const server = new HttpServer({ logger, bodyLimit: { bytes: BODY_LIMIT } });
   const health = () => ({ ok: true });
   server.get("/ok", health);
   server.get("/healthz", health);

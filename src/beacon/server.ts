@@ -20,6 +20,8 @@ export async function startBeacon(
   options: { logger: Logger; now?: () => Date },
 ): Promise<RunningBeacon> {
   const now = options.now ?? (() => new Date());
+  // The data dir holds every license's billing records and the signing key: owner-only, files and directories.
+  process.umask(0o077);
   const tokens = await TokenIssuer.open({
     dataDir: config.dataDir,
     signingKeyFile: config.signingKeyFile,
@@ -32,7 +34,7 @@ export async function startBeacon(
   const https = config.tls.certFile
     ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
     : null;
-  const server = new HttpServer({ logger: options.logger, bodyLimit: config.bodyLimit, tls: https ?? undefined, logRequests: true });
+  const server = new HttpServer({ logger: options.logger, bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" }, tls: https ?? undefined, logRequests: true });
   registerBeaconRoutes(server, { store, auth, tokens, now });
   const close = async () => {
     await server.close();

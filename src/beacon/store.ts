@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../errors.ts";
@@ -110,9 +110,11 @@ export class BeaconStore {
       }
       this.#db = new Database(path, { readonly: true, fileMustExist: true });
     } else {
-      mkdirSync(dataDir, { recursive: true });
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       this.#db = new Database(path);
       this.#db.pragma("journal_mode = WAL");
+      // Files a beacon before this one left readable to all are made owner-only (new ones are, by the umask).
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
       this.#db.pragma("synchronous = FULL");
       tuneForIngest(this.#db);
       this.#migrate();

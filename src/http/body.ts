@@ -13,16 +13,24 @@ function contentEncoding(request: IncomingMessage): string | undefined {
   return encoding && encoding !== "identity" ? encoding : undefined;
 }
 
-const tooLarge = (limit: number) => new HttpError(413, "ERR_BODY_TOO_LARGE", `the body is larger than the ${limit}-byte limit (limits.bodyLimit)`);
+/** The largest body a server reads, and the config key that sets it (named in the 413), if any. */
+export interface BodyLimit {
+  bytes: number;
+  key?: string;
+}
+
+const tooLarge = ({ bytes, key }: BodyLimit) =>
+  new HttpError(413, "ERR_BODY_TOO_LARGE", `the body is larger than the ${bytes}-byte limit${key ? ` (${key})` : ""}`);
 
 /**
  * Reads a whole body, refused with 413 once it (decompressed, when `encoding` is given) passes `limit` bytes, and
  * with 400 when the client stops before its Content-Length or sends undecodable compressed data. A refused body
  * is not read further.
  */
-function readBody(request: IncomingMessage, limit: number, encoding?: "gzip" | "deflate"): Promise<Buffer> {
+function readBody(request: IncomingMessage, bodyLimit: BodyLimit, encoding?: "gzip" | "deflate"): Promise<Buffer> {
+  const limit = bodyLimit.bytes;
   return new Promise((resolve, reject) => {
-    if (Number(request.headers["content-length"]) > limit) return reject(tooLarge(limit));
+    if (Number(request.headers["content-length"]) > limit) return reject(tooLarge(bodyLimit));
     const decoder = encoding === "gzip" ? createGunzip() : encoding === "deflate" ? createInflate() : undefined;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -37,7 +45,7 @@ function readBody(request: IncomingMessage, limit: number, encoding?: "gzip" | "
     const output = decoder ?? request;
     output.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) return fail(tooLarge(limit));
+      if (size > limit) return fail(tooLarge(bodyLimit));
       chunks.push(chunk);
     });
     output.on("end", () => {
@@ -51,7 +59,7 @@ function readBody(request: IncomingMessage, limit: number, encoding?: "gzip" | "
     if (decoder) {
       let read = 0;
       // A compressed body is bounded too: no ratio makes more than `limit` bytes of input worth reading.
-      request.on("data", (chunk: Buffer) => (read += chunk.length) > limit && fail(tooLarge(limit)));
+      request.on("data", (chunk: Buffer) => (read += chunk.length) > limit && fail(tooLarge(bodyLimit)));
       decoder.on("error", () => fail(new HttpError(400, "ERR_CONTENT_ENCODING", `the body is not valid ${encoding} data`)));
       request.pipe(decoder);
     }
@@ -59,7 +67,7 @@ function readBody(request: IncomingMessage, limit: number, encoding?: "gzip" | "
 }
 
 /** A body for routes that decode it themselves (OTLP): one of `mediaTypes`, plain, gzip or deflate. */
-export function readRawBody(request: IncomingMessage, limit: number, mediaTypes: readonly string[]): Promise<Buffer> {
+export function readRawBody(request: IncomingMessage, limit: BodyLimit, mediaTypes: readonly string[]): Promise<Buffer> {
   const type = mediaType(request.headers);
   if (!mediaTypes.includes(type)) {
     throw new HttpError(415, "ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send ${mediaTypes.join(" or ")}`);
@@ -95,7 +103,7 @@ function poisoned(value: unknown): boolean {
  * valid JSON", and a plain one labelled compressed would pass, so any Content-Encoding is refused (415). Malformed,
  * empty or poisoned JSON is a validation failure of the body (422).
  */
-export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
+export async function readJsonBody(request: IncomingMessage, limit: BodyLimit): Promise<unknown> {
   const type = mediaType(request.headers);
   if (type !== "application/json") {
     throw new HttpError(415, "ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send application/json`);

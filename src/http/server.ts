@@ -4,7 +4,7 @@ import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpError } from "../errors.ts";
-import { readJsonBody, readRawBody } from "./body.ts";
+import { readJsonBody, readRawBody, type BodyLimit } from "./body.ts";
 import { errorAnswer } from "./error-handling.ts";
 import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
 
@@ -73,7 +73,7 @@ export class HttpServer {
   readonly #patterns: PatternRoute[] = [];
   readonly #server: Server;
   readonly #logger: Logger;
-  readonly #bodyLimit: number;
+  readonly #bodyLimit: BodyLimit;
   readonly #logRequests: boolean;
   readonly #scheme: "http" | "https";
   #closing = false;
@@ -82,7 +82,7 @@ export class HttpServer {
   onRequest: ((method: string) => void) | undefined;
   onResponse: ((served: Served) => void) | undefined;
 
-  constructor(options: { logger: Logger; bodyLimit: number; tls?: { cert: string | Buffer; key: string | Buffer }; logRequests?: boolean }) {
+  constructor(options: { logger: Logger; bodyLimit: BodyLimit; tls?: { cert: string | Buffer; key: string | Buffer }; logRequests?: boolean }) {
     this.#logger = options.logger;
     this.#bodyLimit = options.bodyLimit;
     this.#logRequests = options.logRequests ?? false;

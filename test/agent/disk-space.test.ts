@@ -52,7 +52,7 @@ test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk fill
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     },
   } as unknown as Outbox;
-  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: MiB });
+  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB } });
   let woken = 0;
   registerTransactionsSource(app, outbox, () => woken++, space);
   const url = await app.listen({ host: "127.0.0.1", port: 0 });

@@ -122,7 +122,9 @@ describe("beacon: bad input to every route", () => {
 
   test("huge bodies: over bodyLimit is 413; too many or too many bad items are 422 with at most 100 problems", async () => {
     for (const path of Object.keys(routes)) {
-      assertError(await sendJson(url(path), JSON.stringify({ padding: "x".repeat(BODY_LIMIT) }), auth), 413, "ERR_BODY_TOO_LARGE");
+      const answer = await sendJson(url(path), JSON.stringify({ padding: "x".repeat(BODY_LIMIT) }), auth);
+      assertError(answer, 413, "ERR_BODY_TOO_LARGE");
+      assert.match(answer.json.detail, /limit \(bodyLimit\)$/, "names the beacon's own key");
     }
     const empties = (n: number) => `{"license":${JSON.stringify(license.key)},"trace_transactions":[${Array(n).fill("{}").join(",")}]}`;
     const tooMany = assertValidation(await sendJson(url("/v1/beacon/ingest-traces"), empties(10_001)), ["body", "trace_transactions"], "too_big");

@@ -307,6 +307,14 @@ describe("beacon service", () => {
     }
   });
 
+  test("beacon.db, its WAL and the data dir are owner-only", async () => {
+    const { statSync } = await import("node:fs");
+    for (const file of ["", "beacon.db", "beacon.db-wal"]) {
+      const mode = statSync(`${fixture.dataDir}/${file}`).mode & 0o777;
+      assert.equal(mode & 0o077, 0, `${file || "data dir"} is ${mode.toString(8)}`);
+    }
+  });
+
   test("http: oversized bodies 413, wrong content types 415, malformed JSON 422, unknown routes 404, all JSON", async () => {
     const huge = { license: active.key, trace_transactions: traceTransactions(1000) };
     const tooLarge = await postJson(url("/v1/beacon/ingest-traces"), huge);

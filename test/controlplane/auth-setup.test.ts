@@ -63,7 +63,7 @@ async function setup(t: TestContext, options: { exchangeTimeoutMs?: number } = {
   const db = new Database(dbPath);
   const box = new SecretBox(dir);
   const clock = { now: START };
-  const server = new HttpServer({ logger, bodyLimit: 64 * 1024 });
+  const server = new HttpServer({ logger, bodyLimit: { bytes: 64 * 1024 } });
   const deps = {
     db,
     providers: {
@@ -267,7 +267,7 @@ test("a control plane started again fails the requests whose exchange it left un
   const inFlight = callback("github", { code: "c", state, installation_id: "3" });
   while (calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 
-  registerAuthRoutes(new HttpServer({ logger, bodyLimit: 1024 }), deps); // as a restart over the same file does
+  registerAuthRoutes(new HttpServer({ logger, bodyLimit: { bytes: 1024 } }), deps); // as a restart over the same file does
   const interrupted = await authStatus(auth_id);
   assert.deepEqual([interrupted.status, interrupted.error], ["failed", "the control plane stopped during the token exchange"]);
   assert.ok(lines.some((line) => line.includes("interrupted during the token exchange")));

@@ -11,7 +11,7 @@ import { HttpServer } from "../../src/http/server.ts";
 function server() {
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  return { app: new HttpServer({ logger, bodyLimit: 1024 }), lines };
+  return { app: new HttpServer({ logger, bodyLimit: { bytes: 1024 } }), lines };
 }
 
 /** One raw request; resolves with status, headers and body text. */
