@@ -4,6 +4,7 @@ import { text } from "node:stream/consumers";
 import { getCACertificates } from "node:tls";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
+import { proxyFor, type ProxySettings } from "./proxy.ts";
 
 export interface BeaconResponse {
   status: number;
@@ -60,18 +61,6 @@ export interface SentRequest {
   durationMs: number;
 }
 
-/** Forward proxies for beacon traffic (config `proxy.*`, normally from HTTPS_PROXY / HTTP_PROXY / NO_PROXY). */
-export interface ProxySettings {
-  https: string;
-  http: string;
-  noProxy: string;
-}
-
-/** The proxy a request to `baseUrl` goes through (NO_PROXY aside): https through `https`, else `http`; http through `http`. */
-export function proxyFor(baseUrl: string, proxy: ProxySettings): string {
-  return baseUrl.startsWith("https:") ? proxy.https || proxy.http : proxy.http;
-}
-
 /**
  * The only way out of the sidecar: JSON POSTs to the beacon, each told to the listeners (audit log). Node's own
  * http(s) agent, with its built-in proxy support (CONNECT for https, NO_PROXY matching), rather than undici: the
@@ -99,9 +88,10 @@ export class BeaconClient {
     this.#timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
     const proxy = options.proxy ?? { https: "", http: "", noProxy: "" };
-    // An explicit object, so that Node never falls back to the process environment (NODE_USE_ENV_PROXY).
+    // Decided once, here, by the function `preview --destinations` uses; an explicit object, so that Node never
+    // falls back to the process environment (NODE_USE_ENV_PROXY).
     const via = proxyFor(this.#baseUrl, proxy);
-    const proxyEnv = { HTTPS_PROXY: via, HTTP_PROXY: via, NO_PROXY: proxy.noProxy };
+    const proxyEnv = { HTTPS_PROXY: via, HTTP_PROXY: via, NO_PROXY: "" };
     if (new URL(this.#baseUrl).protocol === "https:") {
       const ca = options.extraCa ? [...getCACertificates("default"), options.extraCa] : undefined;
       this.#agent = new HttpsAgent({ keepAlive: true, proxyEnv, ...(ca ? { ca } : {}) });

@@ -1,14 +1,14 @@
 import type { AgentConfig } from "../config/agent-config.ts";
 import { redactUrl } from "../config/redact.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
-import { proxyFor } from "./beacon-client.ts";
+import { proxyFor } from "./proxy.ts";
 import { streamPolicies } from "./shippers/policies.ts";
 
 export interface Destination {
   /** `license` for verification, else the stream shipped there. */
   stream: string;
   url: string;
-  /** The forward proxy the request goes through (credentials removed), unless NO_PROXY matches the host. */
+  /** The forward proxy the request goes through (credentials removed), or null when the connection is direct (no proxy, or NO_PROXY exempts the host). */
   proxy: string | null;
 }
 
@@ -19,7 +19,9 @@ export interface Destination {
 export function destinations(config: AgentConfig): Destination[] {
   if (config.offline.enabled) return [];
   const base = config.beaconUrl.replace(/\/+$/, "");
-  const proxy = proxyFor(base, config.proxy) || null;
-  const paths = [{ stream: "license", path: beaconPaths.verify }, ...streamPolicies(config).map(({ stream, path }) => ({ stream, path }))];
-  return paths.map(({ stream, path }) => ({ stream, url: redactUrl(`${base}${path}`), proxy: proxy && redactUrl(proxy) }));
+    const paths = [{ stream: "license", path: beaconPaths.verify }, ...streamPolicies(config).map(({ stream, path }) => ({ stream, path }))];
+  return paths.map(({ stream, path }) => {
+    const proxy = proxyFor(`${base}${path}`, config.proxy);
+    return { stream, url: redactUrl(`${base}${path}`), proxy: proxy ? redactUrl(proxy) : null };
+  });
 }

@@ -63,6 +63,11 @@ test("preview --destinations lists every destination of a config and the proxy i
     { stream: "traces", url: "https://beacon.vendor.test/v1/beacon/v1/traces", proxy: "http://REDACTED@127.0.0.1:3128/" },
     { stream: "usage", url: "https://beacon.vendor.test/v1/beacon/usage-snapshot", proxy: "http://REDACTED@127.0.0.1:3128/" },
   ]);
+  // NO_PROXY is decided by the same function the client uses: an exempt host shows as direct.
+  const exempt = await runCli(["preview", "--config", fixture.configPath, "--destinations", "--json"], { env: { ...env, NO_PROXY: ".vendor.test" } });
+  assert.deepEqual(new Set((JSON.parse(exempt.stdout) as { proxy: string | null }[]).map((d) => d.proxy)), new Set([null]));
+  const other = await runCli(["preview", "--config", fixture.configPath, "--destinations"], { env: { ...env, NO_PROXY: "other.test" } });
+  assert.match(other.stdout, /license\s+POST \S+\s+http:\/\/REDACTED@127\.0\.0\.1:3128\//);
   const usageOff = await runCli(["preview", "--config", fixture.configPath, "--destinations"], { env: { ...env, PHONE_HOME_USAGE_REPORTING_ENABLED: "false" } });
   assert.doesNotMatch(usageOff.stdout, /usage-snapshot/);
   assert.match(usageOff.stdout, /billing\s+POST https:\/\/beacon\.vendor\.test\/v1\/beacon\/ingest-traces\s+http:\/\/REDACTED@127\.0\.0\.1:3128\//);

@@ -57,6 +57,13 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
       const agent = await startAgentProcess(fixture, { ...env, ...(fromEnv ? { BEACON_TRACING_ENABLED: "false" } : {}) });
       try {
         await sendAll(agent, marker);
+        if (off === "metrics") {
+          // A histogram is not carried even when metrics are on (a partial success then); off, it is plain success.
+          const histogram = taggedRequest("metrics", marker);
+          histogram.resourceMetrics[0].scopeMetrics[0].metrics.push({ name: "latency", histogram: { dataPoints: [{ count: "1" }] } });
+          const response = await postOtlp(agent.url, "metrics", histogram);
+          assert.deepEqual([response.status, response.body], [200, {}], "no partialSuccess warning for a switched-off signal");
+        }
         for (const on of SIGNALS.filter((s) => s !== off)) {
           await waitFor(async () => beaconResources(beaconFixture.dataDir, on, marker).length > 0, 15_000, `${on} at the beacon`);
         }
@@ -65,7 +72,7 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
         const status = await getJson(`${agent.url}/v1/status`);
         for (const signal of SIGNALS) assert.equal(status.streams[signal].enabled, signal !== off, `${signal} enabled in status`);
         assert.equal(status.streams[off].pending + status.streams[off].completed + status.streams[off].failed, 0, `${off} never written to disk`);
-        const items = off === "metrics" ? 2 : 1;
+        const items = off === "metrics" ? 2 + 3 : 1;
         assert.equal(await promValue(agent.url, `egress_telemetry_dropped_items_total{signal="${off}",reason="switched_off"}`), items);
       } finally {
         await agent.stop();

@@ -15,7 +15,14 @@ function row(stdout: string, key: string): [string, string] | undefined {
 test("validate lists every key with its value and where it came from: file, env, default, version default", async () => {
   const dir = tempDir();
   const path = join(dir, "egress.yaml");
-  writeFileSync(path, "instanceVersion: 0.10.2\nintervals:\n  flush: 2s\nconfig:\n  telemetry:\n    logs: true\n");
+  const dbPassword = "db-pw-in-query";
+  const urlToken = "beacon-url-token";
+  writeFileSync(
+    path,
+    "instanceVersion: 0.10.2\nintervals:\n  flush: 2s\nconfig:\n  telemetry:\n    logs: true\n" +
+      `usage:\n  postgres:\n    url: postgres://app@db.internal:5432/platform?sslmode=require&password=${dbPassword}\n` +
+      `beaconUrl: https://beacon.vendor.test/?access_token=${urlToken}\n`,
+  );
   const secret = "lic-validate-secret-0001";
   const proxyPassword = "proxy-pw-secret";
   const { code, stdout, stderr } = await runCli(["validate", "--config", path], {
@@ -35,7 +42,10 @@ test("validate lists every key with its value and where it came from: file, env,
   assert.deepEqual(row(stdout, "config.telemetry.traces"), ["false", "default for instanceVersion 0.10.2"]);
   assert.deepEqual(row(stdout, "licenseKey"), ["(set; hidden)", "env PLATFORM_LICENSE_KEY"]);
   assert.equal(row(stdout, "proxy.https")?.[1], "env HTTPS_PROXY");
-  assert.ok(!stdout.includes(secret) && !stdout.includes(proxyPassword), "no secret in the listing");
+  // A password given as a query parameter is hidden like one in the user info; the harmless parameters stay.
+  assert.deepEqual(row(stdout, "usage.postgres.url"), ["postgres://REDACTED@db.internal:5432/platform?sslmode=require&password=REDACTED", "file"]);
+  assert.deepEqual(row(stdout, "beaconUrl"), ["https://beacon.vendor.test/?access_token=REDACTED", "file"]);
+  for (const hidden of [secret, proxyPassword, dbPassword, urlToken]) assert.ok(!stdout.includes(hidden), `${hidden} is not in the listing`);
 });
 
 test("validate shows what offline mode turns off, and --json gives the same rows", async () => {

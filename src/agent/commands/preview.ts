@@ -59,7 +59,6 @@ async function preview(options: { config?: string; destinations?: boolean; json?
     if (options.json) return out(JSON.stringify(list, null, 2));
     if (list.length === 0) return out("offline mode: no destination; nothing leaves this host");
     out(table([["STREAM", "DESTINATION", "VIA"], ...list.map((d) => [d.stream, `POST ${d.url}`, d.proxy ?? "direct"])]));
-    if (config.proxy.noProxy && list.some((d) => d.proxy)) out(`(direct instead of the proxy when the host matches NO_PROXY: ${config.proxy.noProxy})`);
     return;
   }
   const payloads = nextPayloads(config);

@@ -7,6 +7,7 @@ import { redactUrl } from "../../config/redact.ts";
 /** Keys whose values are secrets or may carry one: shown as whether they are set, or with credentials removed. */
 const shown: Record<string, (value: string) => string> = {
   licenseKey: (value) => (value ? "(set; hidden)" : ""),
+  beaconUrl: redactUrl,
   "usage.postgres.url": redactUrl,
   "proxy.https": redactUrl,
   "proxy.http": redactUrl,

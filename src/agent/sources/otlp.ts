@@ -64,10 +64,14 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
 
         let diskFull = 0;
         metrics.received(signal, parsed.accepted + parsed.rejected);
-        metrics.dropped(signal, "rejected", parsed.rejected);
         if (!enabled[signal]) {
-          metrics.dropped(signal, "switched_off", parsed.accepted);
-        } else if (parsed.accepted > 0) {
+          // Nothing of a switched-off signal is kept, so nothing is worth a warning: items we could not carry
+          // (histograms, say) are dropped with the rest, and the exporter hears plain success, as documented.
+          metrics.dropped(signal, "switched_off", parsed.accepted + parsed.rejected);
+          return answer(protobuf, 200, {}, () => codec!.encodeOtlpResponse(signal));
+        }
+        metrics.dropped(signal, "rejected", parsed.rejected);
+        if (parsed.accepted > 0) {
           const filtered = filters[signal](parsed.request, privacy);
           metrics.dropped(signal, "policy", filtered.droppedItems);
           metrics.droppedAttributes(signal, filtered.droppedAttributes);
