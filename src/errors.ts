@@ -20,9 +20,12 @@ export class ConfigError extends EgressError {
 /** A request the server refuses: answered with `statusCode` and a JSON body `{detail, code}`. */
 export class HttpError extends EgressError {
   readonly statusCode: number;
-  constructor(statusCode: number, code: string, message: string) {
+  /** Headers the answer carries (Retry-After on a 503). */
+  readonly headers: Record<string, string> | undefined;
+  constructor(statusCode: number, code: string, message: string, headers?: Record<string, string>) {
     super(code, message);
     this.statusCode = statusCode;
+    this.headers = headers;
   }
 }
 

@@ -14,6 +14,7 @@ export function registerOperatorRoutes(
   app.get("/v1/status", () => parts.status());
   app.get("/v1/audit", async (request) => parts.audit.list(parseRequest(AuditQuery, request.query, "query")));
   app.get("/metrics", async () => new Answer(200, await parts.metrics.registry.metrics(), parts.metrics.registry.contentType));
-  app.get("/healthz", () => ({ status: "ok" }));
-  app.get("/readyz", () => (parts.ready() ? { ready: true } : new Answer(503, { ready: false })));
+  // Probes and billing intake are served from the connection reserve: a crowd of other clients never fails them.
+  app.get("/healthz", () => ({ status: "ok" }), { reserved: true });
+  app.get("/readyz", () => (parts.ready() ? { ready: true } : new Answer(503, { ready: false })), { reserved: true });
 }

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
+import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";
 
 const BeaconLicense = z
@@ -28,6 +29,8 @@ export const BeaconConfig = z
     signingKeyFile: z.string().default(""),
     tokenTtl: Duration.prefault("1h"),
     bodyLimit: ByteSize.prefault("8MiB"),
+    // Connections, timeouts and the memory bodies may take (src/http/limits.ts): many customers, few bodies at once.
+    http: httpLimitsSchema({ maxConnections: 4096, reservedConnections: 256, bodyBytesInFlight: "8MiB" }),
     logLevel: LogLevel.default("info"),
     licenses: z.array(BeaconLicense).default([]),
     // Serve HTTPS with this certificate and key (PEM); both or neither. Empty: plain HTTP (behind a TLS proxy).

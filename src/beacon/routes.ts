@@ -34,7 +34,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     const license = auth.license(body.license, { requireUnexpired: true });
     request.log.info({ licenseId: license.id }, "license verified");
     return { token: await tokens.issue(license) };
-  });
+  }, { reserved: true });
 
   // A bearer token, when sent, is checked from the headers before any body is read; the license key in the body
   // (the seed's credential) is checked after. Telemetry carries no key: the token is its only credential.
@@ -55,7 +55,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       "trace transactions ingested",
     );
     return { inserted_count: inserted };
-  }, { authorize: optionalBearer });
+  }, { authorize: optionalBearer, reserved: true });
 
   for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
     const { schema, path, countItems } = otlpSignals[signal] as {
@@ -84,5 +84,5 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   }, { authorize: optionalBearer });
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
-  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/healthz", async () => ({ status: "ok" }), { reserved: true });
 }

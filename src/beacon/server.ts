@@ -34,7 +34,7 @@ export async function startBeacon(
   const https = config.tls.certFile
     ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
     : null;
-  const server = new HttpServer({ logger: options.logger, bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" }, tls: https ?? undefined, logRequests: true });
+  const server = new HttpServer({ logger: options.logger, bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" }, limits: config.http, limitsKey: "http", tls: https ?? undefined, logRequests: true });
   registerBeaconRoutes(server, { store, auth, tokens, now });
   const close = async () => {
     await server.close();

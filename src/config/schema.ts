@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { httpLimitsSchema } from "../http/limits.ts";
 import { ByteSize, Duration, ListenAddress } from "./units.ts";
 import { LogLevel } from "../log.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";
@@ -67,6 +68,8 @@ export const AgentConfigFile = z.strictObject({
       telemetryBatchBytes: ByteSize.prefault("4MiB"),
     })
     .prefault({}),
+  // The local API's HTTP server: connections, timeouts and the memory bodies may take (src/http/limits.ts).
+  http: httpLimitsSchema({ maxConnections: 512, reservedConnections: 64, bodyBytesInFlight: "16MiB" }),
   privacy: z
     .strictObject({
       // Attribute keys allowed to leave beyond the built-in allowlist, per position. Never set by the sender.

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { createGunzip, createInflate } from "node:zlib";
 import { HttpError } from "../errors.ts";
+import { ITEM_COST, type BodyCharge } from "./budget.ts";
 import { RequestValidationError } from "./validate.ts";
 
 /** The media type of a request, lower case, without parameters ("application/json; charset=utf-8" -> "application/json"). */
@@ -19,19 +20,30 @@ export interface BodyLimit {
   key?: string;
 }
 
+/** How a server reads bodies: its size limit, its item limit, and this request's account with the body budget. */
+export interface BodyRules {
+  limit: BodyLimit;
+  items: { max: number; key?: string };
+  charge: BodyCharge;
+}
+
 const tooLarge = ({ bytes, key }: BodyLimit) =>
   new HttpError(413, "ERR_BODY_TOO_LARGE", `the body is larger than the ${bytes}-byte limit${key ? ` (${key})` : ""}`);
 
 /**
- * Reads a whole body, refused with 413 once it (decompressed, when `encoding` is given) passes `limit` bytes, and
- * with 400 when the client stops before its Content-Length or sends undecodable compressed data. A refused body
- * is not read further.
+ * Reads a whole body, refused with 413 once it (decompressed, when `encoding` is given) passes the limit or, when
+ * `items` counts it as it arrives, holds too many JSON objects and arrays; with 503 when the body budget cannot take
+ * it now; with 400 when the client stops before its Content-Length or sends undecodable compressed data. A refused
+ * body is not read further (the request is paused, and the answer closes the connection).
  */
-function readBody(request: IncomingMessage, bodyLimit: BodyLimit, encoding?: "gzip" | "deflate"): Promise<Buffer> {
-  const limit = bodyLimit.bytes;
+function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" | "deflate", items?: JsonItemCounter): Promise<Buffer> {
+  const limit = rules.limit.bytes;
   return new Promise((resolve, reject) => {
-    if (Number(request.headers["content-length"]) > limit) return reject(tooLarge(bodyLimit));
+    const declared = Number(request.headers["content-length"]);
+    if (declared > limit) return reject(tooLarge(rules.limit));
     const decoder = encoding === "gzip" ? createGunzip() : encoding === "deflate" ? createInflate() : undefined;
+    // With a Content-Length (and no compression) the body is copied into one buffer as it comes: no second copy.
+    const whole = !decoder && Number.isSafeInteger(declared) ? Buffer.allocUnsafe(declared) : undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
@@ -40,18 +52,29 @@ function readBody(request: IncomingMessage, bodyLimit: BodyLimit, encoding?: "gz
       settled = true;
       if (decoder) request.unpipe(decoder);
       decoder?.destroy();
+      request.pause();
       reject(err);
     };
     const output = decoder ?? request;
     output.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (size + chunk.length > limit) return fail(tooLarge(rules.limit));
+      try {
+        rules.charge.charge(chunk.length);
+        if (items && items.push(chunk) > rules.items.max) throw tooManyItems(rules);
+      } catch (err) {
+        return fail(err as HttpError);
+      }
+      if (whole) {
+        if (size + chunk.length > whole.length) return fail(new HttpError(400, "ERR_BODY_INCOMPLETE", "the body is longer than its Content-Length"));
+        chunk.copy(whole, size);
+      } else chunks.push(chunk);
       size += chunk.length;
-      if (size > limit) return fail(tooLarge(bodyLimit));
-      chunks.push(chunk);
     });
     output.on("end", () => {
       if (settled) return;
       settled = true;
-      resolve(Buffer.concat(chunks, size));
+      resolve(whole ? whole.subarray(0, size) : Buffer.concat(chunks, size));
     });
     const incomplete = () => fail(new HttpError(400, "ERR_BODY_INCOMPLETE", "the body ended before its Content-Length"));
     request.on("error", incomplete);
@@ -59,15 +82,70 @@ function readBody(request: IncomingMessage, bodyLimit: BodyLimit, encoding?: "gz
     if (decoder) {
       let read = 0;
       // A compressed body is bounded too: no ratio makes more than `limit` bytes of input worth reading.
-      request.on("data", (chunk: Buffer) => (read += chunk.length) > limit && fail(tooLarge(bodyLimit)));
+      request.on("data", (chunk: Buffer) => (read += chunk.length) > limit && fail(tooLarge(rules.limit)));
       decoder.on("error", () => fail(new HttpError(400, "ERR_CONTENT_ENCODING", `the body is not valid ${encoding} data`)));
       request.pipe(decoder);
     }
   });
 }
 
-/** A body for routes that decode it themselves (OTLP): one of `mediaTypes`, plain, gzip or deflate. */
-export function readRawBody(request: IncomingMessage, limit: BodyLimit, mediaTypes: readonly string[]): Promise<Buffer> {
+/**
+ * Counts the JSON objects and arrays of a body chunk by chunk as it arrives (brackets outside strings): what
+ * JSON.parse would build, known before it builds it, and before the whole body is read. A 16 MiB body of
+ * `[],[],...` is five million arrays; it is refused after its first few hundred kilobytes.
+ */
+export class JsonItemCounter {
+  count = 0;
+  #inString = false;
+  /** The previous chunk ended inside a string on a backslash: the next byte is escaped. */
+  #escaped = false;
+
+  push(chunk: Uint8Array): number {
+    let i = 0;
+    if (this.#escaped) {
+      this.#escaped = false;
+      i = 1;
+    }
+    while (i < chunk.length) {
+      if (this.#inString) {
+        const quote = chunk.indexOf(0x22, i);
+        const end = quote < 0 ? chunk.length : quote;
+        const slash = chunk.subarray(i, end).indexOf(0x5c);
+        if (slash >= 0) {
+          i += slash + 2; // the backslash and the byte it escapes
+          if (i > chunk.length) this.#escaped = true;
+          continue;
+        }
+        if (quote < 0) return this.count;
+        this.#inString = false;
+        i = quote + 1;
+        continue;
+      }
+      const byte = chunk[i++];
+      if (byte === 0x22) this.#inString = true;
+      else if (byte === 0x7b || byte === 0x5b) this.count++;
+    }
+    return this.count;
+  }
+}
+
+const tooManyItems = ({ items: { max, key } }: BodyRules) =>
+  new HttpError(413, "ERR_BODY_TOO_MANY_ITEMS", `the body holds more than ${max} objects, arrays or messages${key ? ` (${key})` : ""}`);
+
+/** Refuses (413) a body of more than the allowed items, and charges the rest to the budget (503 when it cannot). */
+function chargeItems(count: number, rules: BodyRules): void {
+  if (count > rules.items.max) throw tooManyItems(rules);
+  rules.charge.charge(count * ITEM_COST);
+}
+
+/** Counts the items a body of a media type the server cannot scan itself would decode into (protobuf messages). */
+export type ItemCounter = (body: Buffer, mediaType: string, max: number) => number | Promise<number>;
+
+/**
+ * A body for routes that decode it themselves (OTLP): one of `mediaTypes`, plain, gzip or deflate. Its items are
+ * counted before anyone decodes it: JSON here, other types by `countItems`.
+ */
+export async function readRawBody(request: IncomingMessage, rules: BodyRules, mediaTypes: readonly string[], countItems?: ItemCounter): Promise<Buffer> {
   const type = mediaType(request.headers);
   if (!mediaTypes.includes(type)) {
     throw new HttpError(415, "ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send ${mediaTypes.join(" or ")}`);
@@ -76,7 +154,10 @@ export function readRawBody(request: IncomingMessage, limit: BodyLimit, mediaTyp
   if (encoding !== undefined && encoding !== "gzip" && encoding !== "deflate") {
     throw new HttpError(415, "ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported; use gzip, deflate or none`);
   }
-  return readBody(request, limit, encoding);
+  const json = type === "application/json" ? new JsonItemCounter() : undefined;
+  const body = await readBody(request, rules, encoding, json);
+  chargeItems(json ? json.count : ((await countItems?.(body, type, rules.items.max)) ?? 0), rules);
+  return body;
 }
 
 const invalidJson = (msg: string) => new RequestValidationError([{ loc: ["body"], msg, type: "json_invalid" }]);
@@ -103,7 +184,7 @@ function poisoned(value: unknown): boolean {
  * valid JSON", and a plain one labelled compressed would pass, so any Content-Encoding is refused (415). Malformed,
  * empty or poisoned JSON is a validation failure of the body (422).
  */
-export async function readJsonBody(request: IncomingMessage, limit: BodyLimit): Promise<unknown> {
+export async function readJsonBody(request: IncomingMessage, rules: BodyRules): Promise<unknown> {
   const type = mediaType(request.headers);
   if (type !== "application/json") {
     throw new HttpError(415, "ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send application/json`);
@@ -112,7 +193,9 @@ export async function readJsonBody(request: IncomingMessage, limit: BodyLimit): 
   if (encoding !== undefined) {
     throw new HttpError(415, "ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported here; send the JSON uncompressed`);
   }
-  const text = (await readBody(request, limit)).toString("utf8");
+  const items = new JsonItemCounter();
+  const text = (await readBody(request, rules, undefined, items)).toString("utf8");
+  chargeItems(items.count, rules);
   if (text.trim() === "") throw new RequestValidationError([{ loc: ["body"], msg: "Field required", type: "missing" }]);
   let body: unknown;
   try {

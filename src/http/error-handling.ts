@@ -8,7 +8,7 @@ import { RequestValidationError } from "./validate.ts";
  */
 export function errorAnswer(error: unknown, request: HttpRequest): Answer {
   if (error instanceof RequestValidationError) return new Answer(422, { detail: error.detail });
-  if (error instanceof HttpError) return new Answer(error.statusCode, { detail: error.message, code: error.code });
+  if (error instanceof HttpError) return new Answer(error.statusCode, { detail: error.message, code: error.code }, undefined, error.headers);
   request.log.error({ err: error }, "request failed");
   return new Answer(500, { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
 }

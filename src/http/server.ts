@@ -4,15 +4,23 @@ import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpError } from "../errors.ts";
-import { readJsonBody, readRawBody, type BodyLimit } from "./body.ts";
+import { readJsonBody, readRawBody, type BodyLimit, type BodyRules, type ItemCounter } from "./body.ts";
+import { BodyBudget } from "./budget.ts";
+import { ConnectionGuard } from "./connections.ts";
 import { errorAnswer } from "./error-handling.ts";
 import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
+import { connectionCap, defaultHttpLimits, type HttpLimits } from "./limits.ts";
 
 export type Handler = (request: HttpRequest) => unknown;
 
 export interface RouteOptions {
-  /** How the body is read before the handler runs: none (the default for GET), JSON, or raw bytes of these media types. */
-  body?: "none" | "json" | { raw: readonly string[] };
+  /**
+   * How the body is read before the handler runs: none (the default for GET), JSON, or raw bytes of these media
+   * types (whose items, when not JSON, `countItems` counts before the handler decodes them).
+   */
+  body?: "none" | "json" | { raw: readonly string[]; countItems?: ItemCounter };
+  /** Served when only the connection reserve is left (health checks, billing intake): never refused as crowded. */
+  reserved?: boolean;
   /** Runs before the body is read (an anonymous large body is refused unread). */
   authorize?: (request: HttpRequest) => Promise<void> | void;
   /** How this route words its errors (OTLP answers a google.rpc.Status); the server's `{detail, code}` otherwise. */
@@ -60,8 +68,6 @@ export interface Served {
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
-/** Above a typical load balancer's 60 s idle timeout, so that the balancer, not this server, closes idle connections. */
-const KEEP_ALIVE_MS = 72_000;
 
 /**
  * The local API's and the beacon's HTTP server: a dozen fixed routes on node:http. Not a framework: Fastify (with
@@ -74,6 +80,10 @@ export class HttpServer {
   readonly #server: Server;
   readonly #logger: Logger;
   readonly #bodyLimit: BodyLimit;
+  readonly #limits: HttpLimits;
+  readonly #limitsKey: string | undefined;
+  readonly #budget: BodyBudget;
+  readonly #connections: ConnectionGuard;
   readonly #logRequests: boolean;
   readonly #scheme: "http" | "https";
   #closing = false;
@@ -82,17 +92,50 @@ export class HttpServer {
   onRequest: ((method: string) => void) | undefined;
   onResponse: ((served: Served) => void) | undefined;
 
-  constructor(options: { logger: Logger; bodyLimit: BodyLimit; tls?: { cert: string | Buffer; key: string | Buffer }; logRequests?: boolean }) {
+  constructor(options: {
+    logger: Logger;
+    bodyLimit: BodyLimit;
+    /** Connections, timeouts and body budgets; `limitsKey` names their config block in messages ("http"). */
+    limits?: HttpLimits;
+    limitsKey?: string;
+    tls?: { cert: string | Buffer; key: string | Buffer };
+    logRequests?: boolean;
+  }) {
     this.#logger = options.logger;
     this.#bodyLimit = options.bodyLimit;
+    const limits = (this.#limits = options.limits ?? defaultHttpLimits);
+    this.#limitsKey = options.limitsKey;
+    this.#budget = new BodyBudget(limits.bodyBytesInFlight, this.#key("bodyBytesInFlight"));
     this.#logRequests = options.logRequests ?? false;
     this.#scheme = options.tls ? "https" : "http";
     const listener = (request: IncomingMessage, response: ServerResponse) => void this.#serve(request, response);
-    this.#server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createHttpServer(listener);
-    this.#server.keepAliveTimeout = KEEP_ALIVE_MS;
+    const timeouts = {
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // How often Node looks for requests past those timeouts: often enough to keep them within a second or so.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    };
+    this.#server = options.tls
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, handshakeTimeout: limits.headersTimeoutMs, ...timeouts }, listener)
+      : createHttpServer(timeouts, listener);
+    this.#connections = new ConnectionGuard(this.#server, {
+      maxConnections: connectionCap(limits.maxConnections),
+      reservedConnections: limits.reservedConnections,
+      firstRequestMs: limits.headersTimeoutMs,
+    });
   }
 
-  get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize"> = {}): void {
+  #key(name: string): string | undefined {
+    return this.#limitsKey ? `${this.#limitsKey}.${name}` : undefined;
+  }
+
+  /** Connections open, refused at the cap and closed to make room; body bytes held now. */
+  get load(): { open: number; refused: number; evicted: number; bodyBytes: number } {
+    return { ...this.#connections.stats, bodyBytes: this.#budget.held };
+  }
+
+  get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize" | "reserved"> = {}): void {
     this.#add("GET", { ...options, path, handler });
   }
 
@@ -144,6 +187,7 @@ export class HttpServer {
     if (!this.#server.listening) return;
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeIdleConnections();
+    this.#connections.closeIdle();
     await closed;
   }
 
@@ -177,13 +221,18 @@ export class HttpServer {
       this.onResponse?.({ route: route?.path ?? "unmatched", method, status: response.statusCode, startMs, durationMs });
     });
     let answer: Answer | EventStream;
+    const charge = this.#budget.open();
     try {
       if (this.#closing) throw new HttpError(503, "ERR_CLOSING", "the server is shutting down; send the request again in a moment");
       this.onRequest?.(method);
       if (!route) throw new HttpError(404, "ERR_NOT_FOUND", `no route ${method} ${path}`);
+      if (!route.reserved && this.#connections.crowded()) {
+        throw new HttpError(503, "ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
+      }
       await route.authorize?.(request);
-      if (route.body === "json") request.body = await readJsonBody(incoming, this.#bodyLimit);
-      else if (typeof route.body === "object") request.body = await readRawBody(incoming, this.#bodyLimit, route.body.raw);
+      const rules: BodyRules = { limit: this.#bodyLimit, items: { max: this.#limits.bodyItems, key: this.#key("bodyItems") }, charge };
+      if (route.body === "json") request.body = await readJsonBody(incoming, rules);
+      else if (typeof route.body === "object") request.body = await readRawBody(incoming, rules, route.body.raw, route.body.countItems);
       const result = await route.handler(request);
       answer = result instanceof Answer || result instanceof EventStream ? result : new Answer(200, result);
     } catch (err) {
@@ -193,12 +242,27 @@ export class HttpServer {
         request.log.error({ err: renderErr }, "request failed");
         answer = new Answer(500, { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
       }
+    } finally {
+      // The body and what was parsed from it are the handler's no longer: their memory goes back to the budget.
+      charge.release();
     }
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
     if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
+    try {
+      this.#send(answer, response, !this.#closing && incoming.complete);
+    } catch (err) {
+      // An answer that cannot be written (a BigInt in the body, a bad header value) is our bug: a logged 500.
+      request.log.error({ err }, "request failed");
+      if (response.headersSent) return void response.destroy();
+      for (const name of response.getHeaderNames()) response.removeHeader(name);
+      this.#send(new Answer(500, { detail: "internal error; see the server log", code: "ERR_INTERNAL" }), response, false);
+    }
+  }
+
+  #send(answer: Answer, response: ServerResponse, keepAlive: boolean): void {
     // Once closing, every answer ends its connection, so that close() is not held up by an idle keep-alive; so does
     // an answer given before the body was read (a refused credential, a 413): the rest is never waited for.
-    if (this.#closing || !incoming.complete) response.setHeader("connection", "close");
+    if (!keepAlive) response.setHeader("connection", "close");
     for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
     if (answer.status === 204 || answer.status === 304) {
       response.statusCode = answer.status;

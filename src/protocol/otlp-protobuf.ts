@@ -1,3 +1,4 @@
+import protobuf from "protobufjs";
 import { EgressError } from "../errors.ts";
 import { otlpProtoTypes } from "./otlp-proto-schema.ts";
 import type { OtlpSignal } from "./otlp.ts";
@@ -42,6 +43,43 @@ export function decodeOtlpProtobuf(signal: OtlpSignal, body: Uint8Array): unknow
     // nesting past its recursion limit): all mean the body is not a request we can read.
     throw new OtlpDecodeError(signal, error);
   }
+}
+
+/**
+ * The messages decoding `body` would build (counting no further than `max` + 1), found by walking the wire format
+ * along the schema without building anything: a 16 MiB body of empty messages is eight million objects, and
+ * knowing that before decoding it is what keeps a protobuf bomb from taking the process's memory. Fields the
+ * schema does not declare are skipped, as decoding skips them. Undecodable input counts what it has so far: the
+ * decoder then refuses it.
+ */
+export function countOtlpMessages(signal: OtlpSignal, body: Uint8Array, max: number): number {
+  const reader = protobuf.Reader.create(body);
+  let count = 0;
+  const walk = (type: protobuf.Type, end: number, depth: number): void => {
+    // Past protobufjs's recursion limit (protoc's, 100) the decoder refuses the body: stop counting, let it.
+    if (depth > 100) throw new RangeError("max depth exceeded");
+    while (reader.pos < end && count <= max) {
+      const tag = reader.uint32();
+      const field = type.fieldsById[tag >>> 3];
+      const nested = field?.resolvedType;
+      if ((tag & 7) === 2 && nested instanceof protobuf.Type) {
+        const length = reader.uint32();
+        const fieldEnd = reader.pos + length;
+        if (fieldEnd > end) return;
+        count++;
+        walk(nested, fieldEnd, depth + 1);
+        reader.pos = fieldEnd;
+      } else {
+        reader.skipType(tag & 7);
+      }
+    }
+  };
+  try {
+    walk(otlpProtoTypes.requests[signal], body.length, 0);
+  } catch {
+    // truncated or malformed: decodeOtlpProtobuf says so
+  }
+  return count;
 }
 
 /** Replaces the bytes toObject leaves as Uint8Array: ids become hex, other bytes (AnyValue.bytesValue) base64. */

@@ -19,9 +19,11 @@ export async function otlpErrorAnswer(error: unknown, request: HttpRequest): Pro
   if (internal) request.log.error({ err: error }, "request failed");
   const code = status === 503 ? UNAVAILABLE : status >= 500 ? INTERNAL : INVALID_ARGUMENT;
   const message = internal ? "internal error; see the sidecar log" : (error as Error).message;
+  // Retry-After on a 503 tells an OTLP exporter when to retry, as the OTLP/HTTP spec has it.
+  const headers = error instanceof HttpError ? error.headers : undefined;
   if (mediaType(request.headers) === PROTOBUF_MEDIA_TYPE) {
     const { encodeRpcStatus } = await import("../../protocol/otlp-protobuf.ts");
-    return new Answer(status, encodeRpcStatus(code, message), PROTOBUF_MEDIA_TYPE);
+    return new Answer(status, encodeRpcStatus(code, message), PROTOBUF_MEDIA_TYPE, headers);
   }
-  return new Answer(status, { code, message });
+  return new Answer(status, { code, message }, undefined, headers);
 }

@@ -33,6 +33,12 @@ function answer(protobuf: boolean, status: number, json: unknown, encode: () => 
   return protobuf ? new Answer(status, encode(), PROTOBUF_MEDIA_TYPE) : new Answer(status, json);
 }
 
+/** Counts a protobuf body's messages before it is decoded (a JSON body's objects and arrays are counted by the server). */
+const countProtobufItems =
+  (signal: OtlpSignal) =>
+  async (body: Buffer, _type: string, max: number): Promise<number> =>
+    (await import("../../protocol/otlp-protobuf.ts")).countOtlpMessages(signal, body, max);
+
 /**
  * POST /v1/metrics, /v1/traces, /v1/logs: the OTLP/HTTP receiver the instance's exporters point at (JSON or
  * protobuf, gzip or deflate). Valid items pass the privacy filter and, when their signal is on, are
@@ -103,7 +109,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         );
       },
       // These routes decode their own bodies: an undecodable one is the OTLP 400, not the local API's 422.
-      { body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE] }, errors: otlpErrorAnswer },
+      { body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE], countItems: countProtobufItems(signal) }, errors: otlpErrorAnswer },
     );
   }
 }

@@ -30,5 +30,5 @@ export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEn
     onEnqueued();
     const accepted = body.trace_transactions.length;
     return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
-  });
+  }, { reserved: true });
 }

@@ -1,0 +1,199 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import fc from "fast-check";
+import pino from "pino";
+import { JsonItemCounter } from "../../src/http/body.ts";
+import { BodyBudget } from "../../src/http/budget.ts";
+import { Answer } from "../../src/http/exchange.ts";
+import { connectionCap, defaultHttpLimits, type HttpLimits } from "../../src/http/limits.ts";
+import { HttpServer } from "../../src/http/server.ts";
+
+// The HTTP server's budgets on a loopback port: connections (cap, reserve, eviction of idle ones, first-request
+// timeout), body items and bytes in flight, and answers that cannot be written.
+
+function server(limits: Partial<HttpLimits> = {}) {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const app = new HttpServer({ logger, bodyLimit: { bytes: 1024 * 1024 }, limits: { ...defaultHttpLimits, ...limits }, limitsKey: "http" });
+  return { app, lines };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function openSocket(url: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => resolve(socket));
+    socket.on("error", reject);
+  });
+}
+
+const closed = (socket: Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once("close", () => resolve())));
+
+test("JsonItemCounter counts objects and arrays outside strings, whatever the chunking", () => {
+  const json = fc.jsonValue({ maxDepth: 6 }).map((value) => JSON.stringify(value));
+  fc.assert(
+    fc.property(json, fc.array(fc.nat(), { maxLength: 8 }), (text, cuts) => {
+      const parsed = JSON.parse(text);
+      let expected = 0;
+      const walk = (node: unknown): void => {
+        if (node === null || typeof node !== "object") return;
+        expected++;
+        for (const child of Object.values(node)) walk(child);
+      };
+      walk(parsed);
+      const bytes = Buffer.from(text);
+      const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+      const counter = new JsonItemCounter();
+      let from = 0;
+      for (const point of [...points, bytes.length]) {
+        counter.push(bytes.subarray(from, point));
+        from = point;
+      }
+      assert.equal(counter.count, expected, text);
+    }),
+    { numRuns: 500 },
+  );
+  // Brackets in strings, escaped quotes and a backslash split across chunks do not count.
+  const tricky = Buffer.from(String.raw`{"a":"[{\"\\","b":["x\\\"{"]}`);
+  for (let cut = 0; cut <= tricky.length; cut++) {
+    const counter = new JsonItemCounter();
+    counter.push(tricky.subarray(0, cut));
+    assert.equal(counter.push(tricky.subarray(cut)), 2, `cut at ${cut}`);
+  }
+});
+
+test("a body of more items than http.bodyItems is refused with 413 naming the key, before the handler runs", async (t) => {
+  const { app } = server({ bodyItems: 1000 });
+  let handled = 0;
+  app.post("/in", () => ({ handled: ++handled }));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const post = (body: string) => fetch(`${url}/in`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const many = await post(`[${"[],".repeat(1000)}[]]`);
+  assert.equal(many.status, 413);
+  assert.match(((await many.json()) as { detail: string }).detail, /more than 1000 objects, arrays or messages \(http\.bodyItems\)/);
+  const enough = await post(`[${"[],".repeat(998)}[]]`);
+  assert.equal(enough.status, 200);
+  assert.equal(handled, 1);
+});
+
+test("bodies in flight over http.bodyBytesInFlight: the surplus gets 503 with Retry-After; a lone large body passes", async (t) => {
+  const { app } = server({ bodyBytesInFlight: 256 * 1024 });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  app.post("/hold", async () => {
+    await held;
+    return { ok: true };
+  });
+  app.post("/in", () => ({ ok: true }));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const body = JSON.stringify({ padding: "x".repeat(200 * 1024) });
+  const post = (path: string, text = body) => fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: text });
+  // Alone, a body larger than the budget still gets through.
+  assert.equal((await post("/in", JSON.stringify({ padding: "x".repeat(600 * 1024) }))).status, 200);
+  const holding = post("/hold");
+  await sleep(100);
+  assert.ok(app.load.bodyBytes >= 200 * 1024, "the held body is charged");
+  const refused = await post("/in");
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("retry-after"), "1");
+  assert.match(((await refused.json()) as { detail: string }).detail, /http\.bodyBytesInFlight/);
+  assert.equal((await post("/in", "{}")).status, 200, "a small body fits beside the held one");
+  release();
+  assert.equal((await holding).status, 200);
+  assert.equal(app.load.bodyBytes, 0, "answered bodies give their bytes back");
+  assert.equal((await post("/in")).status, 200);
+});
+
+test("connections: at the cap the oldest idle one is closed for a new one; in the reserve only reserved routes answer", async (t) => {
+  const { app } = server({ maxConnections: 20, reservedConnections: 5 });
+  app.get("/healthz", () => ({ status: "ok" }), { reserved: true });
+  app.get("/other", () => ({ other: true }));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const idle: Socket[] = [];
+  t.after(() => idle.forEach((socket) => socket.destroy()));
+  for (let i = 0; i < 17; i++) idle.push(await openSocket(url));
+  await sleep(50);
+  assert.equal(app.load.open, 17);
+  // 17 open of 20 with 5 reserved: only reserved routes are served (fetch's own connection makes 18).
+  const other = await fetch(`${url}/other`, { headers: { connection: "close" } });
+  assert.deepEqual([other.status, other.headers.get("retry-after")], [503, "1"]);
+  assert.equal((await fetch(`${url}/healthz`, { headers: { connection: "close" } })).status, 200);
+  // Past the cap: each new connection closes the oldest idle one, never refusing the newcomer.
+  for (let i = 0; i < 10; i++) idle.push(await openSocket(url));
+  await closed(idle[0]!);
+  await sleep(50);
+  assert.equal(app.load.open, 20);
+  assert.ok(app.load.evicted >= 7, `oldest idle connections closed (${app.load.evicted})`);
+  assert.equal(idle[0]!.destroyed, true, "the oldest went first");
+  assert.equal(idle.at(-1)!.destroyed, false, "the newest stays");
+  assert.equal((await fetch(`${url}/healthz`, { headers: { connection: "close" } })).status, 200, "health still answers");
+});
+
+test("a connection that sends nothing is closed after http.headersTimeout; one with a request in progress is not", async (t) => {
+  const { app } = server({ headersTimeoutMs: 300, requestTimeoutMs: 5000 });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  app.get("/slow", async () => {
+    await held;
+    return { ok: true };
+  });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const silent = await openSocket(url);
+  const started = Date.now();
+  const slow = fetch(`${url}/slow`);
+  await closed(silent);
+  assert.ok(Date.now() - started >= 250, "closed after the timeout, not before");
+  await sleep(500);
+  release();
+  assert.equal((await slow).status, 200, "a request in progress outlives the first-request timeout");
+});
+
+test("an answer that cannot be written (a BigInt, a bad header) is a logged 500, never an unhandled rejection", async (t) => {
+  const { app, lines } = server();
+  app.get("/bigint", () => ({ count: 1n }));
+  app.get("/header", () => new Answer(200, { ok: true }, undefined, { "x-bad": "line\nbreak" }));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  for (const path of ["/bigint", "/header"]) {
+    const response = await fetch(`${url}${path}`);
+    assert.equal(response.status, 500, path);
+    assert.deepEqual(await response.json(), { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
+  }
+  assert.equal(lines.filter((line) => line.msg === "request failed").length, 2);
+});
+
+test("maxConnections never exceeds the process's open-file limit, less what it needs besides", () => {
+  const limits = join(mkdtempSync(join(tmpdir(), "limits-")), "limits");
+  writeFileSync(limits, "Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 4096                 files\n");
+  assert.equal(connectionCap(4096, limits), 1024 - 128);
+  assert.equal(connectionCap(512, limits), 512);
+  writeFileSync(limits, "Max open files            unlimited            unlimited            files\n");
+  assert.equal(connectionCap(4096, limits), 4096);
+  assert.equal(connectionCap(4096, "/nonexistent"), 4096, "no /proc: the configured value");
+});
+
+test("BodyBudget: a lone request may take more than the budget; others wait their turn; release gives back", () => {
+  const budget = new BodyBudget(100, "http.bodyBytesInFlight");
+  const a = budget.open();
+  a.charge(150);
+  const b = budget.open();
+  assert.throws(() => b.charge(1), { statusCode: 503 });
+  a.release();
+  b.charge(60);
+  assert.equal(budget.held, 60);
+  const c = budget.open();
+  c.charge(40);
+  assert.throws(() => c.charge(1), /over 100 bytes, http\.bodyBytesInFlight/);
+  b.release();
+  c.release();
+  assert.equal(budget.held, 0);
+});
