@@ -87,3 +87,29 @@ test("secret and certificate files: usage.postgres.urlFile and tls.caFile are re
   const proxied = load({}, { HTTPS_PROXY: "http://upper:3128", https_proxy: "http://lower:3128", NO_PROXY: "localhost" });
   assert.deepEqual(proxied.proxy, { https: "http://lower:3128", http: "", noProxy: "localhost" });
 });
+
+test("http budget keys: defaults, units, and a reserve that leaves nothing to others names its key", () => {
+  assert.deepEqual(load({}).http, {
+    maxConnections: 512,
+    reservedConnections: 64,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 60_000,
+    keepAliveTimeoutMs: 72_000,
+    bodyItems: 500_000,
+    bodyBytesInFlight: 16 * 1024 ** 2,
+  });
+  assert.equal(load({ http: { headersTimeout: "2s", bodyBytesInFlight: "64MiB" } }).http.headersTimeoutMs, 2_000);
+  assert.throws(
+    () => load({ http: { maxConnections: 100, reservedConnections: 100 } }),
+    (err: ConfigError) => /^http\.reservedConnections: must be below http\.maxConnections/m.test(err.problems.join("\n")),
+  );
+  assert.throws(
+    () => load({ http: { bodyItems: 5, requestTimeout: "never" } }),
+    (err: ConfigError) => {
+      const text = err.problems.join("\n");
+      assert.match(text, /^http\.bodyItems:/m);
+      assert.match(text, /^http\.requestTimeout:/m);
+      return true;
+    },
+  );
+});

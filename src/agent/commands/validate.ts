@@ -23,6 +23,8 @@ export interface ConfigRow {
 function schemaLeaves(schema: z.ZodType, path: string[], fallback: unknown, out: { path: string[]; fallback: unknown }[]): void {
   if (schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault) {
     schemaLeaves(schema.unwrap() as z.ZodType, path, schema._zod.def.defaultValue, out);
+  } else if (schema instanceof z.ZodPipe && schema._zod.def.in instanceof z.ZodObject) {
+    schemaLeaves(schema._zod.def.in as z.ZodType, path, fallback, out); // an object transformed after parsing (http)
   } else if (schema instanceof z.ZodObject) {
     for (const [key, child] of Object.entries(schema.shape)) schemaLeaves(child as z.ZodType, [...path, key], undefined, out);
   } else {
