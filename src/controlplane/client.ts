@@ -40,6 +40,11 @@ function describeAnswer(body: unknown): string {
 }
 
 /** The deployments API (v2) for CI/CD: every call with X-Api-Key; answers parsed with the shared schemas. */
+/** Answers of a control plane that is restarting or behind a proxy that lost it: worth asking again. */
+const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class ControlPlaneClient {
   readonly #baseUrl: string;
   readonly #apiKey: string;
@@ -114,16 +119,39 @@ export class ControlPlaneClient {
 
   /**
    * The quick-start's last step: polls the deployment's latest revision (following a newer one if it appears)
-   * until it is DEPLOYED. A *_FAILED, SKIPPED or INTERRUPTED revision, or the timeout, is a DeployWaitError.
+   * until it is DEPLOYED. A *_FAILED, SKIPPED or INTERRUPTED revision, or the timeout, is a DeployWaitError. The
+   * poll starts every `pollMs` (1 s) and slows, doubling, to `maxPollMs` (10 s) while nothing changes; a control
+   * plane that is briefly away (unreachable, 502, 503, 504: a restart) is asked again on that schedule until the
+   * timeout, while any other refusal (401, 404, ...) ends the wait at once.
    */
-  async waitDeployed(id: string, options: { timeoutMs: number; pollMs?: number; onStatus?: (revision: Revision) => void }): Promise<{ deployment: Deployment; revision: Revision }> {
+  async waitDeployed(
+    id: string,
+    options: { timeoutMs: number; pollMs?: number; maxPollMs?: number; onStatus?: (revision: Revision) => void },
+  ): Promise<{ deployment: Deployment; revision: Revision }> {
     const deadline = Date.now() + options.timeoutMs;
+    const firstPollMs = options.pollMs ?? 1_000;
+    let pollMs = firstPollMs;
     let lastStatus: string | undefined;
+    let last: Revision | undefined;
     for (;;) {
-      const deployment = await this.get(id);
-      const revision = await this.revision(id, deployment.latest_revision_id);
-      if (`${revision.id}:${revision.status}` !== lastStatus) options.onStatus?.(revision);
-      lastStatus = `${revision.id}:${revision.status}`;
+      let revision: Revision;
+      try {
+        const deployment = await this.get(id);
+        revision = await this.revision(id, deployment.latest_revision_id);
+      } catch (err) {
+        const away = err instanceof ControlPlaneError && (err.status === undefined || TRANSIENT_STATUSES.has(err.status));
+        if (!away || Date.now() > deadline) throw err;
+        await sleep(pollMs);
+        pollMs = Math.min(pollMs * 2, options.maxPollMs ?? 10_000);
+        continue;
+      }
+      last = revision;
+      const status = `${revision.id}:${revision.status}`;
+      if (status !== lastStatus) {
+        options.onStatus?.(revision);
+        pollMs = firstPollMs;
+      }
+      lastStatus = status;
       if (revision.status === "DEPLOYED") return { deployment: await this.get(id), revision };
       if (FAILED_REVISION_STATUSES.has(revision.status) || revision.status === "SKIPPED" || revision.status === "INTERRUPTED") {
         // A newer revision took over: follow it instead of failing.
@@ -135,9 +163,10 @@ export class ControlPlaneClient {
       }
       if (Date.now() > deadline) {
         const waited = options.timeoutMs < 1_000 ? `${options.timeoutMs} ms` : `${Math.round(options.timeoutMs / 1000)} s`;
-        throw new DeployWaitError(`revision ${revision.id} is still ${revision.status} after ${waited}`, revision);
+        throw new DeployWaitError(`revision ${last.id} is still ${last.status} after ${waited}`, last);
       }
-      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1_000));
+      await sleep(pollMs);
+      pollMs = Math.min(pollMs * 2, options.maxPollMs ?? 10_000);
     }
   }
 }

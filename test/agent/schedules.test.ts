@@ -9,7 +9,9 @@ import { MeasuresUnavailableError, type MeasuresSource } from "../../src/agent/u
 import { UsageSnapshotter } from "../../src/agent/usage/snapshotter.ts";
 import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
 import { TaskStore } from "../../src/a2a/task-store.ts";
-import { usageMeasures } from "../helpers/fixtures.ts";
+import { OfflineLicense } from "../../src/agent/offline-license.ts";
+import { testLicense, usageMeasures } from "../helpers/fixtures.ts";
+import { offlineLicenseFiles } from "../helpers/offline-license.ts";
 import { tempDir } from "../helpers/processes.ts";
 import { HOUR, MINUTE, SimulatedTime } from "../helpers/simulated-time.ts";
 
@@ -129,3 +131,26 @@ for (const [name, answer] of [
     store.close();
   });
 }
+
+test("offline license: rechecked locally once a minute, so its expiry shows within a minute, with no request at all", async () => {
+  time.stop(); // the files are issued by the real CLI, on real time
+  const expiresAt = Date.parse("2026-11-01T00:30:00Z");
+  const files = await offlineLicenseFiles(tempDir(), testLicense({ expiresAt: new Date(expiresAt).toISOString() }));
+  time = SimulatedTime.start(Date.parse("2026-11-01T00:00:00Z"));
+  const fetchMock = mock.method(globalThis, "fetch", async () => assert.fail("offline mode sends nothing"));
+  const license = new OfflineLicense({ licenseFile: files.licenseFile, publicKeyFile: files.publicKeyFile });
+  try {
+    assert.equal((await license.start()).state, "valid");
+    let invalidAt: number | undefined;
+    for (let minute = 0; minute < 60 && invalidAt === undefined; minute++) {
+      await time.advance(MINUTE, 10_000);
+      if (license.status().state === "invalid") invalidAt = time.now();
+    }
+    assert.ok(invalidAt !== undefined && invalidAt > expiresAt && invalidAt <= expiresAt + MINUTE, "invalid within a minute of expiry");
+    assert.match(license.status().lastError!, /expired/);
+    assert.equal(fetchMock.mock.callCount(), 0);
+  } finally {
+    await license.stop();
+    fetchMock.mock.restore();
+  }
+});
