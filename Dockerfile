@@ -1,4 +1,4 @@
-# syntax=docker/dockerfile:1
+# No `# syntax=` line: BuildKit would fetch that frontend from a registry, which a mirror-only CI cannot reach.
 # egress-agent: the egress sidecar (`egress-agent start`, the default) and, with another command, the beacon service
 # or the agent server (`a2a serve`).
 #   docker build -t egress-agent .
@@ -19,12 +19,14 @@ COPY src ./src
 # dist/ is what bin/egress-agent.js runs when it exists (it falls back to src/*.ts only in a checkout).
 RUN npm run build
 
-# ---- runtime: production dependencies, dist/, bin/ -------------------------------------------------------------
+# ---- runtime: the packages the bundle leaves out (dist/runtime-package.json), dist/, bin/ -----------------------
 FROM node:24-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache && rm -rf /tmp/npm-cache /root/.npm
+# Only better-sqlite3, pg and LangGraph: everything else is inside dist/. The lockfile pins their versions.
+COPY --from=build /src/dist/runtime-package.json ./package.json
+COPY package-lock.json ./
+RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund --cache /tmp/npm-cache && rm -rf /tmp/npm-cache /root/.npm
 COPY bin ./bin
 COPY --from=build /src/dist ./dist
 # The example graph for `egress-agent a2a serve` (compose's agent-server profile). Graphs under /app resolve the
@@ -34,18 +36,21 @@ COPY examples ./examples
 # the chart's ConfigMap) or name another with EGRESS_CONFIG.
 COPY config/egress.yaml /etc/egress-agent/egress.yaml
 # `egress-agent` on PATH, as `npm install -g` would link it. A numeric, non-root user (a passwd entry too: some
-# libraries ask the OS for the user name). /data is created owned by it, so a fresh named volume inherits that owner.
+# libraries ask the OS for the user name). /data is created owned by it, so a fresh named volume inherits that owner,
+# and by group 0 with group write: runtimes that run images under a random UID in group 0 (OpenShift) can write it.
 RUN ln -s /app/bin/egress-agent.js /usr/local/bin/egress-agent \
  && groupadd --system --gid 10001 egress \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin egress \
- && mkdir /data && chown 10001:10001 /data && chmod 0750 /data
+ && mkdir /data && chown 10001:0 /data && chmod 0770 /data
 
 # Read-only root filesystem: the only writes are the outbox (SQLite + WAL) under /data. HOME and TMPDIR point at /tmp
 # (mount a tmpfs there; SQLite may spill large sorts to TMPDIR), so nothing tries to write anywhere else.
 # EGRESS_CONFIG rather than a --config in CMD, so `-e EGRESS_CONFIG=...` alone switches the file (a --config beats it).
+# EGRESS_HEALTH_FILE: where the serving command announces its health URL for the HEALTHCHECK.
 ENV HOME=/tmp \
     TMPDIR=/tmp \
-    EGRESS_CONFIG=/etc/egress-agent/egress.yaml
+    EGRESS_CONFIG=/etc/egress-agent/egress.yaml \
+    EGRESS_HEALTH_FILE=/tmp/egress-agent.health
 # The working directory is / so that the repository's relative `dataDir: ./data` resolves to the /data volume.
 WORKDIR /
 USER 10001:10001
@@ -53,8 +58,9 @@ VOLUME ["/data"]
 # The local API and OTLP/HTTP receiver. The shipped config listens on 127.0.0.1 (the instance shares the network
 # namespace, as in a pod); to publish the port, run `start --listen 0.0.0.0:4318`.
 EXPOSE 4318
-# Node itself (slim has no curl or wget). 127.0.0.1 answers whether the sidecar listens on loopback or 0.0.0.0.
+# Whatever the command (start, beacon, a2a serve, controlplane serve) and its port: the service announced its health
+# URL in EGRESS_HEALTH_FILE once listening, and `healthcheck` probes that (Node itself: slim has no curl or wget).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:4318/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["egress-agent", "healthcheck"]
 ENTRYPOINT ["egress-agent"]
 CMD ["start"]

@@ -1,7 +1,7 @@
 // npm run build: src/ bundled into dist/cli.js (plus chunks for what loads on first use), which
 // bin/egress-agent.js runs. One bundled file starts ~35% faster than Node resolving and compiling a few hundred
 // module files (bench/RESULTS.md). Type checking is `npm run typecheck`; this only strips types.
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { build, type Plugin } from "esbuild";
 
 /**
@@ -22,6 +22,21 @@ const httpWithoutFetch: Plugin = {
   },
 };
 
+// A native addon, the Postgres client that loads only for `usage.source: postgres`, and LangGraph: a user's graph
+// module imports it from node_modules, and the agent server must share that copy with it.
+const EXTERNAL = ["better-sqlite3", "pg", "@langchain/*"];
+
+/**
+ * dist/runtime-package.json: the package.json of an install that runs dist/ (the image's), whose dependencies are
+ * only what the bundle leaves out. Everything else is inside dist/: installing it too cost the image about 30 MB.
+ */
+function writeRuntimePackage(outdir: string): void {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { name: string; version: string; dependencies: Record<string, string> };
+  const external = (name: string) => EXTERNAL.some((pattern) => (pattern.endsWith("/*") ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
+  const dependencies = Object.fromEntries(Object.entries(pkg.dependencies).filter(([name]) => external(name)));
+  writeFileSync(`${outdir}/runtime-package.json`, `${JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: "module", dependencies }, null, 2)}\n`);
+}
+
 export async function buildDist(outdir = new URL("../dist", import.meta.url).pathname): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
   await build({
@@ -33,9 +48,7 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     format: "esm",
     platform: "node",
     target: "node24",
-    // A native addon, the Postgres client that loads only for `usage.source: postgres`, and LangGraph: a user's
-    // graph module imports it from node_modules, and the agent server must share that copy with it.
-    external: ["better-sqlite3", "pg", "@langchain/*"],
+    external: EXTERNAL,
     // Bundled CommonJS packages call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __egressCreateRequire } from "node:module"; const require = __egressCreateRequire(import.meta.url);' },
     // Node keeps a module's source text for as long as the process runs: minified, it is about a third smaller.
@@ -49,6 +62,7 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     sourcemap: "linked",
     logLevel: "warning",
   });
+  writeRuntimePackage(outdir);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildDist(process.argv[2]);

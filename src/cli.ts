@@ -6,6 +6,7 @@ import { beaconCommand } from "./beacon/cli.ts";
 import { controlPlaneCommand, deploymentsCommand } from "./controlplane/cli.ts";
 import { demoCommand } from "./demo.ts";
 import { ConfigError, DataDirError, EgressError } from "./errors.ts";
+import { healthcheckCommand } from "./health-file.ts";
 
 /**
  * Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config, 3 the data dir's outbox is missing, foreign or
@@ -22,6 +23,7 @@ export async function main(argv: string[]): Promise<number> {
   program.addCommand(a2aCommand());
   program.addCommand(controlPlaneCommand());
   program.addCommand(deploymentsCommand());
+  program.addCommand(healthcheckCommand());
   const overrideExits = (command: Command) => command.commands.forEach((sub) => overrideExits(sub.exitOverride()));
   overrideExits(program);
   try {

@@ -21,6 +21,7 @@ import { TaskRunner } from "./task-runner.ts";
 import { TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE, threadIdOf } from "./thread-id.ts";
 import { createTracing, type TracingSettings } from "./tracing.ts";
+import { announceHealth } from "../health-file.ts";
 
 const BODY_LIMIT = 10 * 1024 * 1024;
 /** The endpoint metrics name: the route template, as the sidecar's privacy filter would make it anyway. */
@@ -137,6 +138,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const url = await server.listen(settings.listen);
   reporter?.start();
   logger.info({ url, assistants: graphs.assistants.map((a) => ({ graph_id: a.graphId, assistant_id: a.uuid })), a2a: !graphs.disableA2a, sidecar: settings.sidecar?.url ?? null, tracing: settings.tracing !== undefined }, "agent server listening");
+  announceHealth(url, "/ok");
   return {
     url,
     async close() {

@@ -17,6 +17,7 @@ import { openOutbox } from "./data-dir.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
+import { announceHealth } from "../health-file.ts";
 import { startPruning } from "./pruning.ts";
 import type { SelfTelemetry } from "./self-telemetry.ts";
 import { streamPolicies } from "./shippers/policies.ts";
@@ -220,6 +221,7 @@ export async function startAgent(
   const url = await app.listen(config.listen);
   lock.announce();
   logger.info({ url, offline, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
+  announceHealth(url, "/healthz");
   const pruning = startPruning({ outbox, audit, keepCompletedMs: config.retention.completed, keepAuditMs: config.audit.retention, logger, now });
   // Loaded after the listener is up: the OpenTelemetry SDK takes a while to load and readiness must not wait.
   const selfTelemetryStarting =

@@ -7,6 +7,7 @@ import { LicenseRegistry } from "./licenses.ts";
 import { registerBeaconRoutes } from "./routes.ts";
 import { BeaconStore } from "./store.ts";
 import { TokenIssuer } from "./token-issuer.ts";
+import { announceHealth } from "../health-file.ts";
 
 export interface RunningBeacon {
   /** Base URL the beacon listens on, e.g. http://127.0.0.1:8080 */
@@ -49,5 +50,6 @@ export async function startBeacon(
     throw err;
   }
   options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir }, "beacon listening");
+  announceHealth(url, "/healthz");
   return { url, close };
 }

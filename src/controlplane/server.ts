@@ -14,6 +14,7 @@ import { LocalDeployer } from "./local-deployer.ts";
 import { RevisionPipeline } from "./revision-pipeline.ts";
 import { SecretBox } from "./secret-box.ts";
 import { DeploymentStore } from "./store.ts";
+import { announceHealth } from "../health-file.ts";
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -59,6 +60,7 @@ export async function startControlPlane(config: ControlPlaneConfig, options: { l
   await pipeline.reconcile();
   const url = await server.listen(config.listen);
   logger.info({ url, deployer: config.deployer, apiKeys: apiKeys.size }, "control plane listening");
+  announceHealth(url, "/ok");
   return {
     url,
     async close() {
