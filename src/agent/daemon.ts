@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
 import type { WarningLogTap } from "../log.ts";
@@ -14,6 +13,7 @@ import { AuditLog } from "./audit.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { STREAMS, type Outbox, type Stream } from "./outbox.ts";
 import { openOutbox } from "./data-dir.ts";
+import { ensureWritableDataDir } from "./data-dir-access.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
@@ -71,7 +71,7 @@ export async function startAgent(
   // The data dir holds the license token cache and billing records: owner-only.
   process.umask(0o077);
   // Refuses (exit 3) a data dir another sidecar runs on, or whose outbox is missing, swapped or damaged.
-  mkdirSync(config.dataDir, { recursive: true });
+  ensureWritableDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir, now);
   let outbox: Outbox;
   try {

@@ -168,3 +168,29 @@ describe("data dir checks at start: a missing, damaged or swapped outbox is refu
     assert.deepEqual(readdirSync(fixture.dataDir).filter((name) => name.startsWith("set-aside")), [], "nothing moved aside");
   });
 });
+
+test("a data dir the process cannot write (a volume without fsGroup): exit 3 naming the path, the UID, the owner and the fix", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as another user");
+  const { spawnSync } = await import("node:child_process");
+  const { chmodSync, mkdirSync } = await import("node:fs");
+  const fixture = agentConfig("http://127.0.0.1:9", { usageReporting: false, selfTelemetry: { enabled: false } });
+  // As a volume mounted without fsGroup: the directory is root's, 0755; the sidecar runs as another user.
+  mkdirSync(fixture.dataDir, { mode: 0o755 });
+  chmodSync(fixture.dataDir, 0o755);
+  chmodSync(fixture.dir, 0o755);
+  chmodSync(fixture.configPath, 0o644);
+  const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
+  const result = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath], {
+    env: { ...process.env, ...env, HOME: "/tmp" },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  assert.equal(result.status, 3, result.stderr);
+  const message = result.stderr;
+  assert.match(message, /EGRESS_ERR_DATA_DIR_NOT_WRITABLE/);
+  assert.ok(message.includes(`the data dir ${fixture.dataDir} is not writable by this process (uid 65534, gid 65534`), message);
+  assert.match(message, /is owned by uid 0, gid 0, mode 755/);
+  assert.match(message, /fsGroup: 10001/);
+  assert.doesNotMatch(message, /unable to open database file/);
+  assert.deepEqual(readdirSync(fixture.dataDir), [], "nothing written");
+});
