@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { parse, stringify } from "yaml";
+import { Ajv } from "ajv";
+import { CHART_OWNED, SCHEMA_PATH, schemaText } from "../../scripts/helm-values-schema.ts";
 import { defines, render } from "./helm-subset.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -52,7 +54,7 @@ function leafPaths(node: unknown, prefix = ""): string[] {
 
 test("values.yaml mirrors config/egress.yaml: each key is chart-owned or under agent:", () => {
   // The keys templates/_helpers.tpl (egress-agent.config) writes itself, from top-level values or literally.
-  const chartOwned = new Set(["listen", "dataDir", "licenseKey", "licenseKeyFile", "offline", "beaconUrl", "instanceVersion", "config"]);
+  const chartOwned = new Set<string>(CHART_OWNED);
   const documented = parse(readFileSync(join(ROOT, "config/egress.yaml"), "utf8")) as Values;
   const agent = new Set(leafPaths(readValues().agent));
   const missing = leafPaths(documented).filter((path) => !chartOwned.has(path.split(".")[0]!) && !agent.has(path));
@@ -93,7 +95,7 @@ function chartEnv(values: Values): Record<string, string> {
 
 test("the sidecar template sets BEACON_*_ENABLED from config.telemetry and passes commonEnv and extraEnv", () => {
   const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
-  const container = /define "egress-agent.sidecarContainer"[\s\S]*?\n\{\{- end -\}\}/.exec(helpers)?.[0] ?? "";
+  const container = /define "egress-agent.sidecarContainer.render"[\s\S]*?\n\{\{- end -\}\}/.exec(helpers)?.[0] ?? "";
   for (const [name, key] of [["BEACON_LOGGING_ENABLED", "logs"], ["BEACON_METRICS_ENABLED", "metrics"], ["BEACON_TRACING_ENABLED", "traces"]]) {
     assert.match(container, new RegExp(`name: ${name}\\n\\s+value: \\{\\{ \\.${key} \\| quote \\}\\}`), name);
   }
@@ -162,4 +164,32 @@ test("a broken agent value fails `egress-agent validate` with exit 2, naming the
   assert.equal(result.status, 2, `validate exit ${result.status}\nstderr: ${result.stderr}`);
   assert.match(result.stderr, /limits\.batchTransactions: /);
   assert.match(result.stderr, /limits\.bogus: unknown key/);
+});
+
+test("values.schema.json is the one scripts/helm-values-schema.ts writes (agent: is the sidecar's own config schema)", () => {
+  assert.equal(readFileSync(SCHEMA_PATH, "utf8"), schemaText(), "run `node scripts/helm-values-schema.ts`");
+});
+
+test("values.schema.json takes values.yaml and commonEnv as a list or a map, and names a typo's path", () => {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(SCHEMA_PATH, "utf8")));
+  const check = (values: Values) => (validate(values) ? [] : validate.errors!.map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+  assert.deepEqual(check(readValues()), []);
+  const withEnv = (commonEnv: unknown) => check({ ...readValues(), commonEnv });
+  assert.deepEqual(withEnv({ PHONE_HOME_USAGE_REPORTING_ENABLED: "false", HTTPS_PROXY: { valueFrom: { secretKeyRef: { name: "proxy", key: "url" } } } }), []);
+  assert.deepEqual(withEnv([{ name: "HTTPS_PROXY", value: "http://proxy:3128" }]), []);
+  assert.notDeepEqual(withEnv("HTTPS_PROXY=x"), []);
+  const typos = { ...readValues(), persistance: { enabled: true }, global: { imageRegistry: "r" } } as Values;
+  (typos.agent as Values).intervals = { flus: "1s" };
+  (typos.agent as Values).logLevel = "loud";
+  const problems = check(typos).join("\n");
+  assert.match(problems, /additionalProperty":"persistance"/);
+  assert.match(problems, /\/agent\/intervals must NOT have additional properties \{"additionalProperty":"flus"\}/);
+  assert.match(problems, /\/agent\/logLevel must be equal to one of the allowed values/);
+  assert.doesNotMatch(problems, /global/, "a parent chart's globals are allowed");
+});
+
+test("the image must be named: no placeholder default, a render-time failure that says how to build and push it", () => {
+  assert.equal((readValues().image as Values).repository, "");
+  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
+  assert.match(helpers, /fail "image\.repository: set it to the registry you pushed this repository's image to \(docker build -t/);
 });

@@ -1,8 +1,18 @@
 {{/*
 Named templates. The sidecar ones (egress-agent.sidecarContainer, egress-agent.sidecarVolumes,
-egress-agent.volumeClaimTemplate) read only .Values and .Release, so a parent chart can call them with
-(dict "Values" (index .Values "egress-agent") "Release" .Release) and get the names this chart's ConfigMap and PVC use.
+egress-agent.volumeClaimTemplate) are called with a chart's root context: this chart's own (templates/deployment.yaml)
+or, from a parent chart that has this one as dependency "egress-agent", the parent's `.`, whose values for this chart
+are under .Values "egress-agent" (Helm merges this chart's defaults into them). A dependency with an alias passes
+(dict "Values" (index .Values "ALIAS") "Release" .Release). They read only .Values and .Release, so they name the
+ConfigMap and PVC this chart renders in the same release.
 */}}
+
+{{/* The sidecar's values: under "egress-agent" when called from a parent chart, else the chart's own. */}}
+{{- define "egress-agent.scope" -}}
+{{- $values := .Values -}}
+{{- if hasKey .Values "egress-agent" -}}{{- $values = index .Values "egress-agent" -}}{{- end -}}
+{{- toYaml (dict "Values" $values) -}}
+{{- end -}}
 
 {{- define "egress-agent.name" -}}
 {{- default "egress-agent" .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
@@ -35,7 +45,26 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{- define "egress-agent.image" -}}
+{{- if not .Values.image.repository -}}
+{{- fail "image.repository: set it to the registry you pushed this repository's image to (docker build -t REGISTRY/egress-agent:0.1.0 . && docker push REGISTRY/egress-agent:0.1.0); no public image is published" -}}
+{{- end -}}
 {{- printf "%s:%s" .Values.image.repository (toString .Values.image.tag) -}}
+{{- end -}}
+
+{{/* commonEnv and extraEnv as EnvVar lists: a list is taken as is; a map NAME: value (or NAME: {valueFrom: ...}) becomes one. */}}
+{{- define "egress-agent.envList" -}}
+{{- if kindIs "map" . -}}
+{{- range $name, $value := . }}
+- name: {{ $name }}
+{{- if kindIs "map" $value }}
+  {{- toYaml $value | nindent 2 }}
+{{- else }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+{{- else if . -}}
+{{ toYaml . }}
+{{- end -}}
 {{- end -}}
 
 {{/* Render-time checks: a wrong value fails `helm install` with a message instead of a crash-looping sidecar. */}}
@@ -46,8 +75,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 {{- $licenseFromEnv := false -}}
-{{- range (concat (.Values.commonEnv | default list) (.Values.extraEnv | default list)) -}}
+{{- range list .Values.commonEnv .Values.extraEnv -}}
+{{- if kindIs "map" . -}}
+{{- if hasKey . "PLATFORM_LICENSE_KEY" -}}{{- $licenseFromEnv = true -}}{{- end -}}
+{{- else -}}
+{{- range (. | default list) -}}
 {{- if eq .name "PLATFORM_LICENSE_KEY" -}}{{- $licenseFromEnv = true -}}{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if .Values.offline.enabled -}}
 {{- if not .Values.offline.licenseSecret -}}
@@ -97,6 +132,10 @@ The sidecar container, a list item for a pod's `containers:` (or `initContainers
 native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolumes.
 */}}
 {{- define "egress-agent.sidecarContainer" -}}
+{{- include "egress-agent.sidecarContainer.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
+{{- end -}}
+
+{{- define "egress-agent.sidecarContainer.render" -}}
 - name: egress-agent
   image: {{ include "egress-agent.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
@@ -119,10 +158,10 @@ native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolu
     {{- end }}
     {{- end }}
     {{- with .Values.commonEnv }}
-    {{- toYaml . | nindent 4 }}
+    {{- include "egress-agent.envList" . | nindent 4 }}
     {{- end }}
     {{- with .Values.extraEnv }}
-    {{- toYaml . | nindent 4 }}
+    {{- include "egress-agent.envList" . | nindent 4 }}
     {{- end }}
   volumeMounts:
     - name: egress-agent-config
@@ -163,6 +202,10 @@ native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolu
 
 {{/* The volumes the sidecar container mounts, list items for the pod's `volumes:`. */}}
 {{- define "egress-agent.sidecarVolumes" -}}
+{{- include "egress-agent.sidecarVolumes.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
+{{- end -}}
+
+{{- define "egress-agent.sidecarVolumes.render" -}}
 - name: egress-agent-config
   configMap:
     name: {{ include "egress-agent.fullname" . }}
@@ -215,6 +258,10 @@ resources:
 
 {{/* A list item for a StatefulSet's volumeClaimTemplates (with persistence.claimTemplate: true): one outbox per pod. */}}
 {{- define "egress-agent.volumeClaimTemplate" -}}
+{{- include "egress-agent.volumeClaimTemplate.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
+{{- end -}}
+
+{{- define "egress-agent.volumeClaimTemplate.render" -}}
 - metadata:
     name: egress-agent-data
   spec:
