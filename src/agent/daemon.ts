@@ -168,6 +168,7 @@ export async function startAgent(
 
   // The instance posts all day long: per-request log lines would drown what matters. Errors are still logged.
   const app = new HttpServer({ logger, bodyLimit: { bytes: config.limits.bodyLimit, key: "limits.bodyLimit" }, limits: config.http, limitsKey: "http" });
+  metrics.httpServer(() => app.load);
   let closing = false;
   /** Set by stop() once the own telemetry's last export is in: new input gets 503 while the shippers drain. */
   let intakeClosed = false;

@@ -121,6 +121,42 @@ export class AgentMetrics {
     });
   }
 
+  /** The local API's load (src/http/server.ts): connections open, those closed at the cap, body bytes held. */
+  httpServer(load: () => { open: number; refused: number; evicted: number; bodyBytes: number }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: "egress_http_connections",
+      help: "Connections open to the local API (http.maxConnections caps them)",
+      registers,
+      collect() {
+        this.set(load().open);
+      },
+    });
+    // Totals kept by the server; the counter follows them.
+    const seen = { evicted: 0, refused: 0 };
+    new Counter({
+      name: "egress_http_connections_closed_total",
+      help: "Connections closed at http.maxConnections: evicted (the oldest idle, for a new one) or refused (all busy)",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        const now = load();
+        for (const reason of ["evicted", "refused"] as const) {
+          this.inc({ reason }, now[reason] - seen[reason]);
+          seen[reason] = now[reason];
+        }
+      },
+    });
+    new Gauge({
+      name: "egress_http_body_bytes_in_flight",
+      help: "Request body bytes (and items, at 64 bytes each) being read and parsed (http.bodyBytesInFlight caps them)",
+      registers,
+      collect() {
+        this.set(load().bodyBytes);
+      },
+    });
+  }
+
   beaconRequest(sent: SentRequest): void {
     const outcome = sent.status === null ? "unreachable" : `${Math.floor(sent.status / 100)}xx`;
     this.#requests.inc({ stream: sent.stream, outcome });

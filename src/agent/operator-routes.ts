@@ -13,8 +13,8 @@ export function registerOperatorRoutes(
 ): void {
   app.get("/v1/status", () => parts.status());
   app.get("/v1/audit", async (request) => parts.audit.list(parseRequest(AuditQuery, request.query, "query")));
-  app.get("/metrics", async () => new Answer(200, await parts.metrics.registry.metrics(), parts.metrics.registry.contentType));
-  // Probes and billing intake are served from the connection reserve: a crowd of other clients never fails them.
+  app.get("/metrics", async () => new Answer(200, await parts.metrics.registry.metrics(), parts.metrics.registry.contentType), { reserved: true });
+  // Probes, /metrics and billing intake are served from the connection reserve: a crowd of other clients never fails them.
   app.get("/healthz", () => ({ status: "ok" }), { reserved: true });
   app.get("/readyz", () => (parts.ready() ? { ready: true } : new Answer(503, { ready: false })), { reserved: true });
 }

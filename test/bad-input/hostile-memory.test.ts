@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
+import { buildDist } from "../../scripts/build.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, postJson, startService, useCli, type ServiceProcess } from "../helpers/processes.ts";
 
-// Hostile input against the production entry point (bin/egress-agent.js and its V8 flags) on default limits: the
-// peak RSS (VmHWM) of each process stays under 200 MiB, and health and billing intake keep answering.
-useCli(new URL("../../bin/egress-agent.js", import.meta.url).pathname);
+// Hostile input against the production entry point as the image runs it (bin/egress-agent.js with its V8 flags, over
+// the bundle `npm run build` makes) on default limits: the peak RSS (VmHWM) of each process stays under 200 MiB, and
+// health and billing intake keep answering. The bundle is built inside the repository, so better-sqlite3 resolves
+// from node_modules as in the image.
+const install = new URL(`../../.build-hostile-${process.pid}/`, import.meta.url).pathname;
 
 const MiB = 1024 * 1024;
 const RSS_BOUND = 200 * MiB;
@@ -67,6 +70,10 @@ describe("hostile input: memory and connections stay bounded", () => {
   const figures: string[] = [];
 
   before(async () => {
+    await buildDist(`${install}dist`);
+    mkdirSync(`${install}bin`);
+    copyFileSync(new URL("../../bin/egress-agent.js", import.meta.url), `${install}bin/egress-agent.js`);
+    useCli(`${install}bin/egress-agent.js`);
     const beaconFixture = beaconConfig([license]);
     beacon = await startService(["beacon", "--config", beaconFixture.configPath], "beacon listening", {}, launcher);
     const fixture = agentConfig(beacon.url, { selfTelemetry: { enabled: false } });
@@ -75,6 +82,7 @@ describe("hostile input: memory and connections stay bounded", () => {
   after(async () => {
     await agent?.stop();
     await beacon?.stop();
+    rmSync(install, { recursive: true, force: true });
     if (figures.length > 0) console.log(`# peak RSS: ${figures.join("; ")}`);
   });
 
@@ -109,6 +117,11 @@ describe("hostile input: memory and connections stay bounded", () => {
       assert.equal(intake.status, 202, "billing intake answers beside the idle sockets");
       assert.equal((await fetch(`${agent.url}/healthz`)).status, 200, "health answers beside the idle sockets");
       assert.ok(openFiles(pid) < FILE_LIMIT, `connections are capped below the file limit (${openFiles(pid)} open files)`);
+      const metrics = await (await fetch(`${agent.url}/metrics`)).text();
+      const evicted = Number(/^egress_http_connections_closed_total\{reason="evicted"\} (\d+)/m.exec(metrics)?.[1]);
+      const open = Number(/^egress_http_connections (\d+)/m.exec(metrics)?.[1]);
+      assert.ok(evicted >= 500 && open <= FILE_LIMIT - 128, `/metrics shows the cap at work (${open} open, ${evicted} evicted)`);
+      figures.push(`sidecar connections held ${open} of ${FILE_LIMIT + 500} opened (${evicted} idle ones closed)`);
     } finally {
       for (const socket of sockets) socket.destroy();
     }
