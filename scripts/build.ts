@@ -31,10 +31,18 @@ const EXTERNAL = ["better-sqlite3", "pg", "@langchain/*"];
  * only what the bundle leaves out. Everything else is inside dist/: installing it too cost the image about 30 MB.
  */
 function writeRuntimePackage(outdir: string): void {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { name: string; version: string; dependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    name: string;
+    version: string;
+    dependencies: Record<string, string>;
+    overrides?: Record<string, unknown>;
+  };
   const external = (name: string) => EXTERNAL.some((pattern) => (pattern.endsWith("/*") ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
   const dependencies = Object.fromEntries(Object.entries(pkg.dependencies).filter(([name]) => external(name)));
-  writeFileSync(`${outdir}/runtime-package.json`, `${JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: "module", dependencies }, null, 2)}\n`);
+  // The overrides too: without them LangGraph's SQLite checkpointer gets a better-sqlite3 of its own, one that ships
+  // no prebuilt binary, and `a2a serve` cannot load it (seen in a real image build).
+  const runtime = { name: pkg.name, version: pkg.version, private: true, type: "module", dependencies, overrides: pkg.overrides };
+  writeFileSync(`${outdir}/runtime-package.json`, `${JSON.stringify(runtime, null, 2)}\n`);
 }
 
 export async function buildDist(outdir = new URL("../dist", import.meta.url).pathname): Promise<void> {

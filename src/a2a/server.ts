@@ -82,8 +82,8 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
 
   const server = new HttpServer({ logger, bodyLimit: { bytes: BODY_LIMIT } });
   const health = () => ({ ok: true });
-  server.get("/ok", health);
-  server.get("/healthz", health);
+  server.get("/ok", health, { reserved: true, quiet: true });
+  server.get("/healthz", health, { reserved: true, quiet: true });
   if (!graphs.disableA2a) {
     const baseUrl = (request: HttpRequest) => settings.publicUrl ?? `http://${request.headers.host ?? `${settings.listen.host}:${settings.listen.port}`}`;
     const card = (assistantId: string, request: HttpRequest) => {

@@ -13,7 +13,7 @@ import { AuditLog } from "./audit.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { STREAMS, type Outbox, type Stream } from "./outbox.ts";
 import { openOutbox } from "./data-dir.ts";
-import { ensureWritableDataDir } from "./data-dir-access.ts";
+import { dataDirUmask, ensureWritableDataDir, shareWithGroup } from "./data-dir-access.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
@@ -68,14 +68,15 @@ export async function startAgent(
 ): Promise<RunningAgent> {
   const { logger } = options;
   const now = options.now ?? Date.now;
-  // The data dir holds the license token cache and billing records: owner-only.
-  process.umask(0o077);
+  // The data dir holds the license token cache and billing records: owner-only (group 0's too under a random UID).
+  process.umask(dataDirUmask());
   // Refuses (exit 3) a data dir another sidecar runs on, or whose outbox is missing, swapped or damaged.
   ensureWritableDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir, now);
   let outbox: Outbox;
   try {
     outbox = openOutbox(config.dataDir, { now, logger, newOutbox: options.newOutbox });
+    shareWithGroup(config.dataDir);
   } catch (err) {
     lock.release();
     throw err;

@@ -1,5 +1,5 @@
-import { accessSync, constants, mkdirSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { accessSync, chmodSync, constants, mkdirSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { DataDirError } from "../errors.ts";
 
 /**
@@ -7,7 +7,8 @@ import { DataDirError } from "../errors.ts";
  * database file": the refusal (exit 3) names the path, who the process runs as, who owns the directory, and the fix
  * for where this usually happens (a volume mounted without fsGroup, a host directory owned by root, a random UID).
  */
-export function ensureWritableDataDir(dataDir: string): void {
+export function ensureWritableDataDir(configured: string): void {
+  const dataDir = resolve(configured);
   try {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK | constants.X_OK);
@@ -16,10 +17,28 @@ export function ensureWritableDataDir(dataDir: string): void {
     if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") throw err;
     throw new DataDirError("EGRESS_ERR_DATA_DIR_NOT_WRITABLE", notWritable(dataDir, code));
   }
+  // Files another user wrote (the pod's UID changed, a restore as root) are as much in the way as the directory.
+  for (const name of readdirSync(dataDir)) {
+    const file = join(dataDir, name);
+    try {
+      if (statSync(file).isFile()) accessSync(file, constants.R_OK | constants.W_OK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EACCES") continue;
+      const stat = statSync(file);
+      throw new DataDirError(
+        "EGRESS_ERR_DATA_DIR_NOT_WRITABLE",
+        `${file} is not readable and writable by this process (${whoAmI()}); it is owned by uid ${stat.uid}, gid ${stat.gid}, ` +
+          `mode ${(stat.mode & 0o777).toString(8)}. Run the sidecar as the user that wrote it (a stable runAsUser), or give the ` +
+          `files to this user (chown -R ${process.getuid?.()} ${dataDir}).`,
+      );
+    }
+  }
 }
 
+const whoAmI = () => `uid ${process.getuid?.()}, gid ${process.getgid?.()}${process.getgroups ? ` (groups ${process.getgroups().join(",")})` : ""}`;
+
 function notWritable(dataDir: string, code: string): string {
-  const who = `uid ${process.getuid?.()}, gid ${process.getgid?.()}${process.getgroups ? ` (groups ${process.getgroups().join(",")})` : ""}`;
+  const who = whoAmI();
   if (code === "EROFS") return `the data dir ${dataDir} is on a read-only filesystem; mount a writable volume there (the outbox must persist) or set dataDir elsewhere`;
   let owner = "";
   for (const path of [dataDir, dirname(dataDir)]) {
@@ -37,4 +56,28 @@ function notWritable(dataDir: string, code: string): string {
     "a parent chart's pod must) so the volume is group-writable. Docker: use a named volume (it takes /data's owner) or " +
     "chown the host directory to 10001 (or to group 0 with g+rwx for a random UID). Or set dataDir to a writable directory."
   );
+}
+
+/**
+ * A process with a random UID in group 0, as OpenShift runs images: the next start (a rescheduled pod) may get another
+ * UID of that group, so the data dir's files are shared with group 0 (umask 007, and `shareWithGroup`) instead of
+ * owner-only. Anywhere else they stay owner-only: they hold billing records and the license token cache.
+ */
+export const groupShared = (): boolean => process.getuid?.() !== 0 && process.getgid?.() === 0;
+
+/** The umask the sidecar writes its data dir with. */
+export const dataDirUmask = (): number => (groupShared() ? 0o007 : 0o077);
+
+/**
+ * Gives group 0 read and write on the files this process owns in the data dir (SQLite creates its files 0644 less
+ * the umask, so without this the group could only read them). Nothing to do unless `groupShared()`.
+ */
+export function shareWithGroup(dataDir: string): void {
+  if (!groupShared()) return;
+  const uid = process.getuid?.();
+  for (const name of readdirSync(dataDir)) {
+    const file = join(dataDir, name);
+    const stat = statSync(file);
+    if (stat.isFile() && stat.uid === uid) chmodSync(file, (stat.mode & 0o777) | 0o060);
+  }
 }

@@ -84,5 +84,5 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   }, { authorize: optionalBearer });
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
-  app.get("/healthz", async () => ({ status: "ok" }), { reserved: true });
+  app.get("/healthz", async () => ({ status: "ok" }), { reserved: true, quiet: true });
 }

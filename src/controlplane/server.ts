@@ -53,7 +53,7 @@ export async function startControlPlane(config: ControlPlaneConfig, options: { l
   const pipeline = new RevisionPipeline(store, deployer, logger);
 
   const server = new HttpServer({ logger, bodyLimit: { bytes: BODY_LIMIT }, logRequests: true });
-  server.get("/ok", () => ({ ok: true }));
+  server.get("/ok", () => ({ ok: true }), { reserved: true, quiet: true });
   registerDeploymentRoutes(server, { store, pipeline, deployer, apiKeys });
   registerAuthRoutes(server, { db, providers: config.auth.providers, stateTtlMs: config.auth.stateTtl, apiKeys, box, logger, now });
 

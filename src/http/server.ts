@@ -21,6 +21,8 @@ export interface RouteOptions {
   body?: "none" | "json" | { raw: readonly string[]; countItems?: ItemCounter };
   /** Served when only the connection reserve is left (health checks, billing intake): never refused as crowded. */
   reserved?: boolean;
+  /** Not in the request log when it succeeds: a health check probed every few seconds would drown the rest. */
+  quiet?: boolean;
   /** Runs before the body is read (an anonymous large body is refused unread). */
   authorize?: (request: HttpRequest) => Promise<void> | void;
   /** How this route words its errors (OTLP answers a google.rpc.Status); the server's `{detail, code}` otherwise. */
@@ -135,7 +137,7 @@ export class HttpServer {
     return { ...this.#connections.stats, bodyBytes: this.#budget.held };
   }
 
-  get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize" | "reserved"> = {}): void {
+  get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize" | "reserved" | "quiet"> = {}): void {
     this.#add("GET", { ...options, path, handler });
   }
 
@@ -217,7 +219,7 @@ export class HttpServer {
     };
     response.on("finish", () => {
       const durationMs = performance.now() - started;
-      if (this.#logRequests) this.#logger.info({ reqId: id, method, url: path, statusCode: response.statusCode, responseTime: durationMs }, "request completed");
+      if (this.#logRequests && !(route?.quiet && response.statusCode < 400)) this.#logger.info({ reqId: id, method, url: path, statusCode: response.statusCode, responseTime: durationMs }, "request completed");
       this.onResponse?.({ route: route?.path ?? "unmatched", method, status: response.statusCode, startMs, durationMs });
     });
     let answer: Answer | EventStream;

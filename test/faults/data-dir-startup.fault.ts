@@ -194,3 +194,49 @@ test("a data dir the process cannot write (a volume without fsGroup): exit 3 nam
   assert.doesNotMatch(message, /unable to open database file/);
   assert.deepEqual(readdirSync(fixture.dataDir), [], "nothing written");
 });
+
+test("random UIDs in group 0 (OpenShift): /data group-writable works, and a later start under another UID of the group reads the outbox", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as other users");
+  const { chmodSync, chownSync, mkdirSync } = await import("node:fs");
+  const fixture = agentConfig("http://127.0.0.1:9", { usageReporting: false, selfTelemetry: { enabled: false } });
+  // As the image makes /data: root's, group 0, 0770.
+  mkdirSync(fixture.dataDir);
+  chownSync(fixture.dataDir, 0, 0);
+  chmodSync(fixture.dataDir, 0o770);
+  chmodSync(fixture.dir, 0o755);
+  chmodSync(fixture.configPath, 0o644);
+  const as = (uid: number) => ["setpriv", `--reuid=${uid}`, "--regid=0", "--clear-groups", "--"];
+  const first = await startService(["start", "--config", fixture.configPath], "sidecar listening", { ...env, HOME: "/tmp" }, as(123456));
+  const batch = traceTransactions(3);
+  assert.equal((await postJson(`${first.url}/v1/transactions`, { trace_transactions: batch })).status, 202);
+  assert.equal(await first.stop(), 0);
+  const outbox = statSync(join(fixture.dataDir, "outbox.db"));
+  assert.equal(outbox.uid, 123456);
+  assert.equal(outbox.mode & 0o077, 0o060, "group 0 may read and write it, others nothing");
+  const second = await startService(["start", "--config", fixture.configPath], "sidecar listening", { ...env, HOME: "/tmp" }, as(234567));
+  try {
+    assert.equal((await getJson(`${second.url}/v1/status`)).streams.billing.pending, 3, "the records the first UID accepted");
+  } finally {
+    await second.stop();
+  }
+});
+
+test("outbox files another user wrote (owner-only): exit 3 naming the file, its owner and the fix", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as another user");
+  const { spawnSync } = await import("node:child_process");
+  const { chmodSync, chownSync } = await import("node:fs");
+  const fixture = copyOfTemplate();
+  chownSync(fixture.dataDir, 65534, 65534);
+  chmodSync(fixture.dir, 0o755);
+  chmodSync(fixture.configPath, 0o644);
+  const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
+  const result = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath], {
+    env: { ...process.env, ...env, HOME: "/tmp" },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  assert.equal(result.status, 3, result.stderr);
+  assert.match(result.stderr, /EGRESS_ERR_DATA_DIR_NOT_WRITABLE: \/\S+ is not readable and writable by this process \(uid 65534, gid 65534/);
+  assert.match(result.stderr, /it is owned by uid 0, gid 0, mode 600\. Run the sidecar as the user that wrote it/);
+  assert.doesNotMatch(result.stderr, /unable to open database file/);
+});

@@ -132,3 +132,20 @@ test("an EventStream answer sends each event as it is produced, and stops produc
   const whole = await call(`${url}/events`);
   assert.equal(whole.text, 'data: {"n":1}\n\ndata: {"n":2}\n\n');
 });
+
+test("a quiet route (a health check) is left out of the request log when it succeeds, kept when it fails", async (t) => {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const app = new HttpServer({ logger, bodyLimit: { bytes: 1024 }, logRequests: true });
+  let healthy = true;
+  app.get("/healthz", () => (healthy ? { status: "ok" } : new Answer(503, { status: "down" })), { quiet: true });
+  app.get("/other", () => ({}));
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  for (let i = 0; i < 3; i++) await call(`${url}/healthz`);
+  await call(`${url}/other`);
+  healthy = false;
+  await call(`${url}/healthz`);
+  const logged = lines.filter((line) => line.msg === "request completed").map((line) => `${line.url} ${line.statusCode}`);
+  assert.deepEqual(logged, ["/other 200", "/healthz 503"]);
+});

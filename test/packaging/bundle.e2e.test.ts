@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { after, test } from "node:test";
 import { buildDist } from "../../scripts/build.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
@@ -13,6 +13,13 @@ after(() => rmSync(out, { recursive: true, force: true }));
 
 test("the bundle npm run build makes runs the beacon and the sidecar: transactions and telemetry are delivered", async () => {
   await buildDist(out);
+  // The image installs only what the bundle leaves out, with the repository's overrides (without them LangGraph's
+  // checkpointer got a better-sqlite3 of its own with no prebuilt binary, and `a2a serve` failed in the image).
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  const runtime = JSON.parse(readFileSync(`${out}runtime-package.json`, "utf8"));
+  assert.deepEqual(Object.keys(runtime.dependencies).sort(), Object.keys(pkg.dependencies).filter((name) => /^(better-sqlite3|pg|@langchain\/)/.test(name)).sort());
+  assert.deepEqual(runtime.overrides, pkg.overrides);
+  assert.equal(runtime.type, "module");
   useCli(`${out}cli.js`);
   const license = testLicense();
   const beaconFixture = beaconConfig([license]);
