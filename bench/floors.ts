@@ -79,7 +79,7 @@ export function beaconInsertSeconds(count: number, perCommit: number): number {
   tuneForIngest(db);
   const insert = db.prepare(`INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
     start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts,
-    transaction_type, received_at) VALUES (${uuidBytes("?")}, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`);
+    transaction_type, received_at) VALUES (${uuidBytes("?")}, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (license_id, id) DO NOTHING`);
   const t = traceTransaction();
   const receivedAt = new Date().toISOString();
   const insertBatch = db.transaction((n: number) => {

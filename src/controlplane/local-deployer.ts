@@ -175,8 +175,11 @@ async function loopbackPort(preferred: number): Promise<number> {
   return port;
 }
 
-/** Waits for GET /ok; undefined once it answers, else what went wrong (the process exited, or time ran out). */
-async function untilHealthy(url: string, child: ChildProcess, timeoutMs: number): Promise<string | undefined> {
+/**
+ * Waits for GET /ok, asking every POLL_MS (100 ms) until `timeoutMs`: undefined once it answers, else what went wrong
+ * (the process exited, or time ran out). Exported for its loop test.
+ */
+export async function untilHealthy(url: string, child: Pick<ChildProcess, "once">, timeoutMs: number): Promise<string | undefined> {
   let ended: string | undefined;
   child.once("exit", (code, signal) => (ended = `exited (${signal ?? `code ${code}`}) before answering /ok`));
   child.once("error", (err) => (ended = `could not be started (${err.message})`));

@@ -116,3 +116,33 @@ test("a control plane still away at the timeout ends the wait with its error", a
   assert.match((outcome as Error).message, /answered 502/);
   assert.ok(requests <= 5 * 6 + 5, `${requests} requests in 5 minutes`);
 });
+
+test("the local deployer's start wait: /ok asked every 100 ms until the start timeout, no faster, then it gives up", async () => {
+  const { untilHealthy } = await import("../../src/controlplane/local-deployer.ts");
+  const { EventEmitter } = await import("node:events");
+  for (const answer of [() => new Response("starting", { status: 503 }), () => Promise.reject(new TypeError("fetch failed"))]) {
+    const plane = controlPlane(answer);
+    let outcome: string | undefined | null = null;
+    void untilHealthy("http://127.0.0.1:9", new EventEmitter() as never, 60_000).then((value) => (outcome = value));
+    try {
+      await time.advance(61_000, 100);
+      assert.equal(outcome, "did not answer /ok within 60 s");
+      assert.ok(plane.calls.count >= 550 && plane.calls.count <= 602, `${plane.calls.count} requests in the 60 s start timeout`);
+    } finally {
+      plane.restore();
+    }
+  }
+  // A process that exits ends the wait at once.
+  const plane = controlPlane(() => new Response("", { status: 503 }));
+  const child = new EventEmitter();
+  let outcome: string | undefined | null = null;
+  void untilHealthy("http://127.0.0.1:9", child as never, 60_000).then((value) => (outcome = value));
+  await time.advance(1_000, 100);
+  child.emit("exit", 1, null);
+  await time.advance(200, 100);
+  assert.equal(outcome, "exited (code 1) before answering /ok");
+  const asked = plane.calls.count;
+  await time.advance(10_000, 100);
+  assert.equal(plane.calls.count, asked, "no more requests once it ended");
+  plane.restore();
+});

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import Database from "better-sqlite3";
@@ -169,22 +170,25 @@ describe("data dir checks at start: a missing, damaged or swapped outbox is refu
   });
 });
 
-test("a data dir the process cannot write (a volume without fsGroup): exit 3 naming the path, the UID, the owner and the fix", async (t) => {
-  if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as another user");
-  const { spawnSync } = await import("node:child_process");
-  const { chmodSync, mkdirSync } = await import("node:fs");
-  const fixture = agentConfig("http://127.0.0.1:9", { usageReporting: false, selfTelemetry: { enabled: false } });
-  // As a volume mounted without fsGroup: the directory is root's, 0755; the sidecar runs as another user.
-  mkdirSync(fixture.dataDir, { mode: 0o755 });
-  chmodSync(fixture.dataDir, 0o755);
+/** `start` run to its end as uid and gid 65534 (nobody), as a pod's runAsUser would; the config made readable to it. */
+function startAsNobody(fixture: AgentFixture) {
   chmodSync(fixture.dir, 0o755);
   chmodSync(fixture.configPath, 0o644);
   const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
-  const result = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath], {
+  return spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath], {
     env: { ...process.env, ...env, HOME: "/tmp" },
     encoding: "utf8",
     timeout: 30_000,
   });
+}
+
+test("a data dir the process cannot write (a volume without fsGroup): exit 3 naming the path, the UID, the owner and the fix", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as another user");
+  const fixture = agentConfig("http://127.0.0.1:9", { usageReporting: false, selfTelemetry: { enabled: false } });
+  // As a volume mounted without fsGroup: the directory is root's, 0755; the sidecar runs as another user.
+  mkdirSync(fixture.dataDir, { mode: 0o755 });
+  chmodSync(fixture.dataDir, 0o755);
+  const result = startAsNobody(fixture);
   assert.equal(result.status, 3, result.stderr);
   const message = result.stderr;
   assert.match(message, /EGRESS_ERR_DATA_DIR_NOT_WRITABLE/);
@@ -197,7 +201,6 @@ test("a data dir the process cannot write (a volume without fsGroup): exit 3 nam
 
 test("random UIDs in group 0 (OpenShift): /data group-writable works, and a later start under another UID of the group reads the outbox", async (t) => {
   if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as other users");
-  const { chmodSync, chownSync, mkdirSync } = await import("node:fs");
   const fixture = agentConfig("http://127.0.0.1:9", { usageReporting: false, selfTelemetry: { enabled: false } });
   // As the image makes /data: root's, group 0, 0770.
   mkdirSync(fixture.dataDir);
@@ -223,18 +226,9 @@ test("random UIDs in group 0 (OpenShift): /data group-writable works, and a late
 
 test("outbox files another user wrote (owner-only): exit 3 naming the file, its owner and the fix", async (t) => {
   if (process.getuid?.() !== 0) return t.skip("needs root, to run the sidecar as another user");
-  const { spawnSync } = await import("node:child_process");
-  const { chmodSync, chownSync } = await import("node:fs");
   const fixture = copyOfTemplate();
   chownSync(fixture.dataDir, 65534, 65534);
-  chmodSync(fixture.dir, 0o755);
-  chmodSync(fixture.configPath, 0o644);
-  const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
-  const result = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath], {
-    env: { ...process.env, ...env, HOME: "/tmp" },
-    encoding: "utf8",
-    timeout: 30_000,
-  });
+  const result = startAsNobody(fixture);
   assert.equal(result.status, 3, result.stderr);
   assert.match(result.stderr, /EGRESS_ERR_DATA_DIR_NOT_WRITABLE: \/\S+ is not readable and writable by this process \(uid 65534, gid 65534/);
   assert.match(result.stderr, /it is owned by uid 0, gid 0, mode 600\. Run the sidecar as the user that wrote it/);
