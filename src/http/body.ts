@@ -42,8 +42,10 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
     const declared = Number(request.headers["content-length"]);
     if (declared > limit) return reject(tooLarge(rules.limit));
     const decoder = encoding === "gzip" ? createGunzip() : encoding === "deflate" ? createInflate() : undefined;
-    // With a Content-Length (and no compression) the body is copied into one buffer as it comes: no second copy.
-    let whole = !decoder && Number.isSafeInteger(declared) ? Buffer.allocUnsafe(declared) : undefined;
+    // With a Content-Length (and no compression) the body is copied into one buffer as it comes, no second copy: the
+    // buffer is made, and its whole length charged to the budget, when the first bytes arrive.
+    const prepaid = !decoder && Number.isSafeInteger(declared);
+    let whole: Buffer | undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
@@ -60,7 +62,11 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
       if (settled) return;
       if (size + chunk.length > limit) return fail(tooLarge(rules.limit));
       try {
-        rules.charge.charge(chunk.length);
+        if (!prepaid) rules.charge.charge(chunk.length);
+        else if (!whole) {
+          rules.charge.charge(declared);
+          whole = Buffer.allocUnsafe(declared);
+        }
         if (items && items.push(chunk, rules.items.max, () => (whole ? [whole.subarray(0, size)] : chunks)) > rules.items.max) {
           throw tooManyItems(rules);
         }
@@ -76,7 +82,7 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
     output.on("end", () => {
       if (settled) return;
       settled = true;
-      const body = whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
+      const body = whole ? whole.subarray(0, size) : prepaid ? Buffer.alloc(0) : Buffer.concat(chunks, size);
       // The request's listeners live as long as the request: they must not keep the body alive once it is handed over.
       whole = undefined;
       chunks.length = 0;

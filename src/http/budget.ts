@@ -7,8 +7,8 @@ import { HttpError } from "../errors.ts";
 export const ITEM_COST = 64;
 
 /**
- * The memory request bodies may hold at once: each body is charged its (decompressed) bytes as they arrive and
- * ITEM_COST per item once counted, and gives it all back when its request is answered. A body that would take
+ * The memory request bodies may hold at once: each body is charged its Content-Length when its first bytes arrive
+ * (or, compressed or chunked, its decompressed bytes as they arrive) and ITEM_COST per item once counted, and gives it all back when its request is answered. A body that would take
  * the total past `bytes` while other bodies hold some is refused with 503 and Retry-After, unread beyond that
  * point: a burst of large bodies is served a few at a time instead of all at once. A lone body is never refused
  * (the per-body limits bound it), so any body within those limits can get through.

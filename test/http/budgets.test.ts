@@ -115,6 +115,15 @@ test("bodies in flight over http.bodyBytesInFlight: the surplus gets 503 with Re
   release();
   assert.equal((await holding).status, 200);
   assert.equal(app.load.bodyBytes, 0, "answered bodies give their bytes back");
+  // A body's declared length is reserved when its first bytes come: a slow sender cannot hold a buffer unbudgeted.
+  const slow = await openSocket(url);
+  slow.write(`POST /in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${250 * 1024}\r\n\r\n{"a":`);
+  await sleep(100);
+  assert.equal(app.load.bodyBytes, 250 * 1024);
+  assert.equal((await post("/in")).status, 503, "the reserved length leaves no room for another large body");
+  slow.destroy();
+  await sleep(100);
+  assert.equal(app.load.bodyBytes, 0, "a body cut short gives its reservation back");
   assert.equal((await post("/in")).status, 200);
 });
 
