@@ -54,7 +54,11 @@ test("compose.yaml: the sidecar runs read-only with its outbox on a named volume
   assert.ok(data && !data.bind, "a named volume on /data");
   assert.ok(file.volumes && data.source in file.volumes, `volume ${data.source} is declared`);
   assert.equal(configAndDataDir(sidecar).dataDir, "/data", "the mounted config's dataDir is the volume (working_dir + dataDir)");
-  assert.ok(sidecar.healthcheck?.test?.join(" ").includes("/healthz"), "a healthcheck on /healthz");
+  // The image's own check: it probes the URL the service announced, whatever its --listen.
+  for (const [name, service] of Object.entries(file.services)) {
+    if (service.healthcheck) assert.deepEqual(service.healthcheck.test, ["CMD", "egress-agent", "healthcheck"], name);
+  }
+  assert.ok(sidecar.healthcheck, "the sidecar has a healthcheck");
 });
 
 test("compose.yaml: the placeholder instance shares the sidecar's network namespace (its API is loopback-only)", () => {
