@@ -114,7 +114,9 @@ export async function loadGraphConfig(path: string): Promise<GraphConfig> {
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
   } catch (err) {
-    const reason = err instanceof SyntaxError ? `not valid JSON: ${err.message}` : `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+    // Where, never what: V8's message quotes the text around the error, which may be any file's content.
+    const where = err instanceof SyntaxError ? / at position \d+(?: \(line \d+ column \d+\))?/.exec(err.message)?.[0] : undefined;
+    const reason = err instanceof SyntaxError ? `not valid JSON${where ?? ""}` : `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
     throw new ConfigError(path, [reason]);
   }
   const file = parseConfig(GraphConfigFile, raw, path);

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,12 +16,13 @@ const REPORT_LINES = 10;
 const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
 const REPORT_CHARS = 2_000;
 /**
- * The control plane's environment variables an agent server inherits: what Node and a graph need to run. Nothing
- * else: the control plane's PLATFORM_API_KEY would switch on tracing with the operator's key, EGRESS_SIDECAR_URL and
+ * A deployment's processes (the build check and the agent server) start from this PATH, their own HOME and TMPDIR,
+ * LANG and, if the operator set it, NODE_EXTRA_CA_CERTS (a path, for a TLS-inspecting proxy): nothing else of the
+ * control plane's environment. Its PLATFORM_API_KEY would switch on tracing with the operator's key, EGRESS_* and
  * PLATFORM_TENANT_ID would bill the runs to whoever the control plane names, and cloud or proxy credentials are not
  * the deployment's. A deployment adds its own through its secrets.
  */
-const INHERITED_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "NODE_EXTRA_CA_CERTS"];
+const CHILD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 export interface LocalDeployerOptions {
   /** The control plane's data dir: each deployment gets `deployments/<id>/` in it. */
@@ -30,7 +31,7 @@ export interface LocalDeployerOptions {
   cli?: { node: string; args: string[] };
   agentServer: { sidecarUrl?: string | undefined; tenantId?: string | undefined; organizationId?: string | undefined; startTimeoutMs: number };
   logger: Logger;
-  /** The environment INHERITED_ENV is picked from (default process.env). */
+  /** The environment NODE_EXTRA_CA_CERTS is taken from (default process.env). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -63,12 +64,17 @@ export class LocalDeployer implements Deployer {
     const config = graphJson(target);
     const timeoutMs = this.#options.agentServer.startTimeoutMs;
     const args = [...this.#cli.args, "a2a", "check", "--config", config];
-    const env = this.#childEnv(target.secrets);
+    const dir = this.#deploymentDir(target.deploymentId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const buildLog = join(dir, "build.log");
+    // No secrets in the build: it only loads the graphs, and a graph module's import must not need them.
+    const env = this.#childEnv(target.deploymentId, {});
     const stdout = await new Promise<string>((done, fail) => {
       execFile(this.#cli.node, args, { env, cwd: dirname(config), timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 1 << 20 }, (err, out, errOut) => {
+        writeFileSync(buildLog, `${out}${errOut}`, { mode: 0o600 });
         if (!err) return done(out);
         const what = err.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (exit code ${err.code})`;
-        fail(new DeployerError(`checking ${config} ${what}: ${report(firstLines(errOut), target.secrets)}`));
+        fail(new DeployerError(`checking ${config} ${what}: ${failureSummary(errOut, target.secrets, buildLog)}`));
       });
     });
     // The check's answer is its last line: a graph module may print on import.
@@ -90,7 +96,7 @@ export class LocalDeployer implements Deployer {
     let child: ChildProcess;
     try {
       child = spawn(this.#cli.node, [...this.#cli.args, ...this.#serveArgs(target, port)], {
-        env: this.#childEnv(target.secrets),
+        env: this.#childEnv(target.deploymentId, target.secrets),
         cwd: dirname(graphJson(target)),
         detached: true, // its own process group: signalled as one, and it outlives the control plane
         stdio: ["ignore", log, log],
@@ -103,8 +109,8 @@ export class LocalDeployer implements Deployer {
     const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
     if (failure) {
       if (child.pid !== undefined) await this.#terminate(child.pid, "SIGKILL");
-      const tail = lastLines(logPath, logOffset);
-      throw new DeployerError(`the agent server ${failure}; its log ends: ${report(tail, target.secrets)}`);
+      const output = readFileSync(logPath).subarray(logOffset).toString("utf8");
+      throw new DeployerError(`the agent server ${failure}: ${failureSummary(output, target.secrets, logPath)}`);
     }
     this.#logger.info({ deploymentId, revisionId: target.revisionId, url, pid: child.pid }, "agent server started");
     return { url, pid: child.pid };
@@ -139,11 +145,18 @@ export class LocalDeployer implements Deployer {
     return args;
   }
 
-  #childEnv(secrets: Record<string, string>): NodeJS.ProcessEnv {
-    const from = this.#options.env ?? process.env;
-    const env: NodeJS.ProcessEnv = {};
-    for (const name of INHERITED_ENV) if (from[name] !== undefined) env[name] = from[name];
-    return { ...env, ...secrets };
+  /**
+   * The environment of a deployment's processes: the deployment's secrets under an explicit base that they cannot
+   * override (the API refuses reserved names too), never the control plane's own environment. HOME and TMPDIR are
+   * the deployment's own directories.
+   */
+  #childEnv(deploymentId: string, secrets: Record<string, string>): NodeJS.ProcessEnv {
+    const dir = this.#deploymentDir(deploymentId);
+    const base: NodeJS.ProcessEnv = { PATH: CHILD_PATH, HOME: join(dir, "home"), TMPDIR: join(dir, "tmp"), LANG: "C.UTF-8" };
+    for (const path of [base.HOME!, base.TMPDIR!]) mkdirSync(path, { recursive: true, mode: 0o700 });
+    const ca = (this.#options.env ?? process.env).NODE_EXTRA_CA_CERTS;
+    if (ca) base.NODE_EXTRA_CA_CERTS = ca;
+    return { ...secrets, ...base };
   }
 
   /** Signals the process group and waits for the server to exit; SIGKILL when it takes longer than its grace. */
@@ -246,19 +259,24 @@ function readProc(pid: number, file: string): string | undefined {
   }
 }
 
-function firstLines(text: string): string[] {
-  return text.split("\n").map((line) => line.trim()).filter(Boolean).slice(0, REPORT_LINES);
-}
-
-/** The last lines the process wrote to its log (from `offset`: this start, not an earlier revision's). */
-function lastLines(path: string, offset: number): string[] {
-  const text = readFileSync(path).subarray(offset).toString("utf8");
-  return text.split("\n").map((line) => line.trim()).filter(Boolean).slice(-REPORT_LINES);
-}
-
-/** Output made fit for a status_message: short, and with no secret value in it (a graph may print one). */
-function report(lines: string[], secrets: Record<string, string>): string {
-  let text = lines.length > 0 ? lines.join("\n") : "(no output)";
+/**
+ * What a status_message may say of a failed check or start: only the command's own error lines (`egress-agent: ...`
+ * and the problems indented under it), with every quoted excerpt and every secret value blanked, never other output:
+ * a graph module's output, or a parser quoting the file it choked on, may hold anything (a secret, /etc/passwd).
+ * The whole output stays in the deployment's owner-only log file for the operator.
+ */
+export function failureSummary(output: string, secrets: Record<string, string>, logFile: string): string {
+  const lines = output.split("\n");
+  const own: string[] = [];
+  for (let i = lines.findIndex((line) => line.startsWith("egress-agent: ")); i >= 0 && i < lines.length; i++) {
+    if (own.length > 0 && !lines[i]!.startsWith("  ")) break;
+    own.push(lines[i]!);
+  }
+  let text = own
+    .slice(0, REPORT_LINES)
+    .map((line) => line.trim().replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/'(?:[^'\\]|\\.)*'/g, "'…'").replace(/`[^`]*`/g, "`…`"))
+    .join("; ");
   for (const value of Object.values(secrets)) if (value.length >= 4) text = text.replaceAll(value, "[secret]");
-  return text.length > REPORT_CHARS ? `${text.slice(0, REPORT_CHARS)}...` : text;
+  if (text.length > REPORT_CHARS) text = `${text.slice(0, REPORT_CHARS)}...`;
+  return `${text || "no error line"} (the whole output is in ${logFile})`;
 }

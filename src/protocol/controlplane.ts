@@ -37,7 +37,28 @@ export const SourceRevisionConfig = z.strictObject({
 });
 export type SourceRevisionConfig = z.infer<typeof SourceRevisionConfig>;
 
-export const SecretName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, { message: "must be an environment variable name: letters, digits and '_', not starting with a digit" });
+/**
+ * Environment variables a deployment's secret may not set: they change how Node, the dynamic loader, glibc or
+ * OpenSSL load code and libraries (a secret `NODE_OPTIONS=--import=data:...` would run code in the agent server), or
+ * they are the agent server's own settings, which decide where its runs are billed and reported. Matched without
+ * regard to case. README "The deployment control plane" lists them.
+ */
+export const RESERVED_SECRET_NAMES: readonly RegExp[] = [
+  /^NODE_/, // NODE_OPTIONS, NODE_PATH, NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, ...
+  /^(LD|DYLD)_/, // LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, DYLD_INSERT_LIBRARIES, ...
+  /^(PATH|HOME|TMPDIR|TMP|TEMP|SHELL|ENV|BASH_ENV|IFS|PWD|USER)$/,
+  /^(GCONV_PATH|LOCPATH|NLSPATH|GLIBC_TUNABLES|MALLOC_.*|HOSTALIASES|LOCALDOMAIN|RES_OPTIONS|TZDIR)$/,
+  /^(OPENSSL_|SSL_CERT_)/, // OPENSSL_CONF and OPENSSL_MODULES load engines and providers
+  /^UV_/, // libuv
+  /^(EGRESS_|PLATFORM_(TENANT_ID|ORGANIZATION_ID)$)/, // the agent server's own: its sidecar, and whom its runs are billed to
+];
+
+export const SecretName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, { message: "must be an environment variable name: letters, digits and '_', not starting with a digit" })
+  .refine((name) => !RESERVED_SECRET_NAMES.some((pattern) => pattern.test(name.toUpperCase())), {
+    message: "is reserved: it changes how the agent server's runtime loads code or libraries, or is one of its own settings (README lists the reserved names)",
+  });
 
 /** A secret as written: its value never comes back, only its name. */
 export const SecretInput = z.strictObject({ name: SecretName, value: z.string().max(65_536, { message: "must be at most 64 KiB" }) });

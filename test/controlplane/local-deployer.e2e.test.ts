@@ -101,9 +101,10 @@ test("a redeploy replaces the process on the same port, and the conversation con
   await deployer.stop(deployment.deploymentId, third);
 });
 
-test("the agent server gets the deployment's secrets on a minimal environment, not the control plane's PLATFORM_API_KEY", async () => {
-  const { deployer } = newDeployer();
-  const deployment = target(ENV_GRAPH, { SOME_SECRET: "s3cret-value-42" });
+test("the agent server gets the deployment's secrets on an explicit base environment, not the control plane's", async () => {
+  const { deployer, dataDir } = newDeployer();
+  // PATH and HOME as secrets (the API refuses them; the deployer's base wins anyway).
+  const deployment = target(ENV_GRAPH, { SOME_SECRET: "s3cret-value-42", PATH: "/tmp/evil", HOME: "/root" });
   await deployer.create(deployment);
   const saved = process.env.PLATFORM_API_KEY;
   process.env.PLATFORM_API_KEY = "control-plane-key-0123456789";
@@ -114,11 +115,13 @@ test("the agent server gets the deployment's secrets on a minimal environment, n
     if (saved === undefined) delete process.env.PLATFORM_API_KEY;
     else process.env.PLATFORM_API_KEY = saved;
   }
-  const env = JSON.parse((await send(serving, "env", "env?")).text) as { names: string[]; SOME_SECRET: string };
+  const env = JSON.parse((await send(serving, "env", "env?")).text) as { names: string[]; SOME_SECRET: string; PATH: string; HOME: string };
   assert.equal(env.SOME_SECRET, "s3cret-value-42");
   assert.ok(!env.names.includes("PLATFORM_API_KEY"));
-  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "NODE_EXTRA_CA_CERTS", "SOME_SECRET"]);
+  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS", "SOME_SECRET"]);
   assert.deepEqual(env.names.filter((name) => !allowed.has(name)), []);
+  assert.equal(env.PATH, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  assert.equal(env.HOME, join(dataDir, "deployments", deployment.deploymentId, "home"));
   await deployer.stop(deployment.deploymentId, serving);
 });
 
@@ -128,7 +131,7 @@ test("create refuses another source and a graph.json that is not there", async (
   await assert.rejects(deployer.create(target("/nonexistent/graph.json")), { name: "DeployerError", message: /\/nonexistent\/graph\.json is not an existing file/ });
 });
 
-test("a build of a bad graph.json fails naming the key, with no secret value in the message", async () => {
+test("a build of a bad graph.json fails naming the key; the build gets no secrets; the message quotes no file", async () => {
   const { deployer, dataDir } = newDeployer();
   writeFileSync(join(dataDir, "thrower.mjs"), "throw new Error(`no model for key ${process.env.SOME_SECRET}`);\n");
   writeFileSync(join(dataDir, "graph.json"), JSON.stringify({ graphs: { thrower: "./thrower.mjs:graph" } }));
@@ -137,8 +140,21 @@ test("a build of a bad graph.json fails naming the key, with no secret value in 
   const err = await deployer.build(deployment).then(() => assert.fail("build passed"), (e: unknown) => e);
   assert.ok(err instanceof DeployerError);
   assert.match(err.message, /exit code 2/);
-  assert.match(err.message, /graphs\.thrower: cannot load .*thrower\.mjs: no model for key \[secret\]/);
+  assert.match(err.message, /graphs\.thrower: cannot load .*thrower\.mjs: no model for key undefined/, "the build step has no secrets");
   assert.doesNotMatch(err.message, /s3cret-value-42/);
+  assert.match(err.message, /\(the whole output is in .*build\.log\)$/);
+
+  // A graph.json pointed at a file that is not JSON (/etc/passwd, secrets.key): where it fails, never what is there.
+  writeFileSync(join(dataDir, "not-json"), "root-secret-line:x:0:0:root:/root:/bin/bash\n");
+  const notJson = await deployer.build(target(join(dataDir, "not-json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
+  assert.match(notJson.message, /not valid JSON/);
+  assert.doesNotMatch(notJson.message, /root|secret-line|bash/);
+  // A module that does not parse: the parser's quoted token is blanked.
+  writeFileSync(join(dataDir, "broken.mjs"), "export const graph = sk_live_0123456789abcdef token;\n");
+  writeFileSync(join(dataDir, "broken.json"), JSON.stringify({ graphs: { broken: "./broken.mjs:graph" } }));
+  const broken = await deployer.build(target(join(dataDir, "broken.json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
+  assert.match(broken.message, /graphs\.broken: cannot load/);
+  assert.doesNotMatch(broken.message, /sk_live|0123456789abcdef|token/);
 
   writeFileSync(join(dataDir, "empty.json"), JSON.stringify({ graphs: {} }));
   await assert.rejects(deployer.build(target(join(dataDir, "empty.json"))), { name: "DeployerError", message: /graphs: must name at least one graph/ });
@@ -151,7 +167,7 @@ test("a deploy whose agent server exits before it is healthy fails with the end 
   await deployer.build(deployment);
   // The check passes, but serve cannot open its data dir: a file is in the way.
   writeFileSync(join(dataDir, "deployments", deployment.deploymentId, "agent-server"), "");
-  await assert.rejects(deployer.deploy(deployment, undefined), { name: "DeployerError", message: /the agent server exited \(code 1\) before answering \/ok; its log ends: .*(EEXIST|ENOTDIR)/s });
+  await assert.rejects(deployer.deploy(deployment, undefined), { name: "DeployerError", message: /the agent server exited \(code 1\) before answering \/ok: egress-agent: .*(EEXIST|ENOTDIR).*\(the whole output is in .*agent-server\.log\)/s });
   assert.deepEqual(processesWith(dataDir), []);
 });
 
