@@ -11,8 +11,9 @@ const sha256 = (value: string) => createHash("sha256").update(value).digest();
 export class ApiKeys {
   readonly #digests: Buffer[];
 
+  /** `keys` as the config checked them (a key, or `sha256:` and 64 lower-case hex digits). */
   constructor(keys: readonly string[]) {
-    this.#digests = keys.map((key) => (key.startsWith("sha256:") ? Buffer.from(key.slice(7), "hex") : sha256(key)));
+    this.#digests = keys.map((key) => (/^sha256:[0-9a-f]{64}$/.test(key) ? Buffer.from(key.slice(7), "hex") : sha256(key)));
   }
 
   get size(): number {

@@ -256,7 +256,11 @@ export function registerAuthRoutes(server: HttpServer, deps: AuthRouteDeps): voi
       const authId = claim && "authId" in claim ? claim.authId : undefined;
       if (authId) store.fail(authId, `the provider reported ${loggable(query.error)}`, now());
       request.log.warn({ providerId, authId, error: loggable(query.error) }, "setup callback: the provider reported an error");
-      return page({ status: "failed", httpStatus: 400, error: query.error, errorDescription: query.error_description });
+      // Anyone can craft this URL: without a state this control plane issued, the page shows an error code only,
+      // never the query's free text (a phishing line on our page). With one, the provider's description too.
+      const error = /^[\w.-]{1,64}$/.test(query.error) ? query.error : "provider_error";
+      const errorDescription = authId ? query.error_description : "The provider reported an error. Start the installation again.";
+      return page({ status: "failed", httpStatus: 400, error, errorDescription });
     }
 
     if (query.setup_action === "update") {

@@ -2,9 +2,10 @@ import { join } from "node:path";
 import * as z from "zod";
 import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
 import { Duration, ListenAddress } from "../config/units.ts";
+import { ConfigError } from "../errors.ts";
 import { LogLevel } from "../log.ts";
 
-const ApiKey = z.string().refine((key) => /^sha256:[0-9a-f]{64}$/.test(key) || key.length >= 16, {
+const ApiKey = z.string().refine((key) => (key.startsWith("sha256:") ? /^sha256:[0-9a-f]{64}$/.test(key) : key.length >= 16), {
   message: "must be a key of at least 16 characters, or sha256:<lower-case hex of the key> (hashed at rest)",
 });
 
@@ -73,6 +74,11 @@ export function loadControlPlaneConfig(file: string | undefined, env: NodeJS.Pro
   const raw = readYamlFile(file);
   const merged = isRecord(raw) ? { ...raw, ...(overrides.listen ? { listen: overrides.listen } : {}) } : raw;
   const config = parseConfig(ControlPlaneConfig, merged, file ?? "embedded defaults");
-  if (env.PLATFORM_API_KEY) config.apiKeys.push(env.PLATFORM_API_KEY);
+  if (env.PLATFORM_API_KEY) {
+    // The same rules as a key in the file: a short or malformed one is a config error now, not a 500 per request.
+    const key = ApiKey.safeParse(env.PLATFORM_API_KEY);
+    if (!key.success) throw new ConfigError("env PLATFORM_API_KEY", [`env PLATFORM_API_KEY: ${key.error.issues[0]!.message}`]);
+    config.apiKeys.push(key.data);
+  }
   return config;
 }

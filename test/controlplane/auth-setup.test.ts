@@ -293,9 +293,20 @@ test("the provider's error: a failure page naming it, escaped; a state that came
   const failed = await authStatus(auth_id);
   assert.deepEqual([failed.status, failed.error], ["failed", "the provider reported access_denied"]);
 
-  const json = await callback("github", { error: "access_denied", error_description: description });
+  // Without a state it issued (anyone can craft the URL): the error code only, never the query's free text.
+  const phishing = "Your session expired: call +1 555 0100 or visit evil.example to restore access";
+  const json = await callback("github", { error: "access_denied", error_description: phishing });
   assert.equal(json.status, 400);
-  assert.deepEqual(await json.json(), { status: "failed", provider_id: "github", error: "access_denied", error_description: description });
+  assert.deepEqual(await json.json(), {
+    status: "failed",
+    provider_id: "github",
+    error: "access_denied",
+    error_description: "The provider reported an error. Start the installation again.",
+  });
+  const forged = await callback("github", { error: "Call 555 0100 now", error_description: phishing, state: "not-a-state" }, BROWSER_ACCEPT);
+  const forgedPage = await forged.text();
+  assert.ok(!forgedPage.includes("555") && !forgedPage.includes("evil.example"), forgedPage);
+  assert.ok(forgedPage.includes("provider_error"));
   assert.equal(calls.length, 0);
 });
 
@@ -325,6 +336,31 @@ test("the token endpoint failing: 502, the auth request failed, nothing the prov
         response.end(`access_token=${ACCESS_TOKEN}&token_type=bearer`);
       },
       /not a JSON object/,
+    ],
+    [
+      "a chunked answer past 64 KiB (no Content-Length): read no further",
+      (_call, response) => {
+        response.writeHead(200, { "content-type": "application/json" });
+        // Chunked, and endless: only the bound stops the read (before, 3.2 GB of RSS in one callback).
+        const chunk = Buffer.alloc(16 * 1024, 0x20);
+        const pump = () => {
+          while (!response.destroyed && response.write(chunk));
+          if (!response.destroyed) response.once("drain", pump);
+        };
+        response.on("error", () => {});
+        pump();
+      },
+      /larger than 65536 bytes/,
+    ],
+    [
+      "a trickle that never ends",
+      (_call, response) => {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.write("{");
+        const timer = setInterval(() => response.destroyed || response.write(" "), 20);
+        response.on("close", () => clearInterval(timer));
+      },
+      /did not answer within 200 ms/,
     ],
     ["no answer", () => {}, /did not answer within 200 ms/],
     ["connection dropped", (_call, response) => response.socket?.destroy(), /could not be reached/],
