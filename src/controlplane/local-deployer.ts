@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { DeployerError, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
+import { sandboxFor } from "./process-sandbox.ts";
 
 /** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
 const STOP_GRACE_MS = 15_000;
@@ -56,6 +57,7 @@ export class LocalDeployer implements Deployer {
     if (target.source !== "local") throw new DeployerError(`the local deployer runs source "local" only, not "${target.source}"`);
     const config = graphJson(target);
     if (!statSync(config, { throwIfNoEntry: false })?.isFile()) throw new DeployerError(`langgraph_config_path ${config} is not an existing file`);
+    this.#sandbox(target); // refuses a graph whose directory holds the control plane's data dir
     // Owner-only: the agent server's log and conversations live here.
     mkdirSync(this.#deploymentDir(target.deploymentId), { recursive: true, mode: 0o700 });
   }
@@ -63,7 +65,7 @@ export class LocalDeployer implements Deployer {
   async build(target: DeployTarget): Promise<void> {
     const config = graphJson(target);
     const timeoutMs = this.#options.agentServer.startTimeoutMs;
-    const args = [...this.#cli.args, "a2a", "check", "--config", config];
+    const args = [...this.#sandbox(target), ...this.#cli.args, "a2a", "check", "--config", config];
     const dir = this.#deploymentDir(target.deploymentId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const buildLog = join(dir, "build.log");
@@ -95,7 +97,7 @@ export class LocalDeployer implements Deployer {
     const logOffset = fstatSync(log).size;
     let child: ChildProcess;
     try {
-      child = spawn(this.#cli.node, [...this.#cli.args, ...this.#serveArgs(target, port)], {
+      child = spawn(this.#cli.node, [...this.#sandbox(target), ...this.#cli.args, ...this.#serveArgs(target, port)], {
         env: this.#childEnv(target.deploymentId, target.secrets),
         cwd: dirname(graphJson(target)),
         detached: true, // its own process group: signalled as one, and it outlives the control plane
@@ -123,6 +125,12 @@ export class LocalDeployer implements Deployer {
 
   async alive(serving: Serving): Promise<boolean> {
     return serving.pid !== undefined && processAlive(serving.pid) && (await answersOk(serving.url, ALIVE_TIMEOUT_MS));
+  }
+
+  /** Node's permission model around a deployment's processes (src/controlplane/process-sandbox.ts). */
+  #sandbox(target: DeployTarget): string[] {
+    const script = this.#cli.args.at(-1)!;
+    return sandboxFor({ script, graphConfig: graphJson(target), deploymentDir: this.#deploymentDir(target.deploymentId), controlPlaneDataDir: this.#dataDir }).flags;
   }
 
   #deploymentDir(deploymentId: string): string {

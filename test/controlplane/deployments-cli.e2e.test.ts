@@ -62,7 +62,9 @@ test("create --wait does the quick start in one command; get, list, revisions an
 });
 
 test("a failed build fails the wait with exit 1 naming BUILD_FAILED and the reason", async () => {
-  const broken = join(dir, "broken.json");
+  // Beside the data dir, not above it: a graph's directory is readable to its deployment (process-sandbox.ts).
+  mkdirSync(join(dir, "broken"));
+  const broken = join(dir, "broken", "graph.json");
   writeFileSync(broken, JSON.stringify({ graphs: { notes: "./nowhere.ts:graph" } }));
   const created = await cli(["create", "--name", "ci-broken", "--graph", broken, "--wait", "--timeout", "60s"]);
   assert.equal(created.code, 1);

@@ -15,6 +15,7 @@ const CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
 const NOTES = new URL("../../examples/agent-server/graph.json", import.meta.url).pathname;
 const TEST_GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
 const ENV_GRAPH = new URL("../fixtures/graphs/env-graph.json", import.meta.url).pathname;
+const SNOOP_GRAPH = new URL("../fixtures/graphs/snoop-graph.json", import.meta.url).pathname;
 
 const dirs: string[] = [];
 
@@ -125,6 +126,27 @@ test("the agent server gets the deployment's secrets on an explicit base environ
   await deployer.stop(deployment.deploymentId, serving);
 });
 
+test("a deployment's processes cannot read the control plane's data dir nor start processes; their own directory they can", async () => {
+  const { deployer, dataDir } = newDeployer();
+  writeFileSync(join(dataDir, "secrets.key"), "control-plane-secret-key");
+  writeFileSync(join(dataDir, "controlplane.db"), "control-plane-database");
+  const other = target(NOTES);
+  await deployer.create(other);
+  const deployment = target(SNOOP_GRAPH);
+  await deployer.create(deployment);
+  await deployer.build(deployment);
+  const serving = await deployer.deploy(deployment, undefined);
+  const seen = JSON.parse((await send(serving, "snoop", "look")).text) as Record<string, string>;
+  assert.deepEqual(seen, { secretsKey: "ERR_ACCESS_DENIED", database: "ERR_ACCESS_DENIED", deployments: "ERR_ACCESS_DENIED", ownHome: "allowed", spawn: "ERR_ACCESS_DENIED" });
+  await deployer.stop(deployment.deploymentId, serving);
+});
+
+test("a graph whose directory holds the control plane's data dir is refused: the sandbox could not keep the data dir out", async () => {
+  const { deployer, dataDir } = newDeployer();
+  writeFileSync(join(dataDir, "graph.json"), JSON.stringify({ graphs: { notes: `${NOTES.replace(/graph\.json$/, "")}notes-agent.ts:graph` } }));
+  await assert.rejects(deployer.create(target(join(dataDir, "graph.json"))), { name: "DeployerError", message: /holds the control plane's data dir/ });
+});
+
 test("create refuses another source and a graph.json that is not there", async () => {
   const { deployer } = newDeployer();
   await assert.rejects(deployer.create({ ...target(NOTES), source: "external_docker" }), { name: "DeployerError", message: /source "local" only/ });
@@ -132,10 +154,12 @@ test("create refuses another source and a graph.json that is not there", async (
 });
 
 test("a build of a bad graph.json fails naming the key; the build gets no secrets; the message quotes no file", async () => {
-  const { deployer, dataDir } = newDeployer();
-  writeFileSync(join(dataDir, "thrower.mjs"), "throw new Error(`no model for key ${process.env.SOME_SECRET}`);\n");
-  writeFileSync(join(dataDir, "graph.json"), JSON.stringify({ graphs: { thrower: "./thrower.mjs:graph" } }));
-  const deployment = target(join(dataDir, "graph.json"), { SOME_SECRET: "s3cret-value-42" });
+  const { deployer } = newDeployer();
+  const graphs = tempDir("local-deployer-graphs-");
+  dirs.push(graphs);
+  writeFileSync(join(graphs, "thrower.mjs"), "throw new Error(`no model for key ${process.env.SOME_SECRET}`);\n");
+  writeFileSync(join(graphs, "graph.json"), JSON.stringify({ graphs: { thrower: "./thrower.mjs:graph" } }));
+  const deployment = target(join(graphs, "graph.json"), { SOME_SECRET: "s3cret-value-42" });
   await deployer.create(deployment);
   const err = await deployer.build(deployment).then(() => assert.fail("build passed"), (e: unknown) => e);
   assert.ok(err instanceof DeployerError);
@@ -145,19 +169,19 @@ test("a build of a bad graph.json fails naming the key; the build gets no secret
   assert.match(err.message, /\(the whole output is in .*build\.log\)$/);
 
   // A graph.json pointed at a file that is not JSON (/etc/passwd, secrets.key): where it fails, never what is there.
-  writeFileSync(join(dataDir, "not-json"), "root-secret-line:x:0:0:root:/root:/bin/bash\n");
-  const notJson = await deployer.build(target(join(dataDir, "not-json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
+  writeFileSync(join(graphs, "not-json"), "root-secret-line:x:0:0:root:/root:/bin/bash\n");
+  const notJson = await deployer.build(target(join(graphs, "not-json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
   assert.match(notJson.message, /not valid JSON/);
   assert.doesNotMatch(notJson.message, /root|secret-line|bash/);
   // A module that does not parse: the parser's quoted token is blanked.
-  writeFileSync(join(dataDir, "broken.mjs"), "export const graph = sk_live_0123456789abcdef token;\n");
-  writeFileSync(join(dataDir, "broken.json"), JSON.stringify({ graphs: { broken: "./broken.mjs:graph" } }));
-  const broken = await deployer.build(target(join(dataDir, "broken.json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
+  writeFileSync(join(graphs, "broken.mjs"), "export const graph = sk_live_0123456789abcdef token;\n");
+  writeFileSync(join(graphs, "broken.json"), JSON.stringify({ graphs: { broken: "./broken.mjs:graph" } }));
+  const broken = await deployer.build(target(join(graphs, "broken.json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
   assert.match(broken.message, /graphs\.broken: cannot load/);
   assert.doesNotMatch(broken.message, /sk_live|0123456789abcdef|token/);
 
-  writeFileSync(join(dataDir, "empty.json"), JSON.stringify({ graphs: {} }));
-  await assert.rejects(deployer.build(target(join(dataDir, "empty.json"))), { name: "DeployerError", message: /graphs: must name at least one graph/ });
+  writeFileSync(join(graphs, "empty.json"), JSON.stringify({ graphs: {} }));
+  await assert.rejects(deployer.build(target(join(graphs, "empty.json"))), { name: "DeployerError", message: /graphs: must name at least one graph/ });
 });
 
 test("a deploy whose agent server exits before it is healthy fails with the end of its log", async () => {

@@ -147,7 +147,9 @@ test("a newer revision supersedes an unfinished one (SKIPPED or INTERRUPTED); a 
   assert.match(old.status_message, new RegExp(`superseded by revision ${newer.latest_revision_id}`));
   assert.equal((await settle(created.id, newer.latest_revision_id)).revision.status, "DEPLOYED");
 
-  const broken = join(dir, "broken-graph.json");
+  // Beside the data dir, not above it: a graph's directory is readable to its deployment (process-sandbox.ts).
+  mkdirSync(join(dir, "broken"));
+  const broken = join(dir, "broken", "graph.json");
   writeFileSync(broken, JSON.stringify({ graphs: { notes: "./missing.ts:graph" } }));
   const failing = (await api("POST", "/v2/deployments", { name: "broken", source: "local", source_revision_config: { langgraph_config_path: broken } })).body;
   const { revision } = await settle(failing.id, failing.latest_revision_id);
@@ -189,6 +191,13 @@ test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 
     [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, secrets: [{ name: "A", value: "1" }, { name: "A", value: "2" }] }, ["body", "secrets", 1, "name"]],
     [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, secrets: [{ name: "1BAD", value: "1" }] }, ["body", "secrets", 0, "name"]],
     [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, extra: true }, ["body", "extra"]],
+    // Names that change how the agent server's runtime loads code, or are its own settings: refused, named.
+    ...["NODE_OPTIONS", "node_path", "LD_PRELOAD", "PATH", "HOME", "OPENSSL_CONF", "EGRESS_SIDECAR_URL", "PLATFORM_TENANT_ID"].map(
+      (name): [unknown, (string | number)[]] => [
+        { name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, secrets: [{ name: "OPENAI_API_KEY", value: "k" }, { name, value: "--import=data:text/javascript,1" }] },
+        ["body", "secrets", 1, "name"],
+      ],
+    ),
   ];
   for (const [body, loc] of cases) {
     const answer = await api("POST", "/v2/deployments", body);
@@ -215,6 +224,7 @@ test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 
     [{ source_revision_config: {} }, ["body", "source_revision_config", "langgraph_config_path"]],
     [{ source_revision_config: { langgraph_config_path: "graph.json" } }, ["body", "source_revision_config", "langgraph_config_path"]],
     [{ secrets: [{ name: "OK" }] }, ["body", "secrets", 0, "value"]],
+    [{ secrets: [{ name: "NODE_OPTIONS", value: "--require=/tmp/x.js" }] }, ["body", "secrets", 0, "name"]],
     [{ source: "external_docker" }, ["body", "source"]],
   ];
   for (const [body, loc] of patchCases) {

@@ -1,0 +1,62 @@
+import { existsSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { DeployerError } from "./deployer.ts";
+
+/**
+ * What a deployment's processes (the build check and the agent server) may touch, enforced by Node's permission
+ * model (`--permission`): they read the egress-agent install, the graph's directory and the node_modules above it,
+ * and their own deployment directory, and write only the latter; they start no child processes and no workers. So a
+ * graph cannot read the control plane's data dir: `secrets.key`, `controlplane.db`, another deployment's data.
+ *
+ * The limit, said plainly (README): Node's permission model is not a boundary against code that sets out to escape
+ * it. `--allow-addons` must stay on for better-sqlite3, and a native addon (or an SQLite extension loaded through
+ * it) acts outside the model. Deployments whose code is not trusted belong on the Kubernetes deployer, where each
+ * runs in a pod of its own.
+ */
+export interface Sandbox {
+  /** Node flags, before the script. */
+  flags: string[];
+}
+
+/** The nearest directory at or above `from` holding a package.json: the egress-agent install the CLI runs from. */
+function packageRoot(from: string): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) return resolve(from);
+  }
+}
+
+/** Every `node_modules` directory at or above `dir`: where Node resolves the graph's packages from. */
+function nodeModulesAbove(dir: string): string[] {
+  const found: string[] = [];
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    if (existsSync(join(at, "node_modules"))) found.push(join(at, "node_modules"));
+    if (dirname(at) === at) return found;
+  }
+}
+
+const inside = (path: string, dir: string) => {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
+};
+
+/**
+ * The sandbox of one deployment. Refused (a DeployerError: the revision fails, naming why) when a directory the
+ * deployment must read holds the control plane's data dir: the model allows whole trees, so it could not keep the
+ * data dir out.
+ */
+export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
+  const readable = [packageRoot(dirname(options.script)), dirname(resolve(options.graphConfig)), ...nodeModulesAbove(dirname(options.graphConfig))];
+  const dataDir = resolve(options.controlPlaneDataDir);
+  for (const dir of readable) {
+    if (inside(dataDir, dir)) {
+      throw new DeployerError(
+        `${dir} holds the control plane's data dir ${dataDir}, and the deployment must read it: keep graphs (and the egress-agent install) outside the data dir's tree`,
+      );
+    }
+  }
+  const own = resolve(options.deploymentDir);
+  return {
+    flags: ["--permission", ...[...new Set(readable), own].map((dir) => `--allow-fs-read=${dir}`), `--allow-fs-write=${own}`, "--allow-addons", "--disable-warning=SecurityWarning"],
+  };
+}
