@@ -87,10 +87,9 @@ export function deploymentsCommand(): Command {
     .option("--limit <n>", "1-100", "20")
     .option("--offset <n>", "skip this many", "0")
     .option("--name-contains <text>", "only names containing this")
-    .option("--status <status>", "only deployments whose latest revision has this status")
+    .option("--status <statuses>", "only deployments with one of these statuses (comma-separated: READY, AWAITING_DATABASE, UNKNOWN, ...)")
     .action(run("list"));
-  withSourceOptions(withClientOptions(deployments.command("update").description("change a deployment: a new graph or image makes a new revision").argument("<deployment_id>")))
-    .option("--name <name>", "new name")
+  withSourceOptions(withClientOptions(deployments.command("update").description("roll out: --graph or --image (even unchanged) or --secret makes a new revision; --wait waits for it").argument("<deployment_id>")))
     .action(run("update"));
   withClientOptions(deployments.command("revisions").description("list a deployment's revisions, newest first").argument("<deployment_id>")).action(run("revisions"));
   withClientOptions(deployments.command("redeploy").description("deploy a revision's config again, as a new revision").argument("<deployment_id>").argument("<revision_id>"))

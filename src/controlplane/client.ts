@@ -86,7 +86,8 @@ export class ControlPlaneClient {
     return this.#call("GET", `/v2/deployments/${encodeURIComponent(id)}`, Deployment);
   }
 
-  list(query: { limit?: number; offset?: number; nameContains?: string; status?: RevisionStatus } = {}): Promise<{ resources: Deployment[]; offset: number }> {
+  /** `status`: deployment statuses, comma-separated (the docs' form). */
+  list(query: { limit?: number; offset?: number; nameContains?: string; status?: string } = {}): Promise<{ resources: Deployment[]; offset: number }> {
     const params = new URLSearchParams();
     if (query.limit !== undefined) params.set("limit", String(query.limit));
     if (query.offset !== undefined) params.set("offset", String(query.offset));
@@ -113,8 +114,9 @@ export class ControlPlaneClient {
     return this.#call("GET", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}`, Revision);
   }
 
-  redeploy(id: string, revisionId: string): Promise<Revision> {
-    return this.#call("POST", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}/redeploy`, Revision);
+  /** The deployment, whose latest_revision_id is the new revision (200, as the docs define it). */
+  redeploy(id: string, revisionId: string): Promise<Deployment> {
+    return this.#call("POST", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}/redeploy`, Deployment);
   }
 
   /**
@@ -126,7 +128,7 @@ export class ControlPlaneClient {
    */
   async waitDeployed(
     id: string,
-    options: { timeoutMs: number; pollMs?: number; maxPollMs?: number; onStatus?: (revision: Revision) => void },
+    options: { timeoutMs: number; pollMs?: number; maxPollMs?: number; revisionId?: string | undefined; onStatus?: (revision: Revision) => void },
   ): Promise<{ deployment: Deployment; revision: Revision }> {
     const deadline = Date.now() + options.timeoutMs;
     const firstPollMs = options.pollMs ?? 1_000;
@@ -136,8 +138,7 @@ export class ControlPlaneClient {
     for (;;) {
       let revision: Revision;
       try {
-        const deployment = await this.get(id);
-        revision = await this.revision(id, deployment.latest_revision_id);
+        revision = await this.revision(id, options.revisionId ?? (await this.get(id)).latest_revision_id);
       } catch (err) {
         const away = err instanceof ControlPlaneError && (err.status === undefined || TRANSIENT_STATUSES.has(err.status));
         if (!away || Date.now() > deadline) throw err;
@@ -154,9 +155,9 @@ export class ControlPlaneClient {
       lastStatus = status;
       if (revision.status === "DEPLOYED") return { deployment: await this.get(id), revision };
       if (FAILED_REVISION_STATUSES.has(revision.status) || revision.status === "SKIPPED" || revision.status === "INTERRUPTED") {
-        // A newer revision took over: follow it instead of failing.
+        // A newer revision took over: follow it instead of failing (unless this very revision was asked for).
         const latest = (await this.get(id)).latest_revision_id;
-        if (latest === revision.id) {
+        if (latest === revision.id || options.revisionId !== undefined) {
           throw new DeployWaitError(`revision ${revision.id} ended ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`, revision);
         }
         continue;

@@ -3,7 +3,16 @@ import { HttpError } from "../errors.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
-import { DeploymentCreate, DeploymentListQuery, DeploymentPatch, ListQuery, type Deployment } from "../protocol/controlplane.ts";
+import {
+  DeploymentCreate,
+  DeploymentListQuery,
+  DeploymentPatch,
+  IMMUTABLE_SOURCE_CONFIG,
+  RevisionListQuery,
+  setFields,
+  sourceRevisionConfigProblems,
+  type Deployment,
+} from "../protocol/controlplane.ts";
 import type { ApiKeys } from "./api-keys.ts";
 import type { Deployer } from "./deployer.ts";
 import type { RevisionPipeline } from "./revision-pipeline.ts";
@@ -20,6 +29,31 @@ const DeploymentPath = z.looseObject({ deployment_id: z.uuid({ message: "must be
 const RevisionPath = z.looseObject({ deployment_id: z.uuid({ message: "must be a UUID" }), revision_id: z.uuid({ message: "must be a UUID" }) });
 
 const secretMap = (secrets: readonly { name: string; value: string }[]) => Object.fromEntries(secrets.map((secret) => [secret.name, secret.value]));
+
+/**
+ * What a PATCH changes, checked against the deployment: immutable source_config keys must keep their value, and the
+ * new source revision config (the set fields over the current ones) must suit the source. 422 otherwise.
+ */
+function patchPlan(deployment: Deployment, current: ReturnType<DeploymentStore["config"]>, body: DeploymentPatch) {
+  const sourceConfig = body.source_config ? setFields(body.source_config) : undefined;
+  const problems: { loc: (string | number)[]; msg: string; type: string }[] = [];
+  for (const key of IMMUTABLE_SOURCE_CONFIG) {
+    const value = sourceConfig?.[key];
+    if (value !== undefined && JSON.stringify(value) !== JSON.stringify(deployment.source_config[key])) {
+      problems.push({ loc: ["body", "source_config", key], msg: "cannot be changed once the deployment is created", type: "value_error" });
+    }
+  }
+  const given = body.source_revision_config ? setFields(body.source_revision_config) : {};
+  const revisionConfig = Object.keys(given).length > 0 ? { ...current, ...given } : undefined;
+  for (const problem of revisionConfig ? sourceRevisionConfigProblems(deployment.source, revisionConfig) : []) {
+    problems.push({ loc: ["body", "source_revision_config", problem.field], msg: problem.msg, type: problem.type });
+  }
+  if (problems.length > 0) throw new RequestValidationError(problems);
+  // A field set in source_revision_config, non-null secrets or a resource_spec makes a revision, changed or not (the
+  // docs' rule: "setting this field to a non-null value will trigger creation of a new revision").
+  const newRevision = revisionConfig !== undefined || (body.secrets !== null && body.secrets !== undefined) || sourceConfig?.resource_spec !== undefined;
+  return { sourceConfig, revisionConfig, newRevision };
+}
 
 /** The deployments API (v2): every route needs X-Api-Key; bodies, queries and paths are checked (422). */
 export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRouteDeps): void {
@@ -39,9 +73,9 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
       const deployment = store.create({
         name: body.name,
         source: body.source,
-        sourceConfig: body.source_config ?? {},
-        sourceRevisionConfig: body.source_revision_config,
-        secrets: secretMap(body.secrets),
+        sourceConfig: body.source_config ? setFields(body.source_config) : {},
+        sourceRevisionConfig: setFields(body.source_revision_config),
+        secrets: secretMap(body.secrets ?? []),
       });
       void pipeline.kick(deployment.id);
       return new Answer(201, deployment);
@@ -51,7 +85,8 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
 
   server.get("/v2/deployments", (request) => {
     const query = parseRequest(DeploymentListQuery, request.query, "query");
-    return { resources: store.list({ limit: query.limit, offset: query.offset, nameContains: query.name_contains, status: query.status }), offset: query.offset };
+    const filter = { nameContains: query.name_contains, statuses: query.status, ids: query.deployment_ids, deploymentTypes: query.deployment_type };
+    return { resources: store.list({ limit: query.limit, offset: query.offset, ...filter }), offset: query.offset };
   }, { authorize });
 
   server.get("/v2/deployments/{deployment_id}", (request) => found(request), { authorize });
@@ -61,12 +96,13 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
     (request) => {
       const deployment = found(request);
       const body = parseRequest(DeploymentPatch, request.body);
-      const config = body.source_revision_config;
-      const key = deployment.source === "local" ? "langgraph_config_path" : "image_uri";
-      if (config !== undefined && config[key] === undefined) {
-        throw new RequestValidationError([{ loc: ["body", "source_revision_config", key], msg: `Field required for source ${deployment.source}`, type: "missing" }]);
-      }
-      const revisionId = store.update(deployment.id, { name: body.name, sourceRevisionConfig: config, secrets: body.secrets && secretMap(body.secrets) });
+      const plan = patchPlan(deployment, store.config(deployment.id), body);
+      const revisionId = store.update(deployment.id, {
+        ...(plan.sourceConfig && { sourceConfig: plan.sourceConfig }),
+        ...(plan.revisionConfig && { sourceRevisionConfig: plan.revisionConfig }),
+        ...(body.secrets && { secrets: secretMap(body.secrets) }),
+        newRevision: plan.newRevision,
+      });
       if (revisionId) void pipeline.kick(deployment.id);
       return store.get(deployment.id);
     },
@@ -88,8 +124,8 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
 
   server.get("/v2/deployments/{deployment_id}/revisions", (request) => {
     const deployment = found(request);
-    const query = parseRequest(ListQuery, request.query, "query");
-    return { resources: store.revisions(deployment.id, query), offset: query.offset };
+    const query = parseRequest(RevisionListQuery, request.query, "query");
+    return { resources: store.revisions(deployment.id, { limit: query.limit, offset: query.offset, statuses: query.status }), offset: query.offset };
   }, { authorize });
 
   server.get("/v2/deployments/{deployment_id}/revisions/{revision_id}", (request) => {
@@ -105,9 +141,10 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
       const { deployment_id: id, revision_id: revisionId } = parseRequest(RevisionPath, request.params, "path");
       const revision = store.revision(id, revisionId);
       if (!revision) throw new HttpError(404, "ERR_REVISION_NOT_FOUND", `no revision ${revisionId} of deployment ${id}`);
-      const newId = store.addRevision(id, revision.source_revision_config);
+      store.addRevision(id, store.revisionConfig(revision.id));
       void pipeline.kick(id);
-      return new Answer(201, store.revision(id, newId));
+      // As the docs define it: 200 with the deployment, whose latest_revision_id is the new revision.
+      return store.get(id);
     },
     { authorize, body: "none" },
   );

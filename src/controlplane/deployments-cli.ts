@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { Duration } from "../config/units.ts";
 import { ConfigError } from "../errors.ts";
-import { RevisionStatus, type Deployment, type Revision, type SourceRevisionConfig } from "../protocol/controlplane.ts";
+import { DeploymentStatus, type Deployment, type Revision, type SourceRevisionConfig } from "../protocol/controlplane.ts";
 import { table } from "../agent/commands/local-api-client.ts";
 import { DEFAULT_BASE_URL } from "./cli.ts";
 import { ControlPlaneClient } from "./client.ts";
@@ -54,13 +54,18 @@ function int(flag: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
-const summary = (d: Deployment) => `deployment ${d.id} "${d.name}": revision ${d.latest_revision_id} ${d.status}${d.url ? ` at ${d.url}` : ""}`;
+const summary = (d: Deployment) =>
+  `deployment ${d.id} "${d.name}" ${d.status}: revision ${d.latest_revision_id} ${d.latest_revision_status}${d.url ? ` at ${d.url}` : ""}`;
 
-/** Polls until DEPLOYED, telling each status on stderr; the final line (or JSON) says where the agent server is. */
-async function waitFor(api: ControlPlaneClient, id: string, flags: Flags): Promise<void> {
+/**
+ * Polls until DEPLOYED, telling each status on stderr; the final line (or JSON) says where the agent server is.
+ * `revisionId`: that revision (the one a PATCH made), else the latest, following newer ones.
+ */
+async function waitFor(api: ControlPlaneClient, id: string, flags: Flags, revisionId?: string): Promise<void> {
   const timeoutMs = Duration.parse(flags.timeout ?? "10m");
   const { deployment } = await api.waitDeployed(id, {
     timeoutMs,
+    revisionId,
     onStatus: (revision: Revision) => process.stderr.write(`revision ${revision.id}: ${revision.status}\n`),
   });
   out(flags.json ? JSON.stringify(deployment, null, 2) : `deployed: ${summary(deployment)}`);
@@ -70,10 +75,10 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
   const api = client(flags);
   const print = (value: unknown, text: string): void => out(flags.json ? JSON.stringify(value, null, 2) : text);
   // A created or updated deployment: shown, or (--wait) followed until its latest revision is DEPLOYED.
-  const changed = async (deployment: Deployment): Promise<void> => {
+  const changed = async (deployment: Deployment, revisionId?: string): Promise<void> => {
     if (!flags.wait) return print(deployment, summary(deployment));
     process.stderr.write(`${summary(deployment)}\n`);
-    return waitFor(api, deployment.id, flags);
+    return waitFor(api, deployment.id, flags, revisionId);
   };
   switch (name) {
     case "create": {
@@ -86,22 +91,28 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
       return print(deployment, [summary(deployment), `  secrets: ${deployment.secrets.map((s) => s.name).join(", ") || "(none)"}`, `  source: ${deployment.source} ${JSON.stringify(deployment.source_revision_config)}`].join("\n"));
     }
     case "list": {
-      const status = flags.status === undefined ? undefined : RevisionStatus.safeParse(flags.status);
-      if (status && !status.success) throw new ConfigError("--status", [`--status: must be one of ${RevisionStatus.options.join(", ")}`]);
-      const page = await api.list({ limit: int("--limit", flags.limit), offset: int("--offset", flags.offset), nameContains: flags.nameContains, status: status?.data });
-      return print(page, page.resources.length === 0 ? "no deployments" : table([["ID", "NAME", "STATUS", "URL"], ...page.resources.map((d) => [d.id, d.name, d.status, d.url ?? ""])]));
+      const statuses = flags.status?.split(",").map((status) => status.trim());
+      const bad = statuses?.find((status) => !DeploymentStatus.safeParse(status).success);
+      if (bad !== undefined) throw new ConfigError("--status", [`--status: each must be one of ${DeploymentStatus.options.join(", ")}`]);
+      const page = await api.list({ limit: int("--limit", flags.limit), offset: int("--offset", flags.offset), nameContains: flags.nameContains, status: statuses?.join(",") });
+      const rows = page.resources.map((d) => [d.id, d.name, d.status, d.latest_revision_status, d.url ?? ""]);
+      return print(page, page.resources.length === 0 ? "no deployments" : table([["ID", "NAME", "STATUS", "REVISION", "URL"], ...rows]));
     }
     case "update": {
-      return changed(await api.update(args[0]!, { name: flags.name, source_revision_config: sourceConfig(flags), secrets: secrets(flags.secret) }));
+      const config = sourceConfig(flags);
+      const newSecrets = secrets(flags.secret);
+      if (!config && !newSecrets) throw new ConfigError("--graph", ["--graph, --image or --secret: say what to roll out (each makes a new revision)"]);
+      const updated = await api.update(args[0]!, { source_revision_config: config ?? null, secrets: newSecrets ?? null });
+      // The PATCH made a revision (the docs' rule for a non-null config or secrets): --wait waits for that one.
+      return changed(updated, updated.latest_revision_id);
     }
     case "revisions": {
       const page = await api.revisions(args[0]!);
       return print(page, table([["ID", "STATUS", "CREATED", "MESSAGE"], ...page.resources.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""])]));
     }
     case "redeploy": {
-      const revision = await api.redeploy(args[0]!, args[1]!);
-      if (flags.wait) return waitFor(api, args[0]!, flags);
-      return print(revision, `revision ${revision.id} ${revision.status}`);
+      const deployment = await api.redeploy(args[0]!, args[1]!);
+      return changed(deployment, deployment.latest_revision_id);
     }
     case "wait":
       return waitFor(api, args[0]!, flags);

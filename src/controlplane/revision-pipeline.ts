@@ -57,7 +57,7 @@ export class RevisionPipeline {
       deploymentId: deployment.id,
       revisionId: revision.id,
       source: deployment.source,
-      sourceRevisionConfig: revision.source_revision_config,
+      sourceRevisionConfig: this.#store.revisionConfig(revision.id),
       secrets: this.#store.secrets(deployment.id),
     };
   }

@@ -4,6 +4,7 @@ import {
   FINAL_REVISION_STATUSES,
   type Deployment,
   type DeploymentSource,
+  type DeploymentStatus,
   type Revision,
   type RevisionStatus,
   type SourceRevisionConfig,
@@ -25,6 +26,7 @@ CREATE TABLE IF NOT EXISTS revisions (
   source_revision_config TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS revisions_by_deployment ON revisions(deployment_id, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
 interface DeploymentRow {
@@ -41,7 +43,8 @@ interface DeploymentRow {
   pid: number | null;
   created_at: string;
   updated_at: string;
-  status: RevisionStatus;
+  revision_status: RevisionStatus;
+  status: DeploymentStatus;
 }
 
 interface RevisionRow {
@@ -52,33 +55,51 @@ interface RevisionRow {
   source_revision_config: string;
   created_at: string;
   updated_at: string;
+  source: DeploymentSource;
 }
 
 /** Statuses of a revision that has not started work: a newer revision skips it. */
 const NOT_STARTED: readonly RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
 
-function toRevision(row: RevisionRow): Revision {
-  return { ...row, source_revision_config: JSON.parse(row.source_revision_config) as SourceRevisionConfig };
+/** A stored config as answered: every documented field, null when not set (a local source has no commit sha). */
+function answerConfig(text: string): Revision["source_revision_config"] {
+  const config = JSON.parse(text) as SourceRevisionConfig;
+  return {
+    repo_ref: config.repo_ref ?? null,
+    langgraph_config_path: config.langgraph_config_path ?? null,
+    image_uri: config.image_uri ?? null,
+    source_tarball_path: config.source_tarball_path ?? null,
+    repo_commit_sha: null,
+  };
 }
 
-function toDeployment(row: DeploymentRow): Deployment {
+function toRevision(row: RevisionRow): Revision {
   return {
     id: row.id,
-    name: row.name,
+    deployment_id: row.deployment_id,
     source: row.source,
-    source_config: JSON.parse(row.source_config) as Record<string, unknown>,
-    source_revision_config: JSON.parse(row.source_revision_config) as SourceRevisionConfig,
-    secrets: (JSON.parse(row.secret_names) as string[]).map((name) => ({ name })),
-    latest_revision_id: row.latest_revision_id,
-    active_revision_id: row.active_revision_id,
     status: row.status,
-    url: row.url,
+    status_message: row.status_message,
+    source_revision_config: answerConfig(row.source_revision_config),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
-const SELECT_DEPLOYMENT = `SELECT d.*, r.status AS status FROM deployments d JOIN revisions r ON r.id = d.latest_revision_id`;
+/**
+ * The deployment's own status: READY while a revision serves; AWAITING_DATABASE while its first revision is on its
+ * way (the first revision makes the database, in the docs' words); UNKNOWN when nothing serves and the latest
+ * revision ended without serving. AWAITING_DELETE and UNUSED are never shown: a DELETE finishes before it answers,
+ * and nothing here scales a deployment to zero.
+ */
+const DEPLOYMENT_STATUS = `CASE
+  WHEN d.active_revision_id IS NOT NULL THEN 'READY'
+  WHEN r.status IN (${[...FINAL_REVISION_STATUSES].map((status) => `'${status}'`).join(", ")}) THEN 'UNKNOWN'
+  ELSE 'AWAITING_DATABASE' END`;
+
+const SELECT_DEPLOYMENT = `SELECT d.*, r.status AS revision_status, ${DEPLOYMENT_STATUS} AS status
+  FROM deployments d JOIN revisions r ON r.id = d.latest_revision_id`;
+const SELECT_REVISION = "SELECT r.*, d.source AS source FROM revisions r JOIN deployments d ON d.id = r.deployment_id";
 
 export interface NewDeployment {
   name: string;
@@ -97,12 +118,37 @@ export class DeploymentStore {
   readonly #db: Database.Database;
   readonly #box: SecretBox;
   readonly #now: () => number;
+  /** Every deployment's tenant_id: one control plane, one tenant (agentServer.tenantId, else one made at first start). */
+  readonly tenantId: string;
 
-  constructor(db: Database.Database, box: SecretBox, now: () => number) {
+  constructor(db: Database.Database, box: SecretBox, now: () => number, tenantId?: string) {
     this.#db = db;
     this.#box = box;
     this.#now = now;
     db.exec(SCHEMA);
+    db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('tenant_id', ?)").run(randomUUID());
+    this.tenantId = tenantId ?? db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'tenant_id'").get()!.value;
+  }
+
+  #toDeployment(row: DeploymentRow): Deployment {
+    return {
+      id: row.id,
+      tenant_id: this.tenantId,
+      name: row.name,
+      source: row.source,
+      source_config: JSON.parse(row.source_config) as Record<string, unknown>,
+      source_revision_config: answerConfig(row.source_revision_config),
+      secrets: (JSON.parse(row.secret_names) as string[]).map((name) => ({ name })),
+      secret_references: null,
+      image_version: null,
+      latest_revision_id: row.latest_revision_id,
+      active_revision_id: row.active_revision_id,
+      status: row.status,
+      latest_revision_status: row.revision_status,
+      url: row.url,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
   }
 
   #iso(): string {
@@ -133,17 +179,30 @@ export class DeploymentStore {
 
   get(id: string): Deployment | undefined {
     const row = this.#db.prepare<[string], DeploymentRow>(`${SELECT_DEPLOYMENT} WHERE d.id = ?`).get(id);
-    return row && toDeployment(row);
+    return row && this.#toDeployment(row);
   }
 
-  list(filter: { limit: number; offset: number; nameContains?: string | undefined; status?: RevisionStatus | undefined }): Deployment[] {
+  /** Newest first; each filter given is a list of accepted values (JSON arrays, matched with json_each). */
+  list(filter: {
+    limit: number;
+    offset: number;
+    nameContains?: string | undefined;
+    statuses?: readonly DeploymentStatus[] | undefined;
+    ids?: readonly string[] | undefined;
+    deploymentTypes?: readonly string[] | undefined;
+  }): Deployment[] {
     const like = filter.nameContains === undefined ? null : `%${filter.nameContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const json = (values: readonly string[] | undefined) => (values === undefined ? null : JSON.stringify(values));
     return this.#db
-      .prepare<[{ like: string | null; status: string | null; limit: number; offset: number }], DeploymentRow>(
-        `${SELECT_DEPLOYMENT} WHERE (@like IS NULL OR d.name LIKE @like ESCAPE '\\') AND (@status IS NULL OR r.status = @status) ORDER BY d.seq DESC LIMIT @limit OFFSET @offset`,
+      .prepare<[Record<string, string | number | null>], DeploymentRow>(
+        `SELECT * FROM (${SELECT_DEPLOYMENT} WHERE (@like IS NULL OR d.name LIKE @like ESCAPE '\\')
+           AND (@ids IS NULL OR d.id IN (SELECT value FROM json_each(@ids)))
+           AND (@types IS NULL OR json_extract(d.source_config, '$.deployment_type') IN (SELECT value FROM json_each(@types)))) AS listed
+         WHERE (@statuses IS NULL OR listed.status IN (SELECT value FROM json_each(@statuses)))
+         ORDER BY listed.seq DESC LIMIT @limit OFFSET @offset`,
       )
-      .all({ like, status: filter.status ?? null, limit: filter.limit, offset: filter.offset })
-      .map(toDeployment);
+      .all({ like, ids: json(filter.ids), types: json(filter.deploymentTypes), statuses: json(filter.statuses), limit: filter.limit, offset: filter.offset })
+      .map((row) => this.#toDeployment(row));
   }
 
   /** All deployment ids, oldest first (for reconciling after a restart). */
@@ -157,23 +216,41 @@ export class DeploymentStore {
   }
 
   /**
-   * Applies a PATCH; a new source revision config (one that differs) adds a revision, which supersedes the
-   * unfinished older ones. Returns the new revision's id, if any.
+   * Applies a PATCH: `sourceConfig` merged into the stored one, `secrets` replacing the set. With `newRevision`, a
+   * revision running `sourceRevisionConfig` (or the current config) is added, superseding the unfinished older ones.
+   * Returns the new revision's id, if any.
    */
-  update(id: string, patch: { name?: string | undefined; sourceRevisionConfig?: SourceRevisionConfig | undefined; secrets?: Record<string, string> | undefined }): string | undefined {
-    const current = this.get(id)!;
+  update(
+    id: string,
+    patch: { sourceConfig?: Record<string, unknown>; sourceRevisionConfig?: SourceRevisionConfig; secrets?: Record<string, string>; newRevision: boolean },
+  ): string | undefined {
     const at = this.#iso();
     return this.#db.transaction(() => {
-      if (patch.name !== undefined) this.#db.prepare("UPDATE deployments SET name = ?, updated_at = ? WHERE id = ?").run(patch.name, at, id);
+      if (patch.sourceConfig !== undefined) {
+        const row = this.#db.prepare<[string], { source_config: string }>("SELECT source_config FROM deployments WHERE id = ?").get(id)!;
+        const merged = { ...(JSON.parse(row.source_config) as Record<string, unknown>), ...patch.sourceConfig };
+        this.#db.prepare("UPDATE deployments SET source_config = ?, updated_at = ? WHERE id = ?").run(JSON.stringify(merged), at, id);
+      }
       if (patch.secrets !== undefined) {
         this.#db
           .prepare("UPDATE deployments SET secret_names = ?, secrets_sealed = ?, updated_at = ? WHERE id = ?")
           .run(JSON.stringify(Object.keys(patch.secrets)), this.#box.seal(JSON.stringify(patch.secrets)), at, id);
       }
-      const config = patch.sourceRevisionConfig;
-      if (config === undefined || JSON.stringify(config) === JSON.stringify(current.source_revision_config)) return undefined;
-      return this.#addRevision(id, config, at);
+      if (!patch.newRevision) return undefined;
+      return this.#addRevision(id, patch.sourceRevisionConfig ?? this.config(id), at);
     })();
+  }
+
+  /** The deployment's current source revision config, as stored (only the fields that are set). */
+  config(id: string): SourceRevisionConfig {
+    const row = this.#db.prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM deployments WHERE id = ?").get(id)!;
+    return JSON.parse(row.source_revision_config) as SourceRevisionConfig;
+  }
+
+  /** What a revision runs, as stored. */
+  revisionConfig(revisionId: string): SourceRevisionConfig {
+    const row = this.#db.prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM revisions WHERE id = ?").get(revisionId)!;
+    return JSON.parse(row.source_revision_config) as SourceRevisionConfig;
   }
 
   /** A new revision running `config` (a redeploy); it supersedes the unfinished older ones. */
@@ -197,15 +274,18 @@ export class DeploymentStore {
   }
 
   revision(deploymentId: string, revisionId: string): Revision | undefined {
-    const row = this.#db.prepare<[string, string], RevisionRow>("SELECT * FROM revisions WHERE id = ? AND deployment_id = ?").get(revisionId, deploymentId);
+    const row = this.#db.prepare<[string, string], RevisionRow>(`${SELECT_REVISION} WHERE r.id = ? AND r.deployment_id = ?`).get(revisionId, deploymentId);
     return row && toRevision(row);
   }
 
-  /** Newest first. */
-  revisions(deploymentId: string, page: { limit: number; offset: number }): Revision[] {
+  /** Newest first; `statuses`, when given, the ones to list. */
+  revisions(deploymentId: string, page: { limit: number; offset: number; statuses?: readonly RevisionStatus[] | undefined }): Revision[] {
     return this.#db
-      .prepare<[string, number, number], RevisionRow>("SELECT * FROM revisions WHERE deployment_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?")
-      .all(deploymentId, page.limit, page.offset)
+      .prepare<[Record<string, string | number | null>], RevisionRow>(
+        `${SELECT_REVISION} WHERE r.deployment_id = @id AND (@statuses IS NULL OR r.status IN (SELECT value FROM json_each(@statuses)))
+         ORDER BY r.seq DESC LIMIT @limit OFFSET @offset`,
+      )
+      .all({ id: deploymentId, statuses: page.statuses ? JSON.stringify(page.statuses) : null, limit: page.limit, offset: page.offset })
       .map(toRevision);
   }
 

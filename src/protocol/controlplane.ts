@@ -26,16 +26,73 @@ export const FAILED_REVISION_STATUSES: ReadonlySet<RevisionStatus> = new Set(["C
 export const DeploymentSource = z.enum(["local", "external_docker"]);
 export type DeploymentSource = z.infer<typeof DeploymentSource>;
 
-/** What runs: a graph.json on this machine (local), or an image (external_docker). */
-export const SourceRevisionConfig = z.strictObject({
-  langgraph_config_path: z
-    .string()
-    .min(1, { message: "must not be empty" })
-    .refine((path) => path.startsWith("/"), { message: "must be an absolute path to a graph.json" })
-    .optional(),
-  image_uri: z.string().min(1, { message: "must not be empty" }).max(512).optional(),
+/** The deployment's own status (not its revisions'): LangSmith Deployment's enum. README says how ours are reached. */
+export const DeploymentStatus = z.enum(["AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "UNKNOWN"]);
+export type DeploymentStatus = z.infer<typeof DeploymentStatus>;
+
+/** `null` is "not set", as in the API's own examples (`"image_uri": null`). */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
+
+/**
+ * What runs, as a request gives it: a graph.json on this machine (source local) or an image (external_docker).
+ * `repo_ref` and `source_tarball_path` are the documented fields of LangSmith's other sources: accepted where they
+ * fit (README), never silently used.
+ */
+export const SourceRevisionConfigInput = z.strictObject({
+  repo_ref: optional(z.string().min(1, { message: "must not be empty" }).max(255)),
+  langgraph_config_path: optional(
+    z
+      .string()
+      .min(1, { message: "must not be empty" })
+      .refine((path) => path.startsWith("/"), { message: "must be an absolute path to a graph.json" }),
+  ),
+  image_uri: optional(z.string().min(1, { message: "must not be empty" }).max(512)),
+  source_tarball_path: optional(z.string().min(1).max(1024)),
 });
-export type SourceRevisionConfig = z.infer<typeof SourceRevisionConfig>;
+export type SourceRevisionConfigInput = z.infer<typeof SourceRevisionConfigInput>;
+
+/** What a revision runs, as stored: only the fields that are set. */
+export interface SourceRevisionConfig {
+  repo_ref?: string;
+  langgraph_config_path?: string;
+  image_uri?: string;
+  source_tarball_path?: string;
+}
+
+/** As answered: every documented field, null when not set. */
+export const SourceRevisionConfigAnswer = z.object({
+  repo_ref: z.string().nullable(),
+  langgraph_config_path: z.string().nullable(),
+  image_uri: z.string().nullable(),
+  source_tarball_path: z.string().nullable(),
+  repo_commit_sha: z.string().nullable(),
+});
+
+/** The fields of a request that are set (null and absent alike are "not set"). */
+export function setFields<T extends Record<string, unknown>>(value: T): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null && field !== undefined)) as never;
+}
+
+/**
+ * Settings that need no revision: LangSmith's documented source_config. This control plane records them and uses
+ * none (README); the ones the docs make immutable cannot change after create.
+ */
+export const SourceConfigInput = z.strictObject({
+  integration_id: optional(z.uuid({ message: "must be a UUID" })),
+  repo_url: optional(z.string().max(2048)),
+  deployment_type: optional(z.string().min(1).max(32)),
+  build_on_push: optional(z.boolean()),
+  custom_url: optional(z.string().max(2048)),
+  resource_spec: optional(z.record(z.string(), z.unknown())),
+  listener_id: optional(z.uuid({ message: "must be a UUID" })),
+  listener_config: optional(z.strictObject({ k8s_namespace: optional(z.string().max(253)) })),
+  install_command: optional(z.string().max(4096)),
+  build_command: optional(z.string().max(4096)),
+});
+export const IMMUTABLE_SOURCE_CONFIG = ["integration_id", "repo_url", "deployment_type", "listener_id", "listener_config"] as const;
+
+/** Documented fields this control plane does not support: any non-null value is a 422 that says so. */
+const unsupported = (what: string) => z.null({ message: `not supported by this control plane: ${what}` }).optional();
 
 /**
  * Environment variables a deployment's secret may not set: they change how Node, the dynamic loader, glibc or
@@ -80,38 +137,59 @@ const DeploymentName = z
   .max(100, { message: "must be at most 100 characters" })
   .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, { message: "must be letters, digits, spaces, '.', '_' or '-', starting with a letter or digit" });
 
-/** The config a source needs: local names a graph.json, external_docker an image. */
-function requireSourceConfig(source: DeploymentSource, config: SourceRevisionConfig | undefined, ctx: z.RefinementCtx): void {
-  const key = source === "local" ? "langgraph_config_path" : "image_uri";
-  if (config?.[key] === undefined) ctx.addIssue({ code: "custom", path: ["source_revision_config", key], message: `Field required for source ${source}` });
+/**
+ * The fields a source needs and the ones it cannot use: local runs a graph.json (a `repo_ref` is recorded, as the
+ * docs' CI/CD example sends one), external_docker an image. A field that could not be used is refused, not ignored.
+ */
+export function sourceRevisionConfigProblems(source: DeploymentSource, config: SourceRevisionConfig): { field: string; msg: string; type: string }[] {
+  const needs = source === "local" ? "langgraph_config_path" : "image_uri";
+  const problems: { field: string; msg: string; type: string }[] = [];
+  if (config[needs] === undefined) problems.push({ field: needs, msg: `Field required for source ${source}`, type: "missing" });
+  const unusable = source === "local" ? ["image_uri", "source_tarball_path"] : ["langgraph_config_path", "repo_ref", "source_tarball_path"];
+  for (const field of unusable) {
+    if (config[field as keyof SourceRevisionConfig] !== undefined) problems.push({ field, msg: `must be null for source ${source}: it does not use it`, type: "value_error" });
+  }
+  return problems;
 }
 
 export const DeploymentCreate = z
   .strictObject({
     name: DeploymentName,
     source: DeploymentSource,
-    source_config: z.record(z.string(), z.unknown()).optional(),
-    source_revision_config: SourceRevisionConfig,
-    secrets: Secrets.default([]),
+    source_config: optional(SourceConfigInput),
+    source_revision_config: SourceRevisionConfigInput,
+    secrets: optional(Secrets),
+    secret_references: unsupported("secret_references (give the values as secrets)"),
   })
-  .superRefine((body, ctx) => requireSourceConfig(body.source, body.source_revision_config, ctx));
+  .superRefine((body, ctx) => {
+    for (const problem of sourceRevisionConfigProblems(body.source, setFields(body.source_revision_config))) {
+      ctx.addIssue({ code: "custom", path: ["source_revision_config", problem.field], message: problem.msg });
+    }
+  });
 export type DeploymentCreate = z.infer<typeof DeploymentCreate>;
 
+/**
+ * A PATCH: a non-null `source_revision_config` (its set fields over the current ones), `secrets` (the whole set) or
+ * `source_config.resource_spec` makes a new revision, also when the values are unchanged: that is how a pipeline
+ * rolls out new code at the same path. `name` and `source` cannot change once created.
+ */
 export const DeploymentPatch = z.strictObject({
-  name: DeploymentName.optional(),
-  source_revision_config: SourceRevisionConfig.optional(),
-  /** Replaces the whole set: names not listed are removed. */
-  secrets: Secrets.optional(),
+  source_config: optional(SourceConfigInput),
+  source_revision_config: optional(SourceRevisionConfigInput),
+  secrets: optional(Secrets),
+  secret_references: unsupported("secret_references (give the values as secrets)"),
+  revision_source: unsupported("revision_source (a deployment runs its own source)"),
 });
 export type DeploymentPatch = z.infer<typeof DeploymentPatch>;
 
 export const Revision = z.object({
   id: z.string(),
+  /** Ours, beyond the docs' Revision: which deployment, and why it failed, was skipped or interrupted. */
   deployment_id: z.string(),
+  source: DeploymentSource,
   status: RevisionStatus,
-  /** Why a revision failed, was skipped or interrupted. */
   status_message: z.string().nullable(),
-  source_revision_config: SourceRevisionConfig,
+  source_revision_config: SourceRevisionConfigAnswer,
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -119,18 +197,21 @@ export type Revision = z.infer<typeof Revision>;
 
 export const Deployment = z.object({
   id: z.string(),
+  tenant_id: z.string(),
   name: z.string(),
   source: DeploymentSource,
   source_config: z.record(z.string(), z.unknown()),
-  source_revision_config: SourceRevisionConfig,
-  /** Names only: values are write-only. */
+  source_revision_config: SourceRevisionConfigAnswer,
+  /** Names only: values are write-only (the docs' Secret carries a value; ours never comes back). */
   secrets: z.array(z.object({ name: z.string() })),
+  secret_references: z.null(),
+  image_version: z.string().nullable(),
   latest_revision_id: z.string(),
   /** The revision serving now (the last DEPLOYED one), if any. */
   active_revision_id: z.string().nullable(),
-  /** The latest revision's status. */
-  status: RevisionStatus,
-  /** The agent server's base URL while a revision serves. */
+  status: DeploymentStatus,
+  /** Ours: the latest revision's status, and the agent server's base URL while a revision serves. */
+  latest_revision_status: RevisionStatus,
   url: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -143,11 +224,48 @@ const Limit = z.coerce.number({ message: "must be an integer" }).int({ message: 
 const Offset = z.coerce.number({ message: "must be an integer" }).int({ message: "must be an integer" }).min(0, { message: "must not be negative" }).default(0);
 
 export const ListQuery = z.looseObject({ limit: Limit, offset: Offset });
-export const DeploymentListQuery = z.looseObject({
+
+/** A comma-separated list of `item` (the docs' form for several values), as an array. */
+const commaList = <T extends z.ZodType>(item: T) =>
+  z.string().transform((text, ctx): z.output<T>[] => {
+    const parts = text.split(",").map((part) => part.trim()).filter(Boolean);
+    if (parts.length === 0 || parts.length > 100) {
+      ctx.addIssue({ code: "custom", message: "must name 1 to 100 comma-separated values" });
+      return z.NEVER;
+    }
+    const values: z.output<T>[] = [];
+    for (const part of parts) {
+      const parsed = item.safeParse(part);
+      if (!parsed.success) {
+        ctx.addIssue({ code: "custom", message: `each comma-separated value: ${parsed.error.issues[0]!.message}` });
+        return z.NEVER;
+      }
+      values.push(parsed.data);
+    }
+    return values;
+  });
+
+/** Documented filters this control plane cannot honour: refused, never ignored. */
+const unsupportedFilter = (why: string) => z.never({ message: `not supported by this control plane: ${why}` }).optional();
+
+export const DeploymentListQuery = z.strictObject({
   limit: Limit,
   offset: Offset,
   name_contains: z.string().max(100).optional(),
-  status: RevisionStatus.optional(),
+  status: commaList(DeploymentStatus).optional(),
+  deployment_ids: commaList(z.uuid({ message: "must be UUIDs" })).optional(),
+  deployment_type: commaList(z.string().max(32)).optional(),
+  image_version: unsupportedFilter("its agent servers have no image version"),
+  remote_reconciled: unsupportedFilter("nothing is reconciled remotely"),
+  tag_value_ids: unsupportedFilter("deployments carry no tags"),
+});
+export type DeploymentListQuery = z.infer<typeof DeploymentListQuery>;
+
+export const RevisionListQuery = z.strictObject({
+  limit: Limit,
+  offset: Offset,
+  status: commaList(RevisionStatus).optional(),
+  remote_reconciled: unsupportedFilter("nothing is reconciled remotely"),
 });
 
 /** GET /v2/auth/setup/{provider_id}: what the provider's redirect carries. */

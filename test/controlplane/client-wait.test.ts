@@ -11,16 +11,21 @@ beforeEach(() => (time = SimulatedTime.start()));
 afterEach(() => time.stop());
 
 const stamp = "2026-11-01T00:00:00Z";
+const config = { repo_ref: null, langgraph_config_path: "/srv/graph.json", image_uri: null, source_tarball_path: null, repo_commit_sha: null };
 const deployment = (revision: string) => ({
   id: "d1",
+  tenant_id: "t1",
   name: "agent",
   source: "local",
   source_config: {},
-  source_revision_config: { langgraph_config_path: "/srv/graph.json" },
+  source_revision_config: config,
   secrets: [],
+  secret_references: null,
+  image_version: null,
   latest_revision_id: revision,
   active_revision_id: null,
-  status: "QUEUED",
+  status: "AWAITING_DATABASE",
+  latest_revision_status: "QUEUED",
   url: null,
   created_at: stamp,
   updated_at: stamp,
@@ -28,9 +33,10 @@ const deployment = (revision: string) => ({
 const revision = (id: string, status: string) => ({
   id,
   deployment_id: "d1",
+  source: "local",
   status,
   status_message: null,
-  source_revision_config: { langgraph_config_path: "/srv/graph.json" },
+  source_revision_config: config,
   created_at: stamp,
   updated_at: stamp,
 });

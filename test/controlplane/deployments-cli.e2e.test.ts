@@ -37,7 +37,7 @@ test("create --wait does the quick start in one command; get, list, revisions an
   const created = await cli(["create", "--name", "ci-notes", "--graph", NOTES_GRAPH, "--secret", "TOKEN=abc123", "--wait", "--json"]);
   assert.equal(created.code, 0, created.stderr);
   const deployment = JSON.parse(created.stdout);
-  assert.equal(deployment.status, "DEPLOYED");
+  assert.deepEqual([deployment.status, deployment.latest_revision_status], ["READY", "DEPLOYED"]);
   assert.match(created.stderr, /revision [0-9a-f-]+: DEPLOYED/);
   assert.ok(!created.stdout.includes("abc123") && !created.stderr.includes("abc123"), "a secret value is never printed");
 
@@ -45,20 +45,28 @@ test("create --wait does the quick start in one command; get, list, revisions an
   assert.equal(answer.stdout, 'Noted: "deployed by CI". That is note 1 of this conversation.\n');
 
   const got = await cli(["get", deployment.id]);
-  assert.match(got.stdout, new RegExp(`deployment ${deployment.id} "ci-notes": revision ${deployment.latest_revision_id} DEPLOYED at ${deployment.url}`));
+  assert.match(got.stdout, new RegExp(`deployment ${deployment.id} "ci-notes" READY: revision ${deployment.latest_revision_id} DEPLOYED at ${deployment.url}`));
   assert.match(got.stdout, /secrets: TOKEN/);
-  const listed = await cli(["list", "--name-contains", "ci-", "--status", "DEPLOYED"]);
-  assert.match(listed.stdout, new RegExp(`${deployment.id}\\s+ci-notes\\s+DEPLOYED`));
+  const listed = await cli(["list", "--name-contains", "ci-", "--status", "READY,UNKNOWN"]);
+  assert.match(listed.stdout, new RegExp(`${deployment.id}\\s+ci-notes\\s+READY\\s+DEPLOYED`));
   const revisions = await cli(["revisions", deployment.id]);
   assert.match(revisions.stdout, new RegExp(`${deployment.latest_revision_id}\\s+DEPLOYED`));
   const waited = await cli(["wait", deployment.id]);
   assert.equal(waited.code, 0);
   assert.match(waited.stdout, /^deployed: /);
 
-  // --secret NAME takes the value from the environment (kept out of the process list).
-  const updated = await cli(["update", deployment.id, "--secret", "FROM_ENV", "--json"], { FROM_ENV: "env-value" });
+  // --secret NAME takes the value from the environment (kept out of the process list); new secrets are a new
+  // revision, and update --wait waits for that one.
+  const updated = await cli(["update", deployment.id, "--secret", "FROM_ENV", "--wait", "--json"], { FROM_ENV: "env-value" });
   assert.equal(updated.code, 0, updated.stderr);
-  assert.deepEqual(JSON.parse(updated.stdout).secrets, [{ name: "FROM_ENV" }]);
+  const rolled = JSON.parse(updated.stdout);
+  assert.deepEqual(rolled.secrets, [{ name: "FROM_ENV" }]);
+  assert.notEqual(rolled.latest_revision_id, deployment.latest_revision_id);
+  assert.deepEqual([rolled.active_revision_id, rolled.latest_revision_status], [rolled.latest_revision_id, "DEPLOYED"]);
+  assert.match(updated.stderr, new RegExp(`revision ${rolled.latest_revision_id}: DEPLOYED`));
+  const renamed = await cli(["update", deployment.id, "--name", "other"]);
+  assert.equal(renamed.code, 2);
+  assert.match(renamed.stderr, /unknown option '--name'/, "a name cannot change once created");
 });
 
 test("a failed build fails the wait with exit 1 naming BUILD_FAILED and the reason", async () => {
@@ -96,7 +104,7 @@ test("client errors: a wrong key, an unknown deployment, a bad flag, no control 
   assert.match(missing.stderr, /answered 404/);
   const badStatus = await cli(["list", "--status", "RUNNING"]);
   assert.equal(badStatus.code, 2);
-  assert.match(badStatus.stderr, /--status: must be one of/);
+  assert.match(badStatus.stderr, /--status: each must be one of AWAITING_DATABASE, READY/);
   const invalid = await cli(["create", "--name", "bad name!", "--graph", NOTES_GRAPH]);
   assert.equal(invalid.code, 1);
   assert.match(invalid.stderr, /answered 422: body\.name: /);

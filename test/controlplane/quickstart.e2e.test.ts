@@ -86,6 +86,11 @@ test("quick start: create, get, poll the latest revision until DEPLOYED, then ta
 
   const got = await api("GET", `/v2/deployments/${id}`);
   assert.deepEqual([got.status, got.body.id, got.body.latest_revision_id], [200, id, revisionId]);
+  // The docs' Deployment: tenant_id, every source_revision_config field (null when not set), its own status enum.
+  assert.match(got.body.tenant_id, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(got.body.source_revision_config, { repo_ref: null, langgraph_config_path: NOTES_GRAPH, image_uri: null, source_tarball_path: null, repo_commit_sha: null });
+  assert.ok(["AWAITING_DATABASE", "READY"].includes(got.body.status), got.body.status);
+  assert.deepEqual([got.body.secret_references, got.body.image_version], [null, null]);
 
   const { revision, seen } = await settle(id, revisionId);
   assert.equal(revision.status, "DEPLOYED", JSON.stringify(revision));
@@ -93,25 +98,32 @@ test("quick start: create, get, poll the latest revision until DEPLOYED, then ta
   assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!)), `statuses in pipeline order: ${seen.join(" -> ")}`);
 
   const deployment = (await api("GET", `/v2/deployments/${id}`)).body;
-  assert.equal(deployment.status, "DEPLOYED");
+  assert.deepEqual([deployment.status, deployment.latest_revision_status], ["READY", "DEPLOYED"]);
+  assert.equal(revision.source, "local");
   assert.equal(deployment.active_revision_id, revisionId);
   assert.match(deployment.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   const task = await a2aSend(deployment.url, "ship the release");
   assert.equal(task.artifacts[0].parts[0].text, 'Noted: "ship the release". That is note 1 of this conversation.');
 });
 
-test("PATCH of the graph makes a new revision and the agent answers from the new graph; a PATCH of secrets alone does not", async () => {
+test("PATCH: a non-null config or secrets makes a revision, unchanged or not; the agent answers from the new graph; redeploy answers the deployment", async () => {
   const created = (await api("POST", "/v2/deployments", { name: "patched", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
   await settle(created.id, created.latest_revision_id);
   const before = (await api("GET", `/v2/deployments/${created.id}`)).body;
   const first = await a2aSend(before.url, "remember the milk");
 
+  // Nulls are "not set": no revision, nothing changes. A name cannot change.
+  const nothing = await api("PATCH", `/v2/deployments/${created.id}`, { source_config: null, source_revision_config: null, secrets: null, secret_references: null });
+  assert.deepEqual([nothing.status, nothing.body.latest_revision_id], [200, created.latest_revision_id]);
+  const renamed = await api("PATCH", `/v2/deployments/${created.id}`, { name: "other" });
+  assert.deepEqual([renamed.status, renamed.body.detail[0].loc], [422, ["body", "name"]]);
   const secretsOnly = await api("PATCH", `/v2/deployments/${created.id}`, { secrets: [{ name: "API_TOKEN", value: "t0ken" }] });
   assert.equal(secretsOnly.status, 200);
-  assert.equal(secretsOnly.body.latest_revision_id, created.latest_revision_id, "no new revision for secrets alone");
+  assert.notEqual(secretsOnly.body.latest_revision_id, created.latest_revision_id, "new secrets reach the server only through a new revision");
   assert.deepEqual(secretsOnly.body.secrets, [{ name: "API_TOKEN" }]);
-  const same = await api("PATCH", `/v2/deployments/${created.id}`, { source_revision_config: { langgraph_config_path: NOTES_GRAPH } });
-  assert.equal(same.body.latest_revision_id, created.latest_revision_id, "an unchanged graph path is not a new revision");
+  const same = await api("PATCH", `/v2/deployments/${created.id}`, { source_revision_config: { langgraph_config_path: NOTES_GRAPH, image_uri: null } });
+  assert.notEqual(same.body.latest_revision_id, secretsOnly.body.latest_revision_id, "the same path again is a new revision: new code at the same path");
+  assert.equal((await settle(created.id, same.body.latest_revision_id)).revision.status, "DEPLOYED");
 
   const patched = await api("PATCH", `/v2/deployments/${created.id}`, { source_revision_config: { langgraph_config_path: graphJson("twoStep") } });
   assert.equal(patched.status, 200);
@@ -123,18 +135,21 @@ test("PATCH of the graph makes a new revision and the agent answers from the new
   assert.equal(after.url, before.url, "the new revision took the old one's port");
 
   const revisions = (await api("GET", `/v2/deployments/${created.id}/revisions`)).body;
-  assert.deepEqual(revisions.resources.map((r: any) => r.id), [patched.body.latest_revision_id, created.latest_revision_id]);
+  assert.deepEqual(revisions.resources.map((r: any) => r.id), [patched.body.latest_revision_id, same.body.latest_revision_id, secretsOnly.body.latest_revision_id, created.latest_revision_id]);
   assert.equal(revisions.offset, 0);
+  const deployedOnly = (await api("GET", `/v2/deployments/${created.id}/revisions?status=DEPLOYED,DEPLOY_FAILED`)).body.resources;
+  assert.ok(deployedOnly.every((r: any) => r.status === "DEPLOYED") && deployedOnly.some((r: any) => r.id === patched.body.latest_revision_id));
   // The conversation's thread outlived the redeploy (same data dir): the old context is still known.
   assert.equal((await a2aSend(after.url, "again", { contextId: first.contextId })).contextId, first.contextId);
 
   // Redeploying the first revision runs its graph again, as a new revision.
+  // As the docs define it: 200 with the deployment, its latest_revision_id the new revision.
   const redeployed = await api("POST", `/v2/deployments/${created.id}/revisions/${created.latest_revision_id}/redeploy`);
-  assert.equal(redeployed.status, 201);
-  assert.deepEqual(redeployed.body.source_revision_config, { langgraph_config_path: NOTES_GRAPH });
-  const current = (await api("GET", `/v2/deployments/${created.id}`)).body;
-  assert.deepEqual([current.latest_revision_id, current.source_revision_config], [redeployed.body.id, { langgraph_config_path: NOTES_GRAPH }]);
-  assert.equal((await settle(created.id, redeployed.body.id)).revision.status, "DEPLOYED");
+  assert.equal(redeployed.status, 200);
+  assert.equal(redeployed.body.source_revision_config.langgraph_config_path, NOTES_GRAPH);
+  const newest = redeployed.body.latest_revision_id;
+  assert.ok(![created.latest_revision_id, patched.body.latest_revision_id].includes(newest));
+  assert.equal((await settle(created.id, newest)).revision.status, "DEPLOYED");
   assert.match((await a2aSend(after.url, "back to notes")).artifacts[0].parts[0].text, /^Noted: "back to notes"/);
   assert.equal((await api("POST", `/v2/deployments/${created.id}/revisions/${randomUUID()}/redeploy`)).status, 404);
 });
@@ -155,8 +170,11 @@ test("a newer revision supersedes an unfinished one (SKIPPED or INTERRUPTED); a 
   const { revision } = await settle(failing.id, failing.latest_revision_id);
   assert.equal(revision.status, "BUILD_FAILED");
   assert.match(revision.status_message, /graphs\.notes: cannot load .*missing\.ts/);
-  const listed = (await api("GET", "/v2/deployments?status=BUILD_FAILED")).body.resources.map((d: any) => d.id);
+  // Nothing serves and its only revision failed: the deployment's own status is UNKNOWN.
+  const listed = (await api("GET", "/v2/deployments?status=UNKNOWN&name_contains=broken")).body.resources.map((d: any) => d.id);
   assert.deepEqual(listed, [failing.id]);
+  const ready = (await api("GET", `/v2/deployments?status=READY,AWAITING_DATABASE&deployment_ids=${created.id},${failing.id}`)).body.resources.map((d: any) => d.id);
+  assert.deepEqual(ready, [created.id]);
 });
 
 test("list: limit, offset, name_contains and status; delete stops the agent server and forgets the deployment", async () => {
@@ -216,12 +234,22 @@ test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 
   await query("/v2/deployments?limit=ten", ["query", "limit"]);
   await query("/v2/deployments?offset=-1", ["query", "offset"]);
   await query("/v2/deployments?status=RUNNING", ["query", "status"]);
+  await query("/v2/deployments?status=DEPLOYED", ["query", "status"]); // a revision's status, not a deployment's
+  await query("/v2/deployments?deployment_ids=a,b", ["query", "deployment_ids"]);
+  // Documented filters this control plane cannot honour, and unknown ones: refused, never ignored.
+  await query("/v2/deployments?remote_reconciled=true", ["query", "remote_reconciled"]);
+  await query("/v2/deployments?image_version=1", ["query", "image_version"]);
+  await query("/v2/deployments?tag_value_ids=x", ["query", "tag_value_ids"]);
+  await query("/v2/deployments?colour=blue", ["query", "colour"]);
   await query("/v2/deployments/not-a-uuid", ["path", "deployment_id"]);
 
   const existing = (await api("POST", "/v2/deployments", { name: "patch-target", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
   const patchCases: [unknown, (string | number)[]][] = [
-    [{ name: "" }, ["body", "name"]],
-    [{ source_revision_config: {} }, ["body", "source_revision_config", "langgraph_config_path"]],
+    [{ name: "renamed" }, ["body", "name"]],
+    [{ source_config: { repo_url: "https://example.invalid/other" } }, ["body", "source_config", "repo_url"]],
+    [{ source_revision_config: { image_uri: "registry/image:1" } }, ["body", "source_revision_config", "image_uri"]],
+    [{ secret_references: [{ name: "A", secret_name: "s", secret_key: "k" }] }, ["body", "secret_references"]],
+    [{ revision_source: "github" }, ["body", "revision_source"]],
     [{ source_revision_config: { langgraph_config_path: "graph.json" } }, ["body", "source_revision_config", "langgraph_config_path"]],
     [{ secrets: [{ name: "OK" }] }, ["body", "secrets", 0, "value"]],
     [{ secrets: [{ name: "NODE_OPTIONS", value: "--require=/tmp/x.js" }] }, ["body", "secrets", 0, "name"]],
@@ -264,14 +292,14 @@ test("a control plane restart keeps deployments, adopts agent servers still runn
   assert.equal((await fetch(`${before.url}/ok`)).status, 200, "the agent server outlives the control plane");
   controlPlane = await start();
   const adopted = (await api("GET", `/v2/deployments/${created.id}`)).body;
-  assert.deepEqual([adopted.url, adopted.status, adopted.active_revision_id], [before.url, "DEPLOYED", created.latest_revision_id]);
+  assert.deepEqual([adopted.url, adopted.status, adopted.active_revision_id], [before.url, "READY", created.latest_revision_id]);
 
   // The agent server dies while the control plane is down: the next start brings it back, its threads intact.
   await controlPlane.stop("SIGKILL");
   await killAgentServer(created.id, before.url);
   controlPlane = await start();
   const restarted = (await api("GET", `/v2/deployments/${created.id}`)).body;
-  assert.equal(restarted.status, "DEPLOYED");
+  assert.equal(restarted.status, "READY");
   const recalled = await a2aSend(restarted.url, "recall", { contextId: conversation.contextId });
   assert.equal(recalled.artifacts[0].parts[0].text, 'You told me: "keep this".');
 });
