@@ -28,6 +28,11 @@ export interface DeploymentRouteDeps {
 const DeploymentPath = z.looseObject({ deployment_id: z.uuid({ message: "must be a UUID" }) });
 const RevisionPath = z.looseObject({ deployment_id: z.uuid({ message: "must be a UUID" }), revision_id: z.uuid({ message: "must be a UUID" }) });
 
+/** DELETE's documented query: `delete_tracing_project` (false by default) has nothing to delete here. */
+const DeleteQuery = z.strictObject({
+  delete_tracing_project: z.enum(["false"], { message: "not supported by this control plane: it keeps no tracing projects" }).optional(),
+});
+
 const secretMap = (secrets: readonly { name: string; value: string }[]) => Object.fromEntries(secrets.map((secret) => [secret.name, secret.value]));
 
 /**
@@ -113,6 +118,7 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
     "/v2/deployments/{deployment_id}",
     async (request) => {
       const deployment = found(request);
+      parseRequest(DeleteQuery, request.query, "query");
       await pipeline.idle(deployment.id);
       const serving = store.serving(deployment.id);
       store.delete(deployment.id);

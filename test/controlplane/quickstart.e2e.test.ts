@@ -241,6 +241,10 @@ test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 
   await query("/v2/deployments?image_version=1", ["query", "image_version"]);
   await query("/v2/deployments?tag_value_ids=x", ["query", "tag_value_ids"]);
   await query("/v2/deployments?colour=blue", ["query", "colour"]);
+  const existingForDelete = (await api("POST", "/v2/deployments", { name: "delete-query", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
+  const refusedDelete = await api("DELETE", `/v2/deployments/${existingForDelete.id}?delete_tracing_project=true`);
+  assert.deepEqual([refusedDelete.status, refusedDelete.body.detail[0].loc], [422, ["query", "delete_tracing_project"]]);
+  assert.equal((await api("DELETE", `/v2/deployments/${existingForDelete.id}?delete_tracing_project=false`)).status, 204);
   await query("/v2/deployments/not-a-uuid", ["path", "deployment_id"]);
 
   const existing = (await api("POST", "/v2/deployments", { name: "patch-target", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH } })).body;
