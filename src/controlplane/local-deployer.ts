@@ -285,6 +285,9 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
     .map((line) => line.trim().replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/'(?:[^'\\]|\\.)*'/g, "'…'").replace(/`[^`]*`/g, "`…`"))
     .join("; ");
   for (const value of Object.values(secrets)) if (value.length >= 4) text = text.replaceAll(value, "[secret]");
+  // Part of a secret is as bad as all of it: any word of six characters or more found inside a secret value goes too.
+  const values = Object.values(secrets).filter((value) => value.length >= 6);
+  text = text.replace(/[^\s"'`:;,()[\]{}=]{6,}/g, (word) => (values.some((value) => value.includes(word)) ? "[secret]" : word));
   if (text.length > REPORT_CHARS) text = `${text.slice(0, REPORT_CHARS)}...`;
   return `${text || "no error line"} (the whole output is in ${logFile})`;
 }

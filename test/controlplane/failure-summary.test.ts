@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { failureSummary } from "../../src/controlplane/local-deployer.ts";
+
+// What a revision's status_message may say of a failed build or start: the command's own error lines only, with
+// quoted excerpts, secret values and parts of them blanked.
+
+test("only the egress-agent error lines, quoted excerpts blanked, secrets and their parts replaced, the log named", () => {
+  const secrets = { OPENAI_API_KEY: "sk-live-0123456789abcdef", SHORT: "abc" };
+  const output = [
+    "root:x:0:0:root:/root:/bin/bash", // a graph printing a file
+    "token sk-live-0123456789abcdef", // a graph printing a secret
+    `egress-agent: invalid configuration in /srv/graph.json:`,
+    `  graphs.agent: cannot load /srv/agent.mjs: Unexpected identifier 'hunter2'`,
+    `  graphs.other: building the graph failed: no model for key 0123456789ab and "a quoted /etc/shadow line"`,
+    "after the block: not ours",
+  ].join("\n");
+  const summary = failureSummary(output, secrets, "/data/deployments/d/build.log");
+  assert.equal(
+    summary,
+    "egress-agent: invalid configuration in /srv/graph.json:; graphs.agent: cannot load /srv/agent.mjs: Unexpected identifier '…'; " +
+      'graphs.other: building the graph failed: no model for key [secret] and "…" (the whole output is in /data/deployments/d/build.log)',
+  );
+  for (const leaked of ["root:x", "sk-live", "hunter2", "shadow", "0123456789ab", "not ours"]) assert.ok(!summary.includes(leaked), leaked);
+  assert.equal(failureSummary("Segmentation fault\n", secrets, "/log"), "no error line (the whole output is in /log)");
+});
