@@ -36,6 +36,12 @@ export const ControlPlaneConfig = z
         organizationId: z.uuid({ message: "must be a UUID" }).optional(),
         /** How long a deploy waits for the agent server's health check. */
         startTimeout: Duration.prefault("60s"),
+        /**
+         * The local deployer runs each deployment's processes as a user of its own, this number plus the deployment's
+         * (the control plane must run as root): the OS, not only Node's permission model, keeps them out of the data
+         * dir and out of each other's.
+         */
+        runAsUidBase: z.int().min(1000).max(2 ** 31 - 2 ** 24).optional(),
       })
       .prefault({}),
     /** The kubernetes deployer: where it renders each revision's manifests, and for which namespace. */

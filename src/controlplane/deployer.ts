@@ -8,6 +8,8 @@ export interface DeployTarget {
   sourceRevisionConfig: SourceRevisionConfig;
   /** The deployment's secrets, opened: name -> value (the agent server's environment). */
   secrets: Record<string, string>;
+  /** The deployment's number in this control plane, unique and never reused (its own user id, with runAsUidBase). */
+  ordinal: number;
 }
 
 /** What serves a deployment: its base URL, and what the deployer needs to find it again (a pid, a name). */

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -30,7 +30,14 @@ export interface LocalDeployerOptions {
   dataDir: string;
   /** How to run egress-agent (default: as this process was run). */
   cli?: { node: string; args: string[] };
-  agentServer: { sidecarUrl?: string | undefined; tenantId?: string | undefined; organizationId?: string | undefined; startTimeoutMs: number };
+  agentServer: {
+    sidecarUrl?: string | undefined;
+    tenantId?: string | undefined;
+    organizationId?: string | undefined;
+    startTimeoutMs: number;
+    /** Each deployment's processes run as user and group this plus its ordinal (the control plane runs as root). */
+    runAsUidBase?: number | undefined;
+  };
   logger: Logger;
   /** The environment NODE_EXTRA_CA_CERTS is taken from (default process.env). */
   env?: NodeJS.ProcessEnv;
@@ -58,21 +65,20 @@ export class LocalDeployer implements Deployer {
     const config = graphJson(target);
     if (!statSync(config, { throwIfNoEntry: false })?.isFile()) throw new DeployerError(`langgraph_config_path ${config} is not an existing file`);
     this.#sandbox(target); // refuses a graph whose directory holds the control plane's data dir
-    // Owner-only: the agent server's log and conversations live here.
-    mkdirSync(this.#deploymentDir(target.deploymentId), { recursive: true, mode: 0o700 });
+    this.#ownDir(target);
   }
 
   async build(target: DeployTarget): Promise<void> {
     const config = graphJson(target);
     const timeoutMs = this.#options.agentServer.startTimeoutMs;
     const args = [...this.#sandbox(target), ...this.#cli.args, "a2a", "check", "--config", config];
-    const dir = this.#deploymentDir(target.deploymentId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const dir = this.#ownDir(target);
     const buildLog = join(dir, "build.log");
     // No secrets in the build: it only loads the graphs, and a graph module's import must not need them.
-    const env = this.#childEnv(target.deploymentId, {});
+    const env = this.#childEnv(target, {});
+    const options = { env, cwd: dirname(config), timeout: timeoutMs, killSignal: "SIGKILL" as const, maxBuffer: 1 << 20, ...this.#user(target) };
     const stdout = await new Promise<string>((done, fail) => {
-      execFile(this.#cli.node, args, { env, cwd: dirname(config), timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 1 << 20 }, (err, out, errOut) => {
+      execFile(this.#cli.node, args, options, (err, out, errOut) => {
         writeFileSync(buildLog, `${out}${errOut}`, { mode: 0o600 });
         if (!err) return done(out);
         const what = err.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (exit code ${err.code})`;
@@ -86,8 +92,7 @@ export class LocalDeployer implements Deployer {
 
   async deploy(target: DeployTarget, previous: Serving | undefined): Promise<Serving> {
     const { deploymentId } = target;
-    const dir = this.#deploymentDir(deploymentId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const dir = this.#ownDir(target);
     // One writer for the SQLite files, and the port is the old one's: the previous server stops first.
     if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId))) await this.#terminate(previous.pid);
     const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
@@ -98,7 +103,8 @@ export class LocalDeployer implements Deployer {
     let child: ChildProcess;
     try {
       child = spawn(this.#cli.node, [...this.#sandbox(target), ...this.#cli.args, ...this.#serveArgs(target, port)], {
-        env: this.#childEnv(target.deploymentId, target.secrets),
+        env: this.#childEnv(target, target.secrets),
+        ...this.#user(target),
         cwd: dirname(graphJson(target)),
         detached: true, // its own process group: signalled as one, and it outlives the control plane
         stdio: ["ignore", log, log],
@@ -125,6 +131,33 @@ export class LocalDeployer implements Deployer {
 
   async alive(serving: Serving): Promise<boolean> {
     return serving.pid !== undefined && processAlive(serving.pid) && (await answersOk(serving.url, ALIVE_TIMEOUT_MS));
+  }
+
+  /** The user and group a deployment's processes run as, with agentServer.runAsUidBase: one of its own. */
+  #user(target: DeployTarget): { uid: number; gid: number } | Record<string, never> {
+    const base = this.#options.agentServer.runAsUidBase;
+    return base === undefined ? {} : { uid: base + target.ordinal, gid: base + target.ordinal };
+  }
+
+  /** Creates `path` owner-only, owned by the deployment's user when it has one. */
+  #own(target: DeployTarget, path: string): string {
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    const user = this.#user(target);
+    if ("uid" in user) chownSync(path, user.uid, user.gid);
+    return path;
+  }
+
+  /**
+   * The deployment's directory, its processes' own. With a user per deployment, the data dir and `deployments/` are
+   * made traversable but not listable (0711), so a process reaches its own directory and nothing else: the
+   * database and secrets.key are the control plane's, 0600.
+   */
+  #ownDir(target: DeployTarget): string {
+    if ("uid" in this.#user(target)) {
+      mkdirSync(join(this.#dataDir, "deployments"), { recursive: true, mode: 0o711 });
+      for (const dir of [this.#dataDir, join(this.#dataDir, "deployments")]) chmodSync(dir, 0o711);
+    }
+    return this.#own(target, this.#deploymentDir(target.deploymentId));
   }
 
   /** Node's permission model around a deployment's processes (src/controlplane/process-sandbox.ts). */
@@ -158,10 +191,10 @@ export class LocalDeployer implements Deployer {
    * override (the API refuses reserved names too), never the control plane's own environment. HOME and TMPDIR are
    * the deployment's own directories.
    */
-  #childEnv(deploymentId: string, secrets: Record<string, string>): NodeJS.ProcessEnv {
-    const dir = this.#deploymentDir(deploymentId);
+  #childEnv(target: DeployTarget, secrets: Record<string, string>): NodeJS.ProcessEnv {
+    const dir = this.#ownDir(target);
     const base: NodeJS.ProcessEnv = { PATH: CHILD_PATH, HOME: join(dir, "home"), TMPDIR: join(dir, "tmp"), LANG: "C.UTF-8" };
-    for (const path of [base.HOME!, base.TMPDIR!]) mkdirSync(path, { recursive: true, mode: 0o700 });
+    for (const path of [base.HOME!, base.TMPDIR!]) this.#own(target, path);
     const ca = (this.#options.env ?? process.env).NODE_EXTRA_CA_CERTS;
     if (ca) base.NODE_EXTRA_CA_CERTS = ca;
     return { ...secrets, ...base };

@@ -59,6 +59,7 @@ export class RevisionPipeline {
       source: deployment.source,
       sourceRevisionConfig: this.#store.revisionConfig(revision.id),
       secrets: this.#store.secrets(deployment.id),
+      ordinal: this.#store.ordinal(deployment.id),
     };
   }
 

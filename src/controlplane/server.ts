@@ -34,13 +34,18 @@ export async function startControlPlane(config: ControlPlaneConfig, options: { l
   const now = options.now ?? Date.now;
   const apiKeys = new ApiKeys(config.apiKeys);
   if (apiKeys.size === 0) throw new ConfigError("apiKeys", ["apiKeys: at least one API key is required (in the config, or env PLATFORM_API_KEY)"]);
+  if (config.agentServer.runAsUidBase !== undefined && process.getuid?.() !== 0) {
+    throw new ConfigError("agentServer.runAsUidBase", ["agentServer.runAsUidBase: the control plane must run as root to start agent servers as other users"]);
+  }
+  // Its database, secrets.key and manifests: owner-only (deployments' processes may run as other users).
+  process.umask(0o077);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const db = new Database(join(config.dataDir, "controlplane.db"));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
   const box = new SecretBox(config.dataDir);
-  const store = new DeploymentStore(db, box, now);
+  const store = new DeploymentStore(db, box, now, config.agentServer.tenantId);
   const deployer =
     options.deployer ??
     (config.deployer === "kubernetes"

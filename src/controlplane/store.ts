@@ -241,6 +241,11 @@ export class DeploymentStore {
     })();
   }
 
+  /** The deployment's number: its row's, unique and never reused (AUTOINCREMENT). */
+  ordinal(id: string): number {
+    return this.#db.prepare<[string], { seq: number }>("SELECT seq FROM deployments WHERE id = ?").get(id)!.seq;
+  }
+
   /** The deployment's current source revision config, as stored (only the fields that are set). */
   config(id: string): SourceRevisionConfig {
     const row = this.#db.prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM deployments WHERE id = ?").get(id)!;

@@ -46,3 +46,22 @@ test("the X-Api-Key check answers 401 for any header, never a 500", () => {
     assert.throws(() => keys.check(request(bad)), { statusCode: 401 }, JSON.stringify(bad?.slice(0, 20)));
   }
 });
+
+test("agentServer.runAsUidBase needs a control plane running as root: otherwise exit 2 naming the key", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the control plane as another user");
+  const { spawnSync } = await import("node:child_process");
+  const { chmodSync } = await import("node:fs");
+  const dir = tempDir();
+  chmodSync(dir, 0o777);
+  const path = join(dir, "controlplane.yaml");
+  writeFileSync(path, stringify({ listen: "127.0.0.1:0", dataDir: join(dir, "data"), apiKeys: ["a-key-of-24-characters!!"], agentServer: { runAsUidBase: 300000 } }));
+  chmodSync(path, 0o644);
+  const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
+  const result = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "controlplane", "serve", "--config", path], {
+    env: { ...process.env, HOME: "/tmp" },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  assert.equal(result.status, 2, result.stderr);
+  assert.match(result.stderr, /agentServer\.runAsUidBase: the control plane must run as root/);
+});

@@ -24,7 +24,7 @@ function newDeployer(agentServer = {}) {
 }
 
 function target(image: string | null = IMAGE, secrets: Record<string, string> = {}): DeployTarget {
-  return { deploymentId: randomUUID(), revisionId: randomUUID(), source: "external_docker", sourceRevisionConfig: image === null ? {} : { image_uri: image }, secrets };
+  return { deploymentId: randomUUID(), revisionId: randomUUID(), source: "external_docker", sourceRevisionConfig: image === null ? {} : { image_uri: image }, secrets, ordinal: 1 };
 }
 
 /** The file's documents as kubectl reads them, by kind. */

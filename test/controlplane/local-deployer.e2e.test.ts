@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import Database from "better-sqlite3";
 import pino from "pino";
 import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
@@ -26,8 +27,9 @@ function newDeployer(startTimeoutMs = 20_000) {
   return { deployer, dataDir };
 }
 
+let ordinals = 0;
 function target(config: string, secrets: Record<string, string> = {}, deploymentId = randomUUID()): DeployTarget {
-  return { deploymentId, revisionId: randomUUID(), source: "local", sourceRevisionConfig: { langgraph_config_path: config }, secrets };
+  return { deploymentId, revisionId: randomUUID(), source: "local", sourceRevisionConfig: { langgraph_config_path: config }, secrets, ordinal: ++ordinals };
 }
 
 function running(pid: number): boolean {
@@ -137,7 +139,42 @@ test("a deployment's processes cannot read the control plane's data dir nor star
   await deployer.build(deployment);
   const serving = await deployer.deploy(deployment, undefined);
   const seen = JSON.parse((await send(serving, "snoop", "look")).text) as Record<string, string>;
-  assert.deepEqual(seen, { secretsKey: "ERR_ACCESS_DENIED", database: "ERR_ACCESS_DENIED", deployments: "ERR_ACCESS_DENIED", ownHome: "allowed", spawn: "ERR_ACCESS_DENIED" });
+  // better-sqlite3 checks the path with Node's fs before it opens it natively: refused there too.
+  assert.deepEqual(seen, {
+    secretsKey: "ERR_ACCESS_DENIED",
+    database: "ERR_ACCESS_DENIED",
+    deployments: "ERR_ACCESS_DENIED",
+    ownHome: "allowed",
+    spawn: "ERR_ACCESS_DENIED",
+    nativeDatabase: "ERR_ACCESS_DENIED",
+  });
+  await deployer.stop(deployment.deploymentId, serving);
+});
+
+test("with agentServer.runAsUidBase each deployment runs as a user of its own, in a directory of its own", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to start processes as other users");
+  const dataDir = tempDir("local-deployer-");
+  dirs.push(dataDir);
+  const base = 300_000;
+  const deployer = new LocalDeployer({ dataDir, cli: { node: process.execPath, args: [CLI] }, agentServer: { startTimeoutMs: 20_000, runAsUidBase: base }, logger: pino({ level: "silent" }) });
+  // As the control plane leaves them (umask 077): owner-only, root's.
+  new Database(join(dataDir, "controlplane.db")).close();
+  writeFileSync(join(dataDir, "secrets.key"), "control-plane-secret-key");
+  for (const file of ["controlplane.db", "secrets.key"]) chmodSync(join(dataDir, file), 0o600);
+  const other = target(NOTES);
+  await deployer.create(other);
+  const deployment = target(SNOOP_GRAPH);
+  await deployer.create(deployment);
+  await deployer.build(deployment);
+  const serving = await deployer.deploy(deployment, undefined);
+  const seen = JSON.parse((await send(serving, "snoop", "look")).text) as Record<string, string>;
+  assert.deepEqual([seen.secretsKey, seen.deployments, seen.nativeDatabase, seen.ownHome], ["ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "allowed"]);
+  // Beneath Node's model, the OS's: the files are root's and owner-only, the process another user.
+  for (const file of ["controlplane.db", "secrets.key"]) assert.deepEqual([statSync(join(dataDir, file)).uid, statSync(join(dataDir, file)).mode & 0o077], [0, 0], file);
+  const ownDir = join(dataDir, "deployments", deployment.deploymentId);
+  assert.deepEqual([statSync(ownDir).uid, statSync(ownDir).mode & 0o777], [base + deployment.ordinal, 0o700]);
+  assert.equal(statSync(join(dataDir, "deployments", other.deploymentId)).uid, base + other.ordinal, "another deployment is another user");
+  assert.equal(readFileSync(`/proc/${serving.pid}/status`, "utf8").match(/^Uid:\s+(\d+)/m)?.[1], String(base + deployment.ordinal));
   await deployer.stop(deployment.deploymentId, serving);
 });
 
