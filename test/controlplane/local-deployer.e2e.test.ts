@@ -128,10 +128,8 @@ test("the agent server gets the deployment's secrets on an explicit base environ
   await deployer.stop(deployment.deploymentId, serving);
 });
 
-test("a deployment's processes cannot read the control plane's data dir nor start processes; their own directory they can", async () => {
-  const { deployer, dataDir } = newDeployer();
-  writeFileSync(join(dataDir, "secrets.key"), "control-plane-secret-key");
-  writeFileSync(join(dataDir, "controlplane.db"), "control-plane-database");
+/** Another deployment beside, then the snoop graph deployed: what its attempts on the data dir met. */
+async function snoopBeside(deployer: LocalDeployer) {
   const other = target(NOTES);
   await deployer.create(other);
   const deployment = target(SNOOP_GRAPH);
@@ -139,6 +137,14 @@ test("a deployment's processes cannot read the control plane's data dir nor star
   await deployer.build(deployment);
   const serving = await deployer.deploy(deployment, undefined);
   const seen = JSON.parse((await send(serving, "snoop", "look")).text) as Record<string, string>;
+  return { other, deployment, serving, seen };
+}
+
+test("a deployment's processes cannot read the control plane's data dir nor start processes; their own directory they can", async () => {
+  const { deployer, dataDir } = newDeployer();
+  writeFileSync(join(dataDir, "secrets.key"), "control-plane-secret-key");
+  writeFileSync(join(dataDir, "controlplane.db"), "control-plane-database");
+  const { deployment, serving, seen } = await snoopBeside(deployer);
   // better-sqlite3 checks the path with Node's fs before it opens it natively: refused there too.
   assert.deepEqual(seen, {
     secretsKey: "ERR_ACCESS_DENIED",
@@ -161,13 +167,7 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
   new Database(join(dataDir, "controlplane.db")).close();
   writeFileSync(join(dataDir, "secrets.key"), "control-plane-secret-key");
   for (const file of ["controlplane.db", "secrets.key"]) chmodSync(join(dataDir, file), 0o600);
-  const other = target(NOTES);
-  await deployer.create(other);
-  const deployment = target(SNOOP_GRAPH);
-  await deployer.create(deployment);
-  await deployer.build(deployment);
-  const serving = await deployer.deploy(deployment, undefined);
-  const seen = JSON.parse((await send(serving, "snoop", "look")).text) as Record<string, string>;
+  const { other, deployment, serving, seen } = await snoopBeside(deployer);
   assert.deepEqual([seen.secretsKey, seen.deployments, seen.nativeDatabase, seen.ownHome], ["ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "allowed"]);
   // Beneath Node's model, the OS's: the files are root's and owner-only, the process another user.
   for (const file of ["controlplane.db", "secrets.key"]) assert.deepEqual([statSync(join(dataDir, file)).uid, statSync(join(dataDir, file)).mode & 0o077], [0, 0], file);
