@@ -181,7 +181,8 @@ function filterMetric(metric: Metric, allow: ReadonlySet<string>, tally: Tally):
   if (points.length === 0) return [];
   const dataPoints = points.map((point) => filterDataPoint(point, allow, tally));
   tally.kept += dataPoints.length;
-  const base = { name: metric.name, unit: metric.unit, description: metric.description };
+  // Free text too, from the sender: a name can carry an e-mail ("logins.alice@corp.example"), a unit a password.
+  const base = { name: scrubText(metric.name), unit: scrubText(metric.unit), description: scrubText(metric.description) };
   if (metric.sum) {
     const { aggregationTemporality, isMonotonic } = metric.sum;
     return [{ ...base, sum: { dataPoints, aggregationTemporality, isMonotonic } }];

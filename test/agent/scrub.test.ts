@@ -60,10 +60,12 @@ test("long tokens mixing letters and digits are redacted, long plain words are n
   assert.equal(out, "session <redacted> trace <redacted> in internationalization_settings");
 });
 
-test("a bare value of letters and digits is a secret from 24 characters on, also with nothing around it", () => {
-  // Attribute values are often a single word; the plain-word shortcut must stop where a long token starts.
+test("a bare token is a secret: mixed case and digits from 20 characters, letters and digits from 24", () => {
+  // Attribute values are often a single word; the plain-word shortcut must stop where a token starts.
   assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY9wE3"), "<redacted>");
-  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY9wE"), "Zx81kQ0pLmN4vB7cR2tY9wE");
+  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY"), "<redacted>", "20 characters of mixed case and digits");
+  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2t"), "Zx81kQ0pLmN4vB7cR2t", "19 are not enough");
+  assert.equal(scrubText("5b8efff798038103d2"), "5b8efff798038103d2", "one case, under 24: kept");
   for (const word of ["POST", "backend", "200", "", "sk", "Bearer"]) assert.equal(scrubText(word), word);
   for (const [value, scrubbed] of [["sk-abc", "<redacted>"], ["a@b.io", "<email>"], ["10.1.2.3", "<ip>"], ["Bearer abc", "Bearer <redacted>"]]) {
     assert.equal(scrubText(value!), scrubbed);

@@ -17,8 +17,10 @@ const collectionPlaceholders: ReadonlyMap<string, string> = new Map([
 const httpMethod = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT)\s+/i;
 const urlScheme = /^[a-z][a-z0-9+.-]{0,31}:\/\//i;
 const versionSegment = /^v\d{1,3}(?:(?:alpha|beta)\d{0,3})?$/;
-// Lower-case route words only: an upper-case letter or a digit is how names and ids usually give themselves away.
-const routeWord = /^[a-z._-]{1,32}$/;
+// Lower-case route words only: an upper-case letter, a digit, a dot, "@" or "%" is how names and ids give themselves
+// away (`/patients/jane.doe/records`, `/users/john%40corp.example`).
+// Dots only in `.well-known` and a route word's file name (`agent-card.json`, `openapi.yaml`): `jane.doe` is a name.
+const routeWord = /^(?:[a-z_-]{1,32}(?:\.(?:json|ya?ml|xml|txt|html?|js|css|ico|png|svg))?|\.well-known)$/;
 const templatedSegment = /^\{[a-z][a-z0-9_]{0,40}\}$/;
 
 /**

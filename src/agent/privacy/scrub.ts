@@ -7,13 +7,34 @@ import { endpointTemplate } from "./endpoint-template.ts";
 // Passes run in order; later passes never see what an earlier one removed.
 
 const urlPattern = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/?#"'<>`]*[^\s?#"'<>`]*(?:[?#][^\s"'<>`]*)?/gi;
+// A bare absolute path in text ("GET /users/john.smith/settings", "/patients/jane.doe/records"): templated like an
+// endpoint. It starts after a blank, a quote or the start, never inside a word, a number or a URL.
+const barePath = /(?<![\w/.:%@-])\/[^\s"'<>`?#()]*(?:[?#][^\s"'<>`()]*)?/g;
 const authScheme = /\b(Bearer|Basic)[ \t]+[^\s"',;]+/gi;
 const jwt = /(?<![\w-])eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
 // `api_key=...`, `"password": "..."`, `X-Api-Key: ...`: the key keeps, the value goes. "tokens" (counts) is not a secret.
 const secretAssignment =
   /(?<![\w.-])([\w.-]{0,64}?(?:key|token|password|passwd|pwd|secret|credentials?))(["']?[ \t]{0,3}[:=][ \t]{0,3})(?:"[^"\n]{0,256}"?|'[^'\n]{0,256}'?|[^\s,;&"'<>]+)/gi;
 const prefixedSecret = /(?<![\w-])(?:sk-|lsv2_|lic-|ghp_|gho_|ghs_|ghu_|github_pat_|xox[abposr]-)[\w-]+/g;
-const email = /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+// AWS access key ids (AKIA for users, ASIA for temporary credentials, and the other documented prefixes).
+const awsKeyId = /(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g;
+// Base64 secrets (an AWS secret access key is 40 of these characters): a run with upper and lower case letters and
+// digits, or with + or /, and no path shape (it does not start with "/").
+const base64Secret = /(?<![A-Za-z0-9+/=])[A-Za-z0-9][A-Za-z0-9+/]{19,}={0,2}(?![A-Za-z0-9+/=])/g;
+// E-mail addresses, in any script (IDN) and with "@" percent-encoded as in a URL (dave%40corp.example).
+const email = /(?<![\p{L}\p{N}.+_%-])[\p{L}\p{N}.+_-]+(?:@|%40)[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/giu;
+// Digit runs with optional single spaces or dashes: card numbers are kept apart from other numbers by Luhn.
+const cardCandidate = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
+// US social security numbers as written: 123-45-6789 (the areas never issued are left alone).
+const ssn = /(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])/g;
+// Phone numbers: an international "+CC ..." or the "(555) 123-4567" / "555-123-4567" / "555.123.4567" shapes.
+const phone = /(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,3}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])/g;
+// SQL with literals: quoted strings and numbers become "?" (OpenTelemetry's db statement sanitisation, in spirit).
+// A statement's shape, not only its first word ("call to ..." and "update available" are English), wherever it
+// starts ("query failed: SELECT ..."). Bounded gaps keep each attempt short.
+const sqlStatement =
+  /\b(?:SELECT\b[^;]{0,2000}?\bFROM\b|INSERT\s+INTO\b|UPDATE\s+[\w."`[\]]{1,128}\s+SET\b|DELETE\s+FROM\b|WITH\s+\w{1,64}\s+AS\s*\(|MERGE\s+INTO\b|CALL\s+[\w.]{1,128}\s*\(|EXEC(?:UTE)?\s+[\w.]{1,128})/i;
+const sqlLiteral = /'(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.)*"?|(?<![\w$.])-?\d+(?:\.\d+)?(?![\w$])/g;
 const uuid = /(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])/gi;
 const ipv6Candidate = /(?<![\w:.])[0-9a-f:.]*:[0-9a-f:.]*/gi;
 const ipv4 = /(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/g;
@@ -22,24 +43,58 @@ const longToken = /(?<![\w-])[\w-]{24,}/g;
 const hasLetter = /[a-z]/i;
 const hasDigit = /\d/;
 
-// Letters and digits only, shorter than a long token: no pattern below can match (each needs punctuation, a
-// blank or 24 characters), and most attribute values ("POST", "backend", "200") are like this.
-const plainWord = /^[a-z0-9]{0,23}$/i;
+// Values no pattern below can match, and most attribute values ("POST", "backend", "200"): up to 12 letters and
+// digits, or a lower-case word with digits (an AWS key id needs upper case, a card number 13 digits, a token 20).
+const plainWord = /^(?:[a-zA-Z0-9]{0,12}|[a-z][a-z0-9]{0,18})$/;
 
-/** `text` with e-mails, credentials, tokens, UUIDs, IP addresses and URL query strings replaced by placeholders. */
+/**
+ * `text` with e-mails, credentials, keys and tokens, card numbers, SSNs, phone numbers, UUIDs, IP addresses, URL
+ * credentials and query strings replaced by placeholders, and SQL literals by "?".
+ */
 export function scrubText(text: string): string {
   if (plainWord.test(text)) return text;
-  return text
+  const statement = sqlStatement.exec(text);
+  const sql = statement ? text.slice(0, statement.index) + text.slice(statement.index).replace(sqlLiteral, "?") : text;
+  return sql
     .replace(urlPattern, scrubUrl)
+    .replace(barePath, (path) => endpointTemplate(path))
     .replace(authScheme, (_match, scheme: string) => `${scheme} <redacted>`)
     .replace(jwt, "<jwt>")
+    .replace(awsKeyId, "<redacted>")
     .replace(secretAssignment, (_match, key: string, separator: string) => `${key}${separator}<redacted>`)
     .replace(prefixedSecret, "<redacted>")
     .replace(email, "<email>")
     .replace(uuid, "<uuid>")
     .replace(ipv6Candidate, scrubIpv6)
     .replace(ipv4, (match, ...octets: string[]) => (octets.slice(0, 4).every((o) => Number(o) <= 255) ? "<ip>" : match))
+    .replace(ssn, (match, area: string, group: string, serial: string) => (validSsn(area, group, serial) ? "<ssn>" : match))
+    .replace(cardCandidate, (match) => (luhn(match.replace(/[ -]/g, "")) ? "<card>" : match))
+    .replace(phone, "<phone>")
+    .replace(base64Secret, (match) => (looksSecret(match) ? "<redacted>" : match))
     .replace(longToken, (match) => (hasLetter.test(match) && hasDigit.test(match) ? "<redacted>" : match));
+}
+
+/** A base64-looking run that is a secret rather than a word: + or /, or upper and lower case and a digit. */
+function looksSecret(run: string): boolean {
+  if (/[+/]/.test(run)) return /[A-Za-z]/.test(run) && /\d/.test(run);
+  return /[A-Z]/.test(run) && /[a-z]/.test(run) && /\d/.test(run);
+}
+
+/** The Luhn check of a 13 to 19 digit number: how card numbers are told from other long numbers. */
+function luhn(digits: string): boolean {
+  if (digits.length < 13 || digits.length > 19) return false;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1 && (digit *= 2) > 9) digit -= 9;
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/** An SSN as issued: no area 000, 666 or 900-999, no group 00, no serial 0000. */
+function validSsn(area: string, group: string, serial: string): boolean {
+  return area !== "000" && area !== "666" && area[0] !== "9" && group !== "00" && serial !== "0000";
 }
 
 /** Keeps scheme, host and port and the templated path; drops credentials, query and fragment. */
