@@ -3,46 +3,13 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/agent/privacy.ts";
 import { LogsRequest, MetricsRequest, TracesRequest } from "../../src/protocol/otlp.ts";
+import { CORPUS } from "../helpers/private-values.ts";
 
 // Realistic private values in every free-text field that leaves, in the encodings they arrive in: none may reach the
 // filter's output (what the beacon stores), while the telemetry itself still does.
 
 const policy = privacyPolicy({});
 const T0 = 1_793_000_000n * 1_000_000_000n;
-
-/** A private value as it might be sent, and the parts of it that must not leave. */
-interface Private {
-  value: string;
-  secrets: string[];
-}
-
-export const CORPUS: Record<string, Private> = {
-  email: { value: "alice.smith@corp.example", secrets: ["alice.smith", "alice.smith@"] },
-  "e-mail, percent-encoded": { value: "dave%40corp.example", secrets: ["dave%40", "dave"] },
-  "e-mail, internationalised": { value: "jürgen.müller@beispiel.de", secrets: ["jürgen", "müller@"] },
-  "e-mail, in a metric name": { value: "logins.alice@corp.example", secrets: ["alice@", "logins.alice"] },
-  "AWS access key id": { value: "aws_key: key AKIAIOSFODNN7EXAMPLE", secrets: ["AKIAIOSFODNN7EXAMPLE"] },
-  "AWS secret access key": { value: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", secrets: ["wJalrXUtnFEMI", "bPxRfiCYEXAMPLEKEY"] },
-  "base64 secret with + and /": { value: "token q8Zr+4kT/9xWm2Lp0vB7nE==", secrets: ["q8Zr+4kT", "9xWm2Lp0vB7nE"] },
-  JWT: { value: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqYW5lIn0.c2lnbmF0dXJl", secrets: ["eyJzdWIiOiJqYW5lIn0"] },
-  "bearer token": { value: "Authorization: Bearer 9f8e7d6c5b4a", secrets: ["9f8e7d6c5b4a"] },
-  "key=value": { value: "password=hunter2", secrets: ["hunter2"] },
-  "secret in a JSON-ish text": { value: '{"api_key": "ak_live_b7c1"}', secrets: ["ak_live_b7c1"] },
-  "card number, spaced": { value: "card 4111 1111 1111 1111 declined", secrets: ["4111 1111 1111 1111", "1111 1111"] },
-  "card number, dashed": { value: "5500-0000-0000-0004", secrets: ["5500-0000-0000-0004"] },
-  "card number, plain (Amex)": { value: "charged 378282246310005", secrets: ["378282246310005"] },
-  SSN: { value: "ssn 123-45-6789 on file", secrets: ["123-45-6789"] },
-  "phone, international": { value: "call +1 415 555 0100", secrets: ["415 555 0100", "555 0100"] },
-  "phone, US shape": { value: "(415) 555-0123", secrets: ["555-0123"] },
-  "phone, dotted": { value: "415.555.0199", secrets: ["415.555.0199"] },
-  IPv4: { value: "from 203.0.113.7", secrets: ["203.0.113.7"] },
-  IPv6: { value: "from 2001:db8::1", secrets: ["2001:db8::1"] },
-  UUID: { value: "user 0b9e1d2c-7a44-4f0e-8c1b-5e6f7a8b9c0d", secrets: ["0b9e1d2c-7a44"] },
-  "URL credentials and query": { value: "https://bob:pw123@api.acme.io/x?token=zzz9", secrets: ["bob:", "pw123", "zzz9"] },
-  "SQL with literals": { value: "SELECT * FROM users WHERE email='carol@corp.example' AND id=4711", secrets: ["carol", "4711"] },
-  "path with a dotted name": { value: "/patients/jane.doe/records", secrets: ["jane.doe", "jane"] },
-  "method and path with a dotted name": { value: "GET /users/john.smith/settings", secrets: ["john.smith"] },
-};
 
 /** Every free-text field that leaves, as a function that plants `text` in an otherwise ordinary request. */
 const FIELDS: Record<string, (text: string) => { signal: "metrics" | "traces" | "logs"; request: unknown }> = {
