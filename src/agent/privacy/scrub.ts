@@ -31,9 +31,20 @@ const ssn = /(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])/g;
 const phone = /(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,3}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])/g;
 // SQL with literals: quoted strings and numbers become "?" (OpenTelemetry's db statement sanitisation, in spirit).
 // A statement's shape, not only its first word ("call to ..." and "update available" are English), wherever it
-// starts ("query failed: SELECT ..."). Bounded gaps keep each attempt short.
-const sqlStatement =
-  /\b(?:SELECT\b[^;]{0,2000}?\bFROM\b|INSERT\s+INTO\b|UPDATE\s+[\w."`[\]]{1,128}\s+SET\b|DELETE\s+FROM\b|WITH\s+\w{1,64}\s+AS\s*\(|MERGE\s+INTO\b|CALL\s+[\w.]{1,128}\s*\(|EXEC(?:UTE)?\s+[\w.]{1,128})/i;
+// starts ("query failed: SELECT ..."): each keyword found is checked in place (sticky), over a bounded stretch.
+const sqlKeyword = /\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|MERGE|CALL|EXEC)/gi;
+const sqlShape =
+  /(?:SELECT\b[^;]{0,160}?\bFROM\b|INSERT\s+INTO\b|UPDATE\s+[\w."`[\]]{1,128}\s+SET\b|DELETE\s+FROM\b|WITH\s+\w{1,64}\s+AS\s*\(|MERGE\s+INTO\b|CALL\s+[\w.]{1,128}\s*\(|EXEC(?:UTE)?\s+[\w.]{1,128})/iy;
+
+/** Where an SQL statement starts in `text`, or -1. */
+function sqlStart(text: string): number {
+  sqlKeyword.lastIndex = 0;
+  for (let match = sqlKeyword.exec(text); match; match = sqlKeyword.exec(text)) {
+    sqlShape.lastIndex = match.index;
+    if (sqlShape.test(text)) return match.index;
+  }
+  return -1;
+}
 const sqlLiteral = /'(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.)*"?|(?<![\w$.])-?\d+(?:\.\d+)?(?![\w$])/g;
 const uuid = /(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])/gi;
 const ipv6Candidate = /(?<![\w:.])[0-9a-f:.]*:[0-9a-f:.]*/gi;
@@ -53,8 +64,8 @@ const plainWord = /^(?:[a-zA-Z0-9]{0,12}|[a-z][a-z0-9]{0,18})$/;
  */
 export function scrubText(text: string): string {
   if (plainWord.test(text)) return text;
-  const statement = sqlStatement.exec(text);
-  const sql = statement ? text.slice(0, statement.index) + text.slice(statement.index).replace(sqlLiteral, "?") : text;
+  const statement = sqlStart(text);
+  const sql = statement >= 0 ? text.slice(0, statement) + text.slice(statement).replace(sqlLiteral, "?") : text;
   return sql
     .replace(urlPattern, scrubUrl)
     .replace(barePath, (path) => endpointTemplate(path))
