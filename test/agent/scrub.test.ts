@@ -109,3 +109,20 @@ test("adversarial megabyte inputs are scrubbed in one pass (no catastrophic back
   // A single megabyte-long token is still found and redacted whole.
   assert.equal(scrubText("a1".repeat(megabyte / 2)), "<redacted>");
 });
+
+test("card numbers need a card network's range and the Luhn check: ordinary long numbers stay", () => {
+  for (const card of ["4111 1111 1111 1111", "5500-0000-0000-0004", "378282246310005", "6011111111111117", "2223003122003222"]) {
+    assert.equal(scrubText(`paid with ${card} today`), "paid with <card> today", card);
+  }
+  // Luhn-valid but outside every network's range, and Luhn-invalid in range: counters and ids, not cards.
+  for (const number of ["1234567890123452", "4111111111111112", "9999999999999995"]) {
+    assert.equal(scrubText(`processed ${number} bytes`), `processed ${number} bytes`, number);
+  }
+});
+
+test("SSNs, phone numbers and SQL literals; English that starts like SQL is left alone", () => {
+  assert.equal(scrubText("ssn 123-45-6789, not 000-12-3456"), "ssn <ssn>, not 000-12-3456");
+  assert.equal(scrubText("call +44 20 7946 0958 or (415) 555-0123"), "call <phone> or <phone>");
+  assert.equal(scrubText("query failed: SELECT name FROM users WHERE email = 'a@b.io' AND age > 41"), "query failed: SELECT name FROM users WHERE email = ? AND age > ?");
+  assert.equal(scrubText("update available: restart in 5 minutes"), "update available: restart in 5 minutes");
+});

@@ -79,7 +79,7 @@ export function scrubText(text: string): string {
     .replace(ipv6Candidate, scrubIpv6)
     .replace(ipv4, (match, ...octets: string[]) => (octets.slice(0, 4).every((o) => Number(o) <= 255) ? "<ip>" : match))
     .replace(ssn, (match, area: string, group: string, serial: string) => (validSsn(area, group, serial) ? "<ssn>" : match))
-    .replace(cardCandidate, (match) => (luhn(match.replace(/[ -]/g, "")) ? "<card>" : match))
+    .replace(cardCandidate, (match) => (isCardNumber(match.replace(/[ -]/g, "")) ? "<card>" : match))
     .replace(phone, "<phone>")
     .replace(base64Secret, (match) => (looksSecret(match) ? "<redacted>" : match))
     .replace(longToken, (match) => (hasLetter.test(match) && hasDigit.test(match) ? "<redacted>" : match));
@@ -89,6 +89,11 @@ export function scrubText(text: string): string {
 function looksSecret(run: string): boolean {
   if (/[+/]/.test(run)) return /[A-Za-z]/.test(run) && /\d/.test(run);
   return /[A-Z]/.test(run) && /[a-z]/.test(run) && /\d/.test(run);
+}
+
+/** A card network's number range (Amex, Diners, Visa, Mastercard, Discover, UnionPay, JCB) that passes the Luhn check. */
+function isCardNumber(digits: string): boolean {
+  return /^(?:3[0-9]|4|5[1-5]|2[2-7]|6[0-9])/.test(digits) && luhn(digits);
 }
 
 /** The Luhn check of a 13 to 19 digit number: how card numbers are told from other long numbers. */
