@@ -106,6 +106,7 @@ export class OnlineLicense {
       licenseId: this.#claims?.sub ?? null,
       organizationId: this.#claims?.org ?? null,
       expiresAt: this.#claims ? new Date(this.#claims.exp * 1000).toISOString() : null,
+      licenseExpiresAt: this.#claims?.lexp === undefined ? null : new Date(this.#claims.lexp * 1000).toISOString(),
       verifiedAt: this.#verifiedAt === null ? null : new Date(this.#verifiedAt).toISOString(),
       lastError: this.#lastError,
     };

@@ -18,7 +18,7 @@ export class OfflineLicense {
     this.#now = options.now ?? (() => new Date());
     this.#key = readVendorPublicKey(options.publicKeyFile);
     this.#token = readKeyedFile("offline.licenseFile", options.licenseFile).trim();
-    this.#status = { mode: "offline", state: "unverified", licenseId: null, organizationId: null, expiresAt: null, verifiedAt: null, lastError: null };
+    this.#status = { mode: "offline", state: "unverified", licenseId: null, organizationId: null, expiresAt: null, licenseExpiresAt: null, verifiedAt: null, lastError: null };
   }
 
   /** Verifies signature, expiry and that the token is an offline license; cheap enough to call per status read. */
@@ -31,6 +31,7 @@ export class OfflineLicense {
         licenseId: result.claims.sub,
         organizationId: result.claims.org,
         expiresAt: new Date(result.claims.exp * 1000).toISOString(),
+        licenseExpiresAt: new Date(result.claims.exp * 1000).toISOString(),
         lastError: null,
       };
     } else {

@@ -73,7 +73,7 @@ export class TokenIssuer {
   async issue(license: License): Promise<string> {
     const now = this.#now().getTime();
     const exp = Math.min(now + this.#ttlMs, license.expiresAt.getTime());
-    return new SignJWT({ org: license.organizationId, seats: license.seats })
+    return new SignJWT({ org: license.organizationId, seats: license.seats, lexp: Math.floor(license.expiresAt.getTime() / 1000) })
       .setProtectedHeader({ alg: "ES256", kid: this.#publicJwk.kid!, typ: "JWT" })
       .setIssuer(TOKEN_ISSUER)
       .setSubject(license.id)

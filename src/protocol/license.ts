@@ -17,6 +17,8 @@ export const LicenseClaims = z.object({
   seats: z.int(),
   exp: z.int(),
   iat: z.int(),
+  /** The license's own expiry (seconds): a token's exp is an hour away, the license's may be years (beacons since 0.1). */
+  lexp: z.int().optional(),
   /** Set on offline licenses: long-lived, checked locally by an air-gapped sidecar. */
   offline: z.literal(true).optional(),
 });

@@ -19,8 +19,10 @@ export const LicenseStatus = z.object({
   state: LicenseState,
   licenseId: z.string().nullable(),
   organizationId: z.string().nullable(),
-  /** When the current token (online) or the offline license expires. */
+  /** When the current token (online: renewed before then) or the offline license expires. */
   expiresAt: z.string().nullable(),
+  /** When the license itself expires, as the beacon's token says (online) or the offline license (offline). */
+  licenseExpiresAt: z.string().nullable(),
   /** Last successful verification with the beacon (online only). */
   verifiedAt: z.string().nullable(),
   lastError: z.string().nullable(),

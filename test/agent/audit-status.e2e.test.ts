@@ -68,11 +68,15 @@ test("every request to the beacon is in the audit log with its digest; kept bodi
 
   const status = await runCli(["status", "--url", agent.url]);
   assert.equal(status.code, 0, status.stderr);
-  assert.match(status.stdout, /^license: valid \(online\) {2}id acme-prod {2}expires \S+/);
+  // The license's own end (the test license runs to 2099), then the hour-long token's: never the token's as the license's.
+  assert.match(status.stdout, /^license: valid \(online\) {2}id acme-prod {2}expires 2099-12-31T00:00:00\.000Z \(token until \d{4}-\S+\)/);
   assert.match(status.stdout, /\nbilling\s+yes\s+0\s+0\s+-\s+30\s+0\s+\d{4}-/);
   assert.match(status.stdout, /\nusage\s+yes\s/);
   const statusJson = await runCli(["status", "--url", agent.url, "--json"]);
-  assert.equal(AgentStatus.parse(JSON.parse(statusJson.stdout)).streams.billing!.completed, 30);
+  const parsed = AgentStatus.parse(JSON.parse(statusJson.stdout));
+  assert.equal(parsed.streams.billing!.completed, 30);
+  assert.equal(parsed.license.licenseExpiresAt, "2099-12-31T00:00:00.000Z");
+  assert.ok(Date.parse(parsed.license.expiresAt!) < Date.now() + 2 * 3_600_000, "the token's own expiry is near");
 
   // Kubernetes probes: alive, and ready with the config loaded and the outbox open.
   assert.deepEqual(await getJson(`${agent.url}/healthz`), { status: "ok" });

@@ -16,7 +16,12 @@ export function formatStatus(status: AgentStatus): string {
   const lines = [
     `license: ${license.state} (${license.mode})` +
       (license.licenseId ? `  id ${license.licenseId}` : "") +
-      (license.expiresAt ? `  expires ${license.expiresAt}` : "") +
+      // Online, the license's own end, then the hour-long token's (which is renewed): not the token's as the license's.
+      (license.mode === "online" && license.licenseExpiresAt && license.expiresAt
+        ? `  expires ${license.licenseExpiresAt} (token until ${license.expiresAt})`
+        : license.expiresAt
+          ? `  expires ${license.expiresAt}`
+          : "") +
       (license.verifiedAt ? `  verified ${license.verifiedAt}` : ""),
   ];
   if (license.lastError) lines.push(`license error: ${license.lastError}`);
