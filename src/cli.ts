@@ -6,6 +6,7 @@ import { beaconCommand } from "./beacon/cli.ts";
 import { controlPlaneCommand, deploymentsCommand } from "./controlplane/cli.ts";
 import { demoCommand } from "./demo.ts";
 import { ConfigError, DataDirError, EgressError } from "./errors.ts";
+import { restrictFileModes } from "./file-modes.ts";
 import { healthcheckCommand } from "./health-file.ts";
 
 /**
@@ -13,6 +14,9 @@ import { healthcheckCommand } from "./health-file.ts";
  * damaged (the sidecar refused to start over it; see `start --new-outbox`).
  */
 export async function main(argv: string[]): Promise<number> {
+  // Every data dir (the sidecar's outbox, the beacon's records and signing key, the control plane's secrets) is
+  // owner-only: group 0's too under a random UID in that group (src/file-modes.ts).
+  restrictFileModes();
   const program = new Command("egress-agent")
     .description("self-hosted telemetry egress sidecar, and the beacon service it reports to")
     .exitOverride()

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/agent-config.ts";
 import type { WarningLogTap } from "../log.ts";
-import { otlpSignals, type OtlpSignal } from "../protocol/otlp.ts";
+import { OTLP_SIGNALS, type OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { HttpError } from "../errors.ts";
 import { HttpServer } from "../http/server.ts";
@@ -13,7 +13,7 @@ import { AuditLog } from "./audit.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { STREAMS, type Outbox, type Stream } from "./outbox.ts";
 import { openOutbox } from "./data-dir.ts";
-import { dataDirUmask, ensureWritableDataDir, shareWithGroup } from "./data-dir-access.ts";
+import { ensureWritableDataDir, shareWithGroup } from "./data-dir-access.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { DataDirSpace } from "./disk-space.ts";
 import { privacyPolicy } from "./privacy.ts";
@@ -33,7 +33,6 @@ import { readVendorPublicKey } from "./vendor-key.ts";
 
 /** SIGTERM: an in-flight send gets this long to finish before it is cut (the whole stop stays under 10 s). */
 const DRAIN_GRACE_MS = 5_000;
-const SIGNALS = Object.keys(otlpSignals) as OtlpSignal[];
 const SEVERITY = { warning: 13, error: 17 } as const;
 
 /** The address the sidecar's own exporters reach its local API at: loopback even when it listens on all. */
@@ -68,8 +67,6 @@ export async function startAgent(
 ): Promise<RunningAgent> {
   const { logger } = options;
   const now = options.now ?? Date.now;
-  // The data dir holds the license token cache and billing records: owner-only (group 0's too under a random UID).
-  process.umask(dataDirUmask());
   // Refuses (exit 3) a data dir another sidecar runs on, or whose outbox is missing, swapped or damaged.
   ensureWritableDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir, now);
@@ -87,7 +84,7 @@ export async function startAgent(
   const offline = config.offline.enabled;
 
   // A switched-off signal's queued records are deleted, not sent (the switch may have changed since they came).
-  for (const signal of SIGNALS) {
+  for (const signal of OTLP_SIGNALS) {
     const removed = config.telemetry[signal] ? 0 : outbox.discard(signal);
     if (removed > 0) logger.info({ signal, removed }, "signal switched off: queued records deleted");
   }
@@ -198,7 +195,7 @@ export async function startAgent(
       logMinSeverity: SEVERITY[config.privacy.logSeverity],
       slowSpanMs: config.privacy.slowSpan,
     }),
-    cap: { streams: SIGNALS, maxBytes: config.limits.telemetryMaxBytes },
+    cap: { streams: OTLP_SIGNALS, maxBytes: config.limits.telemetryMaxBytes },
     metrics,
     space,
     onEnqueued: (signal) => shippers.get(signal)?.wake(),
@@ -227,7 +224,7 @@ export async function startAgent(
   const pruning = startPruning({ outbox, audit, keepCompletedMs: config.retention.completed, keepAuditMs: config.audit.retention, logger, now });
   // Loaded after the listener is up: the OpenTelemetry SDK takes a while to load and readiness must not wait.
   const selfTelemetryStarting =
-    config.selfTelemetry.enabled && SIGNALS.some((signal) => config.telemetry[signal])
+    config.selfTelemetry.enabled && OTLP_SIGNALS.some((signal) => config.telemetry[signal])
       ? import("./self-telemetry.ts")
           .then(({ SelfTelemetry }) => {
             if (closing) return;

@@ -1,6 +1,7 @@
 import { accessSync, chmodSync, constants, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { DataDirError } from "../errors.ts";
+import { groupShared } from "../file-modes.ts";
 
 /**
  * Creates the data dir if needed and checks that this process can write it, before SQLite says only "unable to open
@@ -57,16 +58,6 @@ function notWritable(dataDir: string, code: string): string {
     "chown the host directory to 10001 (or to group 0 with g+rwx for a random UID). Or set dataDir to a writable directory."
   );
 }
-
-/**
- * A process with a random UID in group 0, as OpenShift runs images: the next start (a rescheduled pod) may get another
- * UID of that group, so the data dir's files are shared with group 0 (umask 007, and `shareWithGroup`) instead of
- * owner-only. Anywhere else they stay owner-only: they hold billing records and the license token cache.
- */
-export const groupShared = (): boolean => process.getuid?.() !== 0 && process.getgid?.() === 0;
-
-/** The umask the sidecar writes its data dir with. */
-export const dataDirUmask = (): number => (groupShared() ? 0o007 : 0o077);
 
 /**
  * Gives group 0 read and write on the files this process owns in the data dir (SQLite creates its files 0644 less

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
-import { otlpSignals, type OtlpRequest, type OtlpSignal } from "../protocol/otlp.ts";
+import { OTLP_SIGNALS, otlpSignals, type OtlpRequest } from "../protocol/otlp.ts";
 import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
 import { GroupCommit } from "../group-commit.ts";
@@ -57,7 +57,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     return { inserted_count: inserted };
   }, { authorize: optionalBearer, reserved: true });
 
-  for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
+  for (const signal of OTLP_SIGNALS) {
     const { schema, path, countItems } = otlpSignals[signal] as {
       schema: z.ZodType<OtlpRequest>;
       path: string;

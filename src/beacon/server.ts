@@ -21,8 +21,6 @@ export async function startBeacon(
   options: { logger: Logger; now?: () => Date },
 ): Promise<RunningBeacon> {
   const now = options.now ?? (() => new Date());
-  // The data dir holds every license's billing records and the signing key: owner-only, files and directories.
-  process.umask(0o077);
   const tokens = await TokenIssuer.open({
     dataDir: config.dataDir,
     signingKeyFile: config.signingKeyFile,

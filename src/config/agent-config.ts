@@ -1,9 +1,8 @@
 import { ConfigError } from "../errors.ts";
 import { describeIssues, isRecord, readKeyedFile, readYamlFile } from "./load.ts";
+import type { OtlpSignal } from "../protocol/otlp.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { AgentConfigFile } from "./schema.ts";
-
-export type TelemetrySignal = "logs" | "metrics" | "traces";
 
 /** The sidecar's configuration, parsed once at the edge: secrets read, env applied, defaults resolved. */
 export interface AgentConfig extends Omit<AgentConfigFile, "licenseKeyFile" | "config"> {
@@ -12,7 +11,7 @@ export interface AgentConfig extends Omit<AgentConfigFile, "licenseKeyFile" | "c
   /** PEM certificates of `tls.caFile`, read at the edge. */
   extraCa: string | undefined;
   /** Whether each operational signal may leave: the platform's config.telemetry.*, env, version default, offline. */
-  telemetry: Record<TelemetrySignal, boolean>;
+  telemetry: Record<OtlpSignal, boolean>;
 }
 
 /** Env variables the platform's chart sets, and the config key each one overrides. */

@@ -37,8 +37,6 @@ export async function startControlPlane(config: ControlPlaneConfig, options: { l
   if (config.agentServer.runAsUidBase !== undefined && process.getuid?.() !== 0) {
     throw new ConfigError("agentServer.runAsUidBase", ["agentServer.runAsUidBase: the control plane must run as root to start agent servers as other users"]);
   }
-  // Its database, secrets.key and manifests: owner-only (deployments' processes may run as other users).
-  process.umask(0o077);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const db = new Database(join(config.dataDir, "controlplane.db"));
   db.pragma("journal_mode = WAL");

@@ -230,6 +230,8 @@ export const otlpSignals = {
   },
 } as const;
 export type OtlpSignal = keyof typeof otlpSignals;
+/** The three signals, in one list (metrics, traces, logs). */
+export const OTLP_SIGNALS = Object.keys(otlpSignals) as OtlpSignal[];
 export type OtlpRequest = MetricsRequest | TracesRequest | LogsRequest;
 
 function sumOf<T>(items: readonly T[], count: (item: T) => number): number {

@@ -237,11 +237,12 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
   const apiKey = `some-secret-key-${randomUUID()}`;
   const on = await captureServer();
   const off = await captureServer();
-  const [traced, untraced] = await Promise.all([
-    serveAgent(tempDir("a2a-traced-"), ["--trace-export-interval", "500ms"], { PLATFORM_API_KEY: apiKey, PLATFORM_PROJECT: "proj", PLATFORM_ENDPOINT: on.url }),
-    serveAgent(tempDir("a2a-untraced-"), [], { PLATFORM_PROJECT: "proj", PLATFORM_ENDPOINT: off.url }),
-  ]);
+  // Started one by one inside the try: a failed start still closes the capture servers (else the file never ends).
+  let traced: Awaited<ReturnType<typeof serveAgent>> | undefined;
+  let untraced: Awaited<ReturnType<typeof serveAgent>> | undefined;
   try {
+    traced = await serveAgent(tempDir("a2a-traced-"), ["--trace-export-interval", "500ms"], { PLATFORM_API_KEY: apiKey, PLATFORM_PROJECT: "proj", PLATFORM_ENDPOINT: on.url });
+    untraced = await serveAgent(tempDir("a2a-untraced-"), [], { PLATFORM_PROJECT: "proj", PLATFORM_ENDPOINT: off.url });
     const clientThread = randomUUID();
     const conversation = new A2aConversation({ baseUrl: traced.url, assistantId: "notes", threadId: clientThread });
     const firstTurn = await conversation.send("first");
@@ -282,8 +283,8 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
     assert.match(traced.output(), /"tracing":true/);
     assert.match(untraced.output(), /"tracing":false/);
   } finally {
-    await traced.stop("SIGKILL");
-    await untraced.stop("SIGKILL");
+    await traced?.stop("SIGKILL");
+    await untraced?.stop("SIGKILL");
     await on.close();
     await off.close();
   }

@@ -4,7 +4,7 @@ import { Answer, type HttpRequest } from "../../http/exchange.ts";
 import { PROTOBUF_MEDIA_TYPE } from "../../protocol/otlp.ts";
 
 /** google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, UNAVAILABLE while stopping, INTERNAL for ours. */
-const INVALID_ARGUMENT = 3;
+export const INVALID_ARGUMENT = 3;
 const INTERNAL = 13;
 const UNAVAILABLE = 14;
 

@@ -1,16 +1,14 @@
 import { mediaType } from "../../http/body.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
-import { otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
+import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
 import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
 import type { AgentMetrics } from "../metrics.ts";
 import type { ByteCap, Outbox } from "../outbox.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy.ts";
-import { otlpErrorAnswer } from "./otlp-errors.ts";
+import { INVALID_ARGUMENT, otlpErrorAnswer } from "./otlp-errors.ts";
 import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
 
-/** google.rpc.Code INVALID_ARGUMENT, the Status code of a 400 (OTLP/HTTP spec). */
-const INVALID_ARGUMENT = 3;
 
 const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as {
   [S in OtlpSignal]: (request: OtlpRequest, policy: PrivacyPolicy) => FilterResult<OtlpRequest>;
@@ -49,7 +47,7 @@ const countProtobufItems =
  */
 export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptions): void {
   const { outbox, enabled, privacy, cap, metrics, space } = options;
-  for (const signal of Object.keys(otlpSignals) as OtlpSignal[]) {
+  for (const signal of OTLP_SIGNALS) {
     app.post(
       `/v1/${signal}`,
       async (request) => {
