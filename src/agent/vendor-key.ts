@@ -2,7 +2,7 @@ import { createPublicKey, type KeyObject } from "node:crypto";
 import { decodeJwt, jwtVerify } from "jose";
 import { readKeyedFile } from "../config/load.ts";
 import { ConfigError } from "../errors.ts";
-import { TOKEN_ISSUER } from "../beacon/token-issuer.ts";
+import { TOKEN_ISSUER } from "../protocol/license.ts";
 import { LicenseClaims } from "../protocol/license.ts";
 
 /** Reads the vendor's public key: SPKI PEM, a JWK, or a JWKS with one key (what /v1/beacon/jwks.json serves). */

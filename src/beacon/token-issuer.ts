@@ -4,10 +4,9 @@ import { join } from "node:path";
 import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, type JWK } from "jose";
 import { readKeyedFile } from "../config/load.ts";
 import { ConfigError, HttpError } from "../errors.ts";
-import { LicenseClaims } from "../protocol/license.ts";
+import { LicenseClaims, TOKEN_ISSUER } from "../protocol/license.ts";
 import type { License } from "./licenses.ts";
 
-export const TOKEN_ISSUER = "egress-beacon";
 /** Checked tokens kept: a few per sidecar (one live token each, plus one renewed early). */
 const VERIFIED_TOKENS_KEPT = 10_000;
 

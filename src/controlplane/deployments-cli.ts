@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { Duration } from "../config/units.ts";
 import { ConfigError } from "../errors.ts";
 import { DeploymentStatus, type Deployment, type Revision, type SourceRevisionConfig } from "../protocol/controlplane.ts";
-import { table } from "../agent/commands/local-api-client.ts";
+import { table } from "../cli-table.ts";
 import { DEFAULT_BASE_URL } from "./cli.ts";
 import { ControlPlaneClient } from "./client.ts";
 

@@ -2,7 +2,8 @@ import { Command, Option } from "commander";
 import { AuditListing, AuditQuery, type AuditEntry } from "../../protocol/audit.ts";
 import { AuditLog } from "../audit.ts";
 import { parseSince } from "./since.ts";
-import { DEFAULT_LOCAL_URL, getLocal, table } from "./local-api-client.ts";
+import { table } from "../../cli-table.ts";
+import { DEFAULT_LOCAL_URL, getLocal } from "./local-api-client.ts";
 
 function queryString(query: AuditQuery): string {
   const params = new URLSearchParams();

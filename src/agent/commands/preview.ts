@@ -4,7 +4,7 @@ import { EgressError } from "../../errors.ts";
 import { destinations } from "../destinations.ts";
 import { Outbox } from "../outbox.ts";
 import { streamPolicies } from "../shippers/policies.ts";
-import { table } from "./local-api-client.ts";
+import { table } from "../../cli-table.ts";
 
 const REDACTED = "[REDACTED]";
 

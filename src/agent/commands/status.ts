@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { AgentStatus } from "../../protocol/local-api.ts";
-import { DEFAULT_LOCAL_URL, getLocal, table } from "./local-api-client.ts";
+import { table } from "../../cli-table.ts";
+import { DEFAULT_LOCAL_URL, getLocal } from "./local-api-client.ts";
 
 function age(seconds: number | null): string {
   if (seconds === null) return "-";
