@@ -1,5 +1,6 @@
 import * as z from "zod";
-import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
+import { parseConfig, readYamlFile } from "../config/load.ts";
+import { isRecord } from "../protocol/common.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
-import { describeIssues, isRecord, readKeyedFile, readYamlFile } from "./load.ts";
+import { isRecord } from "../protocol/common.ts";
+import { describeIssues, readKeyedFile, readYamlFile } from "./load.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { AgentConfigFile } from "./schema.ts";

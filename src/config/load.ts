@@ -3,10 +3,6 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { ConfigError } from "../errors.ts";
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** "a.b[2].c" for a zod issue path: the key name an operator looks for in the YAML. */
 export function keyName(path: readonly PropertyKey[]): string {
   let name = "";

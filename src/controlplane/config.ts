@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import * as z from "zod";
-import { isRecord, parseConfig, readYamlFile } from "../config/load.ts";
+import { parseConfig, readYamlFile } from "../config/load.ts";
+import { isRecord } from "../protocol/common.ts";
 import { Duration, ListenAddress } from "../config/units.ts";
 import { ConfigError } from "../errors.ts";
 import { LogLevel } from "../log.ts";

@@ -14,3 +14,8 @@ export const Uuid = z.uuid({ message: "must be a UUID" });
 export const CanonicalUuid = Uuid.toLowerCase();
 
 export const Count = z.int({ message: "must be an integer" }).nonnegative({ message: "must not be negative" });
+
+/** A plain object (not null, not an array): what a parsed JSON or YAML document is expected to be at its top. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { isRecord } from "../../config/load.ts";
+import { isRecord } from "../../protocol/common.ts";
 import { jsonShapeProblem } from "../../protocol/json-shape.ts";
 import {
   LogRecord,
