@@ -186,7 +186,7 @@ export async function startAgent(
       durationMs: served.durationMs,
     });
   registerTransactionsSource(app, outbox, () => shippers.get("billing")?.wake(), space);
-  registerUsageMeasuresSource(app, pushed);
+  registerUsageMeasuresSource(app, pushed, space);
   registerOtlpReceiver(app, {
     outbox,
     enabled: config.telemetry,

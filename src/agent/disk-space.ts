@@ -72,12 +72,12 @@ export class DataDirSpace {
   }
 
   /** A write failed for want of space (the volume filled faster than the reserve): the 507 to answer. */
-  full(): HttpError {
+  full(what = "this batch"): HttpError {
     this.#change("full", 0);
     return new HttpError(
       507,
       "EGRESS_ERR_DISK_FULL",
-      `the data dir ${this.#dataDir} is full; nothing of this batch was stored: free space on that volume (or grow it), then send the batch again`,
+      `the data dir ${this.#dataDir} is full; nothing of ${what} was stored: free space on that volume (or grow it), then send it again`,
     );
   }
 

@@ -1,9 +1,8 @@
-import { HttpError } from "../../errors.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { UsageMeasures } from "../../protocol/usage-snapshot.ts";
-import { isDiskFull } from "../disk-space.ts";
+import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
 import type { PushedMeasures } from "../usage/measures-source.ts";
 
 /**
@@ -11,14 +10,14 @@ import type { PushedMeasures } from "../usage/measures-source.ts";
  * else: 422 naming the field otherwise). Kept for the next snapshot only when usage reporting is on and the
  * source is `push`; otherwise answered `stored: false`, so the instance need not know the sidecar's config.
  */
-export function registerUsageMeasuresSource(app: HttpServer, pushed: PushedMeasures | undefined): void {
+export function registerUsageMeasuresSource(app: HttpServer, pushed: PushedMeasures | undefined, space: DataDirSpace): void {
   app.post("/v1/usage/measures", (request) => {
     const measures = parseRequest(UsageMeasures, request.body);
     try {
       pushed?.store(measures);
     } catch (err) {
       if (!isDiskFull(err)) throw err;
-      throw new HttpError(507, "EGRESS_ERR_DISK_FULL", "the data dir is full; the counts were not stored: free space on its volume, then send them again");
+      throw space.full("these counts");
     }
     return new Answer(202, { stored: pushed !== undefined });
   });
