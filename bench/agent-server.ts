@@ -33,12 +33,18 @@ export function messageBody(text: string, previous?: Continued): string {
 }
 
 /** `count` message/send bodies, each a new conversation (the bodies of the HTTP floor). */
-export const messageBodies = (count: number) => Array.from({ length: count }, (_, i) => messageBody(`Note 1 of conversation ${i}: buy milk, call the plumber`));
+export const messageBodies = (count: number) =>
+  Array.from({ length: count }, (_, i) => messageBody(`Note 1 of conversation ${i}: buy milk, call the plumber`));
 
 /** A turn sent as message/send to `url`; any answer but a completed task stops the run. */
 function sender(url: string, dispatcher: Agent): Turn<Continued> {
   return async (text, previous) => {
-    const response = await request(url, { method: "POST", headers: { "content-type": "application/json" }, body: messageBody(text, previous), dispatcher });
+    const response = await request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: messageBody(text, previous),
+      dispatcher,
+    });
     const answer = (await response.body.json()) as { result?: Task; error?: unknown };
     if (response.statusCode !== 200 || answer.result?.status.state !== "completed") {
       throw new Error(`${url} answered ${response.statusCode}: ${JSON.stringify(answer.error ?? answer.result?.status)}`);
@@ -64,7 +70,10 @@ export interface AgentServerRun {
  */
 export async function agentServer(requests: number): Promise<AgentServerRun> {
   const dir = tempDir("egress-bench-a2a-");
-  const server = await startService(["a2a", "serve", "--config", GRAPH_CONFIG, "--listen", "127.0.0.1:0", "--data-dir", join(dir, "data")], "agent server listening");
+  const server = await startService(
+    ["a2a", "serve", "--config", GRAPH_CONFIG, "--listen", "127.0.0.1:0", "--data-dir", join(dir, "data")],
+    "agent server listening",
+  );
   const dispatcher = new Agent({ connections: CLIENTS });
   try {
     const pid = server.child.pid!;
@@ -90,6 +99,9 @@ export async function agentServer(requests: number): Promise<AgentServerRun> {
 export async function inProcessGraph(requests: number, flags: readonly string[]): Promise<AgentServerRun> {
   const script = new URL("agent-graph-floor.ts", import.meta.url).pathname;
   const args = [...flags, script, ...[requests, TURNS, CLIENTS, WARMUP, SETTLE_MS].map(String)];
-  const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: new URL("..", import.meta.url).pathname, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(process.execPath, args, {
+    cwd: new URL("..", import.meta.url).pathname,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return JSON.parse(stdout) as AgentServerRun;
 }

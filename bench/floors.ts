@@ -20,7 +20,10 @@ export function sqliteInsertSeconds(bodies: readonly string[]): number {
   const insert = db.prepare("INSERT INTO t (record_id, body) VALUES (?, ?)");
   const rows = bodies.map((b) => (JSON.parse(b).trace_transactions as { id: string }[]).map((t) => [t.id, JSON.stringify(t)] as const));
   const started = performance.now();
-  for (const batch of rows) db.transaction(() => batch.forEach(([id, body]) => insert.run(id, body)))();
+  for (const batch of rows)
+    db.transaction(() => {
+      for (const [id, body] of batch) insert.run(id, body);
+    })();
   const seconds = (performance.now() - started) / 1000;
   db.close();
   rmSync(dir, { recursive: true, force: true });
@@ -84,8 +87,20 @@ export function beaconInsertSeconds(count: number, perCommit: number): number {
   const receivedAt = new Date().toISOString();
   const insertBatch = db.transaction((n: number) => {
     for (let i = 0; i < n; i++) {
-      insert.run(randomUUID(), t.organization_id, t.tenant_id, randomUUID(), t.trace_count, t.start_insertion_time, t.end_insertion_time,
-        t.start_interval_time, t.end_interval_time, t.status, t.transaction_type, receivedAt);
+      insert.run(
+        randomUUID(),
+        t.organization_id,
+        t.tenant_id,
+        randomUUID(),
+        t.trace_count,
+        t.start_insertion_time,
+        t.end_insertion_time,
+        t.start_interval_time,
+        t.end_interval_time,
+        t.status,
+        t.transaction_type,
+        receivedAt,
+      );
     }
   });
   const started = performance.now();
@@ -119,7 +134,9 @@ export function bareNodeRss(flags: readonly string[], settleMs: number): number 
         setTimeout(() => { console.log(process.memoryUsage().rss); process.exit(0); }, ${settleMs});
       });
     });`;
-  const rss = Number(execFileSync(process.execPath, [...flags, "-e", script], { cwd: new URL("..", import.meta.url).pathname, encoding: "utf8" }));
+  const rss = Number(
+    execFileSync(process.execPath, [...flags, "-e", script], { cwd: new URL("..", import.meta.url).pathname, encoding: "utf8" }),
+  );
   rmSync(dir, { recursive: true, force: true });
   return rss;
 }

@@ -18,7 +18,12 @@ export async function postAll(url: string, bodies: readonly (string | Buffer)[],
     Array.from({ length: CLIENTS }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        const response = await request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, dispatcher });
+        const response = await request(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body,
+          dispatcher,
+        });
         await response.body.dump();
         if (response.statusCode < 200 || response.statusCode > 299) throw new Error(`${url} answered ${response.statusCode}`);
       }
@@ -30,7 +35,9 @@ export async function postAll(url: string, bodies: readonly (string | Buffer)[],
 }
 
 function statusField(pid: number, field: string): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`));
   return Number(line?.split(/\s+/)[1] ?? NaN) * 1024;
 }
 
@@ -47,7 +54,11 @@ export function cpuSeconds(pid: number): number {
 
 export function machine(): string {
   const cpu = cpus();
-  const fs = readFileSync("/proc/mounts", "utf8").split("\n").find((l) => l.split(" ")[1] === "/")?.split(" ")[2] ?? "?";
+  const fs =
+    readFileSync("/proc/mounts", "utf8")
+      .split("\n")
+      .find((l) => l.split(" ")[1] === "/")
+      ?.split(" ")[2] ?? "?";
   return `${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, root fs ${fs}, Node ${process.version}`;
 }
 

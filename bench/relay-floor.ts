@@ -21,7 +21,12 @@ if (role === "sink") {
   const upstream = new Agent({ connections: 8 });
   app.post("/", async (req, reply) => {
     const body = mode === "json" ? JSON.stringify(read(req.body as Buffer)) : (req.body as Buffer);
-    const forwarded = await request(sinkUrl!, { method: "POST", headers: { "content-type": "application/json" }, body, dispatcher: upstream });
+    const forwarded = await request(sinkUrl!, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      dispatcher: upstream,
+    });
     await forwarded.body.dump();
     if (forwarded.statusCode !== 200) throw new Error(`sink answered ${forwarded.statusCode}`);
     return reply.code(200).send({});

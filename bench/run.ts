@@ -54,7 +54,8 @@ const a2aFigure = (load: LoadSummary) => `${fmt(load.perSecond)} req/s; median $
 // The server and the floor each run on one thread: the inverse of a throughput is the time one request holds it.
 const a2aOverhead = (load: LoadSummary, floor: LoadSummary) =>
   `no target; overhead over the in-process graph: ${fmt(1000 / load.perSecond - 1000 / floor.perSecond, 1)} ms per request (${(load.perSecond / floor.perSecond).toFixed(2)} of its throughput)`;
-const rssOf = (run: AgentServerRun) => `${fmt(run.idleRss / MiB)} / ${fmt(run.rssAfterFresh / MiB)} / ${fmt(run.rssAfterContinued / MiB)} MiB`;
+const rssOf = (run: AgentServerRun) =>
+  `${fmt(run.idleRss / MiB)} / ${fmt(run.rssAfterFresh / MiB)} / ${fmt(run.rssAfterContinued / MiB)} MiB`;
 const rows: [string, string, string, string][] = [
   [
     `1. Ingest: \`POST /v1/transactions\`, batches of ${BATCH}, ${CLIENTS} clients, beacon away`,

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { Outbox } from "../src/agent/outbox.ts";
+import { Outbox } from "../src/agent/storage/outbox.ts";
 import { testLicense, traceTransaction } from "../test/helpers/fixtures.ts";
 import { agentConfig, beaconConfig, getJson, startAgentProcess, startBeacon, type ServiceProcess } from "../test/helpers/processes.ts";
 import { cpuSeconds, peakRss, postAll, rss, sleep } from "./measure.ts";
@@ -53,7 +53,9 @@ export async function otlpRelay(bodies: readonly string[]): Promise<{ seconds: n
       const expected = OTLP_REQUESTS * OTLP_POINTS;
       for (;;) {
         const reader = db();
-        const { points } = reader.prepare("SELECT coalesce(sum(item_count), 0) AS points FROM otlp_batches WHERE signal = 'metrics'").get() as { points: number };
+        const { points } = reader
+          .prepare("SELECT coalesce(sum(item_count), 0) AS points FROM otlp_batches WHERE signal = 'metrics'")
+          .get() as { points: number };
         reader.close();
         if (points >= expected) break;
         await sleep(20);

@@ -15,7 +15,10 @@ const httpWithoutFetch: Plugin = {
   setup(build) {
     build.onResolve({ filter: /^(node:)?https?$/ }, (args) => ({ path: args.path.replace(/^node:/, ""), namespace: "http-without-fetch" }));
     build.onLoad({ filter: /.*/, namespace: "http-without-fetch" }, (args) => {
-      const names = args.path === "http" ? "Agent, ClientRequest, IncomingMessage, METHODS, OutgoingMessage, STATUS_CODES, Server, ServerResponse, createServer, get, request" : "Agent, Server, createServer, get, request";
+      const names =
+        args.path === "http"
+          ? "Agent, ClientRequest, IncomingMessage, METHODS, OutgoingMessage, STATUS_CODES, Server, ServerResponse, createServer, get, request"
+          : "Agent, Server, createServer, get, request";
       const contents = `const m = process.getBuiltinModule("node:${args.path}");\nexport const { ${names} } = m;\nexport default m;\n`;
       return { contents, loader: "js" };
     });
@@ -37,7 +40,8 @@ function writeRuntimePackage(outdir: string): void {
     dependencies: Record<string, string>;
     overrides?: Record<string, unknown>;
   };
-  const external = (name: string) => EXTERNAL.some((pattern) => (pattern.endsWith("/*") ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
+  const external = (name: string) =>
+    EXTERNAL.some((pattern) => (pattern.endsWith("/*") ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
   const dependencies = Object.fromEntries(Object.entries(pkg.dependencies).filter(([name]) => external(name)));
   // The overrides too: without them LangGraph's SQLite checkpointer gets a better-sqlite3 of its own, one that ships
   // no prebuilt binary, and `a2a serve` cannot load it (seen in a real image build).
@@ -58,7 +62,9 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     target: "node24",
     external: EXTERNAL,
     // Bundled CommonJS packages call require() for Node's built-ins.
-    banner: { js: 'import { createRequire as __egressCreateRequire } from "node:module"; const require = __egressCreateRequire(import.meta.url);' },
+    banner: {
+      js: 'import { createRequire as __egressCreateRequire } from "node:module"; const require = __egressCreateRequire(import.meta.url);',
+    },
     // Node keeps a module's source text for as long as the process runs: minified, it is about a third smaller.
     // Function and class names are kept (stack traces, error names); the sources are in the maps.
     minify: true,

@@ -1,15 +1,29 @@
 // node scripts/helm-values-schema.ts: writes helm/egress-agent/values.schema.json, which Helm checks values against
 // at install (a typo such as `persistance:` or `agent.intervals.flus` fails with the path instead of being ignored).
-// `agent:` is the sidecar's config schema itself (zod, src/config/schema.ts) less the keys the chart owns, so the
+// `agent:` is the sidecar's config schema itself (zod, src/agent/config-schema.ts) less the keys the chart owns, so the
 // two cannot drift; test/packaging/helm-chart.test.ts checks that the file is what this writes.
 import { writeFileSync } from "node:fs";
 import * as z from "zod";
-import { AgentConfigFile } from "../src/config/schema.ts";
+import { AgentConfigFile } from "../src/agent/config-schema.ts";
 
 /** Keys of egress.yaml that the chart writes itself (templates/_helpers.tpl refuses them under agent:). */
-export const CHART_OWNED = ["listen", "dataDir", "licenseKey", "licenseKeyFile", "offline", "beaconUrl", "instanceVersion", "config"] as const;
+export const CHART_OWNED = [
+  "listen",
+  "dataDir",
+  "licenseKey",
+  "licenseKeyFile",
+  "offline",
+  "beaconUrl",
+  "instanceVersion",
+  "config",
+] as const;
 
-const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: "object", additionalProperties: false, properties, ...extra });
+const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: "object",
+  additionalProperties: false,
+  properties,
+  ...extra,
+});
 const string = { type: "string" };
 const boolean = { type: "boolean" };
 /** A Kubernetes object passed through as is (resources, securityContext, affinity, ...): its own API validates it. */
@@ -20,7 +34,10 @@ const nullableBoolean = { type: ["boolean", "null"] };
 const env = {
   anyOf: [
     { type: "array", items: { type: "object", required: ["name"], properties: { name: string } } },
-    { type: "object", additionalProperties: { anyOf: [{ type: ["string", "number", "boolean"] }, { type: "object", required: ["valueFrom"] }] } },
+    {
+      type: "object",
+      additionalProperties: { anyOf: [{ type: ["string", "number", "boolean"] }, { type: "object", required: ["valueFrom"] }] },
+    },
     { type: "null" },
   ],
 };

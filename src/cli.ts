@@ -5,13 +5,15 @@ import { agentCommands } from "./agent/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
 import { controlPlaneCommand, deploymentsCommand } from "./controlplane/cli.ts";
 import { demoCommand } from "./demo.ts";
-import { ConfigError, DataDirError, EgressError } from "./errors.ts";
+import { exitCodeOf } from "./error-codes.ts";
+import { ConfigError, EgressError } from "./errors.ts";
 import { restrictFileModes } from "./file-modes.ts";
 import { healthcheckCommand } from "./health-file.ts";
 
 /**
  * Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad config, 3 the data dir's outbox is missing, foreign or
- * damaged (the sidecar refused to start over it; see `start --new-outbox`).
+ * damaged (the sidecar refused to start over it; see `start --new-outbox`). An error's code says which
+ * (src/error-codes.ts).
  */
 export async function main(argv: string[]): Promise<number> {
   // Every data dir (the sidecar's outbox, the beacon's records and signing key, the control plane's secrets) is
@@ -28,7 +30,9 @@ export async function main(argv: string[]): Promise<number> {
   program.addCommand(controlPlaneCommand());
   program.addCommand(deploymentsCommand());
   program.addCommand(healthcheckCommand());
-  const overrideExits = (command: Command) => command.commands.forEach((sub) => overrideExits(sub.exitOverride()));
+  const overrideExits = (command: Command) => {
+    for (const sub of command.commands) overrideExits(sub.exitOverride());
+  };
   overrideExits(program);
   try {
     await program.parseAsync(argv);
@@ -37,15 +41,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof ConfigError) {
       process.stderr.write(`egress-agent: ${err.message}\n`);
-      return 2;
-    }
-    if (err instanceof DataDirError) {
-      process.stderr.write(`egress-agent: ${err.code}: ${err.message}\n`);
-      return DataDirError.exitCode;
+      return exitCodeOf(err.code);
     }
     const message = err instanceof EgressError ? `${err.code}: ${err.message}` : (err as Error).message;
     process.stderr.write(`egress-agent: ${message}\n`);
-    return 1;
+    return err instanceof EgressError ? exitCodeOf(err.code) : 1;
   }
 }
 

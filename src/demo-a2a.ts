@@ -51,5 +51,7 @@ export async function demoAgentServer(options: {
   }
   out(`  one conversation (contextId ${conversation.contextId}), ${texts.length} tasks`);
   await options.delivered();
-  out(`agent server -> sidecar -> beacon: ${texts.length} runs as a trace transaction; the beacon's total went from ${before} to ${beaconTraces(options.beaconDataDir)} traces`);
+  out(
+    `agent server -> sidecar -> beacon: ${texts.length} runs as a trace transaction; the beacon's total went from ${before} to ${beaconTraces(options.beaconDataDir)} traces`,
+  );
 }

@@ -9,7 +9,10 @@ const str = (key: string, value: string): KeyValue => ({ key, value: { stringVal
 const nanos = (ms: number) => (BigInt(ms) * 1_000_000n).toString();
 
 export function sampleTelemetry(now: number) {
-  const resource = { attributes: [str("service.name", "backend"), str("env", "demo"), str("host.name", "node-7.internal")], droppedAttributesCount: 0 };
+  const resource = {
+    attributes: [str("service.name", "backend"), str("env", "demo"), str("host.name", "node-7.internal")],
+    droppedAttributesCount: 0,
+  };
   const metrics: MetricsRequest = {
     resourceMetrics: [
       {
@@ -78,7 +81,8 @@ export function describeStoredTelemetry(store: BeaconStore): string[] {
   for (const batch of store.otlpBatches("metrics")) {
     for (const rm of (batch.body as MetricsRequest).resourceMetrics) {
       for (const metric of rm.scopeMetrics.flatMap((s) => s.metrics)) {
-        for (const point of (metric.gauge ?? metric.sum)!.dataPoints) lines.push(`  metric ${metric.name} {${attributes(point.attributes)}}`);
+        for (const point of (metric.gauge ?? metric.sum)!.dataPoints)
+          lines.push(`  metric ${metric.name} {${attributes(point.attributes)}}`);
       }
       lines.push(`    resource {${attributes(rm.resource.attributes)}}, ${rm.resource.droppedAttributesCount} dropped`);
     }

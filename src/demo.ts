@@ -10,7 +10,7 @@ import { loadBeaconConfig } from "./beacon/config.ts";
 import { formatTraceReport } from "./beacon/report.ts";
 import { startBeacon } from "./beacon/server.ts";
 import { BeaconStore } from "./beacon/store.ts";
-import { loadAgentConfig } from "./config/agent-config.ts";
+import { loadAgentConfig } from "./agent/config.ts";
 import { describeStoredTelemetry, sampleTelemetry } from "./demo-telemetry.ts";
 import { createLogger } from "./log.ts";
 import type { AgentStatus, TransactionsAccepted } from "./protocol/local-api.ts";
@@ -121,10 +121,14 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     const retry = await postTransactions(agent.url, transactions.slice(0, Math.min(50, half)));
     const traces = transactions.reduce((sum, t) => sum + t.trace_count, 0);
     out(`instance -> sidecar: ${count} trace transactions (${traces} traces) in 3 POSTs to /v1/transactions`);
-    out(`  accepted ${first.accepted + second.accepted + retry.accepted}, of which ${first.duplicates + second.duplicates + retry.duplicates} were re-sent duplicates kept once`);
+    out(
+      `  accepted ${first.accepted + second.accepted + retry.accepted}, of which ${first.duplicates + second.duplicates + retry.duplicates} were re-sent duplicates kept once`,
+    );
     const status = await waitForDelivery(agent.url, 30_000);
     const billing = status.streams.billing!;
-    out(`sidecar -> beacon: ${billing.completed} delivered, ${billing.pending} pending, ${billing.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    out(
+      `sidecar -> beacon: ${billing.completed} delivered, ${billing.pending} pending, ${billing.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     out(`  license ${status.license.state} (${status.license.licenseId}), token expires ${status.license.expiresAt}`);
     out();
     out("beacon ingested (egress-agent beacon report):");
@@ -146,7 +150,14 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     out();
     // Loaded here, not with the CLI: the A2A schemas and client are the demo's and the agent server's alone.
     const { demoAgentServer } = await import("./demo-a2a.ts");
-    await demoAgentServer({ dir, sidecarUrl: agent.url, beaconDataDir: beaconConfig.dataDir, organizationId: DEMO_ORG, out, delivered: () => waitForDelivery(agent.url, 30_000) });
+    await demoAgentServer({
+      dir,
+      sidecarUrl: agent.url,
+      beaconDataDir: beaconConfig.dataDir,
+      organizationId: DEMO_ORG,
+      out,
+      delivered: () => waitForDelivery(agent.url, 30_000),
+    });
   } finally {
     await agent.stop();
     await beacon.close();

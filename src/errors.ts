@@ -1,7 +1,9 @@
-/** Base of the product's own errors: each has a stable code an operator can search for. */
+import { ERRORS, type CodesWith, type ErrorCode } from "./error-codes.ts";
+
+/** Base of the product's own errors: each has a stable code from the catalogue (src/error-codes.ts) an operator can look up. */
 export class EgressError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -17,23 +19,25 @@ export class ConfigError extends EgressError {
   }
 }
 
-/** A request the server refuses: answered with `statusCode` and a JSON body `{detail, code}`. */
+/** A request the server refuses: answered with its code's status (from the catalogue) and a JSON body `{detail, code}`. */
 export class HttpError extends EgressError {
   readonly statusCode: number;
   /** Headers the answer carries (Retry-After on a 503). */
   readonly headers: Record<string, string> | undefined;
-  constructor(statusCode: number, code: string, message: string, headers?: Record<string, string>) {
+  constructor(code: CodesWith<{ status: number }>, message: string, headers?: Record<string, string>) {
     super(code, message);
-    this.statusCode = statusCode;
+    this.statusCode = ERRORS[code].status;
     this.headers = headers;
   }
 }
 
 /**
  * The data dir's outbox is missing, foreign or damaged: the sidecar refuses to start rather than start a new,
- * empty outbox over it (which would silently lose undelivered billing records). Exit code 3: an operator must
- * look, restore or deliberately start afresh (`egress-agent start --new-outbox`).
+ * empty outbox over it (which would silently lose undelivered billing records). Exit code 3 (its codes' entries
+ * say so): an operator must look, restore or deliberately start afresh (`egress-agent start --new-outbox`).
  */
 export class DataDirError extends EgressError {
-  static readonly exitCode = 3;
+  constructor(code: CodesWith<{ exit: 3 }>, message: string) {
+    super(code, message);
+  }
 }

@@ -14,4 +14,3 @@ export const dataDirUmask = (): number => (groupShared() ? 0o007 : 0o077);
 export function restrictFileModes(): void {
   process.umask(dataDirUmask());
 }
-

@@ -30,6 +30,6 @@ export class GroupCommit<Job, Result> {
       for (const w of group) w.reject(err);
       return;
     }
-    group.forEach((w, i) => w.resolve(results[i]!));
+    for (const [i, w] of group.entries()) w.resolve(results[i]!);
   }
 }

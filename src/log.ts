@@ -45,7 +45,8 @@ export class WarningLogTap {
   tap(level: number, args: unknown[], bindings: Record<string, unknown>): void {
     if (level < WARN || !this.#listener) return;
     const [first, second] = args;
-    const own = first instanceof Error ? { err: first } : typeof first === "object" && first !== null ? (first as Record<string, unknown>) : {};
+    const own =
+      first instanceof Error ? { err: first } : typeof first === "object" && first !== null ? (first as Record<string, unknown>) : {};
     const fields = { ...bindings, ...own };
     const message = typeof first === "string" ? first : typeof second === "string" ? second : first instanceof Error ? first.message : "";
     this.#listener({ level, fields, message });

@@ -27,8 +27,14 @@ export const ServeSettings = z
   .superRefine((settings, ctx) => {
     if (settings.sidecarUrl === undefined) return;
     // Billing records name who ran: no silent default for either.
-    if (!settings.tenantId) ctx.addIssue({ code: "custom", path: ["tenantId"], message: "--tenant-id (or PLATFORM_TENANT_ID) is required with --sidecar-url" });
-    if (!settings.organizationId) ctx.addIssue({ code: "custom", path: ["organizationId"], message: "--organization-id (or PLATFORM_ORGANIZATION_ID) is required with --sidecar-url" });
+    if (!settings.tenantId)
+      ctx.addIssue({ code: "custom", path: ["tenantId"], message: "--tenant-id (or PLATFORM_TENANT_ID) is required with --sidecar-url" });
+    if (!settings.organizationId)
+      ctx.addIssue({
+        code: "custom",
+        path: ["organizationId"],
+        message: "--organization-id (or PLATFORM_ORGANIZATION_ID) is required with --sidecar-url",
+      });
   });
 
 interface ServeFlags {
@@ -77,7 +83,11 @@ async function check(flags: { config: string }): Promise<void> {
   process.exit(0);
 }
 
-async function send(url: string, text: string, flags: { assistant: string; stream?: boolean; context?: string; task?: string; threadId?: string; data?: string; json?: boolean }): Promise<void> {
+async function send(
+  url: string,
+  text: string,
+  flags: { assistant: string; stream?: boolean; context?: string; task?: string; threadId?: string; data?: string; json?: boolean },
+): Promise<void> {
   const { sendCommand } = await import("./send.ts");
   await sendCommand(url, text, flags);
 }
@@ -97,7 +107,10 @@ export function a2aCommand(): Command {
     .option("--report-interval <duration>", "runs are counted per interval and reported when it closes", "60s")
     .option("--trace-export-interval <duration>", "how often spans are exported when tracing is on", "5s")
     .option("--log-level <level>", "fatal, error, warn, info, debug, trace or silent", "info")
-    .addHelpText("after", "\nTracing is on when PLATFORM_API_KEY is set: spans go to PLATFORM_ENDPOINT/otel/v1/traces (project PLATFORM_PROJECT).")
+    .addHelpText(
+      "after",
+      "\nTracing is on when PLATFORM_API_KEY is set: spans go to PLATFORM_ENDPOINT/otel/v1/traces (project PLATFORM_PROJECT).",
+    )
     .action(serve);
   a2a
     .command("check")

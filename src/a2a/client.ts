@@ -31,9 +31,10 @@ export function answerText(task: Task): string {
 }
 
 /**
- * One A2A conversation with one assistant, by the seed's rules: the first message carries no contextId or taskId
- * and a random `metadata.thread_id`; every later one carries the contextId and taskId of the last answer, and the
- * contextId as its thread id, so all turns (and every agent they reach) trace as one thread.
+ * One A2A conversation with one assistant, by the platform's rules (docs/PROTOCOL.md, "Conversations, tasks and
+ * thread ids"): the first message carries no contextId or taskId and a random `metadata.thread_id`; every later one
+ * carries the contextId and taskId of the last answer, and the contextId as its thread id, so all turns (and every
+ * agent they reach) trace as one thread.
  */
 export class A2aConversation {
   readonly endpoint: string;
@@ -57,7 +58,14 @@ export class A2aConversation {
   #message(text: string, data: Record<string, unknown> | undefined): Message {
     const parts: Part[] = [{ kind: "text", text }];
     if (data) parts.push({ kind: "data", data });
-    return { kind: "message", role: "user", messageId: randomUUID(), parts, ...(this.contextId ? { contextId: this.contextId } : {}), ...(this.taskId ? { taskId: this.taskId } : {}) };
+    return {
+      kind: "message",
+      role: "user",
+      messageId: randomUUID(),
+      parts,
+      ...(this.contextId ? { contextId: this.contextId } : {}),
+      ...(this.taskId ? { taskId: this.taskId } : {}),
+    };
   }
 
   async #post(method: string, params: unknown, accept: string): Promise<Response> {
@@ -77,7 +85,10 @@ export class A2aConversation {
     if (response.status !== 200) {
       const text = await response.text();
       const error = errorOf(text);
-      throw new A2aClientError(`${this.endpoint} answered HTTP ${response.status}${error ? `: ${error.message} (${error.code})` : `: ${text.slice(0, 300)}`}`, error);
+      throw new A2aClientError(
+        `${this.endpoint} answered HTTP ${response.status}${error ? `: ${error.message} (${error.code})` : `: ${text.slice(0, 300)}`}`,
+        error,
+      );
     }
     return response;
   }
@@ -104,14 +115,19 @@ export class A2aConversation {
     }
     for await (const data of sseData(response.body!)) {
       const parsed = StreamEvent.safeParse(resultOf(data, this.endpoint));
-      if (!parsed.success) throw new A2aClientError(`${this.endpoint} sent a stream event that is not A2A: ${parsed.error.issues[0]?.message}`);
+      if (!parsed.success)
+        throw new A2aClientError(`${this.endpoint} sent a stream event that is not A2A: ${parsed.error.issues[0]?.message}`);
       this.#remember(parsed.data as { id?: string; taskId?: string; contextId?: string });
       yield parsed.data;
     }
   }
 
   async getTask(taskId: string, historyLength?: number): Promise<Task> {
-    const response = await this.#post("tasks/get", { id: taskId, ...(historyLength === undefined ? {} : { historyLength }) }, "application/json");
+    const response = await this.#post(
+      "tasks/get",
+      { id: taskId, ...(historyLength === undefined ? {} : { historyLength }) },
+      "application/json",
+    );
     return parseTask(resultOf(await response.text(), this.endpoint), this.endpoint);
   }
 
@@ -132,14 +148,15 @@ function errorOf(text: string): RpcErrorBody | undefined {
 
 /** The result of a JSON-RPC response text, or an A2aClientError with its error. */
 function resultOf(text: string, endpoint: string): unknown {
-  let parsed;
+  let parsed: ReturnType<typeof RpcResponse.safeParse>;
   try {
     parsed = RpcResponse.safeParse(JSON.parse(text));
   } catch {
     throw new A2aClientError(`${endpoint} answered something that is not JSON: ${text.slice(0, 200)}`);
   }
   if (!parsed.success) throw new A2aClientError(`${endpoint} answered something that is not a JSON-RPC response`);
-  if ("error" in parsed.data) throw new A2aClientError(`${endpoint}: ${parsed.data.error.message} (${parsed.data.error.code})`, parsed.data.error);
+  if ("error" in parsed.data)
+    throw new A2aClientError(`${endpoint}: ${parsed.data.error.message} (${parsed.data.error.code})`, parsed.data.error);
   return parsed.data.result;
 }
 

@@ -72,7 +72,8 @@ async function compiledFrom(value: unknown): Promise<CompiledGraph | undefined> 
 
 async function loadGraph(key: string, spec: string, baseDir: string): Promise<CompiledGraph> {
   const colon = spec.lastIndexOf(":");
-  if (colon <= 0 || colon === spec.length - 1) throw new ConfigError(key, [`${key}: must be FILE:EXPORT, e.g. ./src/agent.ts:graph (got ${spec})`]);
+  if (colon <= 0 || colon === spec.length - 1)
+    throw new ConfigError(key, [`${key}: must be FILE:EXPORT, e.g. ./src/agent.ts:graph (got ${spec})`]);
   const file = resolve(baseDir, spec.slice(0, colon));
   const exportName = spec.slice(colon + 1);
   let module: Record<string, unknown>;
@@ -88,7 +89,10 @@ async function loadGraph(key: string, spec: string, baseDir: string): Promise<Co
   } catch (err) {
     throw new ConfigError(key, [`${key}: building the graph failed: ${(err as Error).message.split("\n")[0]}`]);
   }
-  if (!graph) throw new ConfigError(key, [`${key}: ${exportName} in ${file} is not a LangGraph graph (compiled, a StateGraph, or a function returning one)`]);
+  if (!graph)
+    throw new ConfigError(key, [
+      `${key}: ${exportName} in ${file} is not a LangGraph graph (compiled, a StateGraph, or a function returning one)`,
+    ]);
   return graph;
 }
 
@@ -116,7 +120,10 @@ export async function loadGraphConfig(path: string): Promise<GraphConfig> {
   } catch (err) {
     // Where, never what: V8's message quotes the text around the error, which may be any file's content.
     const where = err instanceof SyntaxError ? / at position \d+(?: \(line \d+ column \d+\))?/.exec(err.message)?.[0] : undefined;
-    const reason = err instanceof SyntaxError ? `not valid JSON${where ?? ""}` : `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+    const reason =
+      err instanceof SyntaxError
+        ? `not valid JSON${where ?? ""}`
+        : `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
     throw new ConfigError(path, [reason]);
   }
   const file = parseConfig(GraphConfigFile, raw, path);
@@ -127,7 +134,13 @@ export async function loadGraphConfig(path: string): Promise<GraphConfig> {
     const spec = typeof entry === "string" ? entry : entry.path;
     const graph = await loadGraph(`graphs.${graphId}`, spec, baseDir);
     const description = (typeof entry === "string" ? undefined : entry.description) ?? `LangGraph graph ${graphId}`;
-    assistants.push({ graphId, uuid: assistantUuid(graphId), description, graph, hasMessages: Object.hasOwn(graph.channels ?? {}, "messages") });
+    assistants.push({
+      graphId,
+      uuid: assistantUuid(graphId),
+      description,
+      graph,
+      hasMessages: Object.hasOwn(graph.channels ?? {}, "messages"),
+    });
   }
   return { assistants, disableA2a: file.http.disable_a2a };
 }

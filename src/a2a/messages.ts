@@ -13,7 +13,10 @@ export function graphInput(message: Message): Record<string, unknown> {
   const texts: string[] = [];
   for (const [index, part] of message.parts.entries()) {
     if (part.kind === "file") {
-      throw new RpcError(RpcErrorCode.contentTypeNotSupported, `Incompatible content types: message.parts[${index}] is a file part; this agent takes text and data parts`);
+      throw new RpcError(
+        RpcErrorCode.contentTypeNotSupported,
+        `Incompatible content types: message.parts[${index}] is a file part; this agent takes text and data parts`,
+      );
     }
     if (part.kind === "text") texts.push(part.text);
     else Object.assign(input, part.data);
@@ -39,7 +42,13 @@ export function messageText(message: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((block: unknown) => (typeof block === "string" ? block : (block as { type?: unknown; text?: unknown })?.type === "text" ? String((block as { text: unknown }).text) : ""))
+    .map((block: unknown) =>
+      typeof block === "string"
+        ? block
+        : (block as { type?: unknown; text?: unknown })?.type === "text"
+          ? String((block as { text: unknown }).text)
+          : "",
+    )
     .join("");
 }
 
@@ -77,6 +86,8 @@ export function interruptParts(values: readonly unknown[]): Part[] {
   return values.flatMap((value): Part[] => {
     if (typeof value === "string") return [{ kind: "text", text: value }];
     const text: Part = { kind: "text", text: JSON.stringify(value) };
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? [text, { kind: "data", data: value as Record<string, unknown> }] : [text];
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? [text, { kind: "data", data: value as Record<string, unknown> }]
+      : [text];
   });
 }

@@ -15,5 +15,7 @@ export class RpcError extends Error {
   }
 }
 
-export const taskNotFound = (taskId: string) => new RpcError(RpcErrorCode.taskNotFound, `Task not found: ${taskId} is not a task of this assistant`);
-export const invalidParams = (message: string, data?: unknown) => new RpcError(RpcErrorCode.invalidParams, `Invalid params: ${message}`, { data });
+export const taskNotFound = (taskId: string) =>
+  new RpcError(RpcErrorCode.taskNotFound, `Task not found: ${taskId} is not a task of this assistant`);
+export const invalidParams = (message: string, data?: unknown) =>
+  new RpcError(RpcErrorCode.invalidParams, `Invalid params: ${message}`, { data });

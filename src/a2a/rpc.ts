@@ -29,7 +29,11 @@ export function requestIdOf(body: unknown): RpcId | null {
 
 /** A JSON-RPC 2.0 request, or -32600 naming what is wrong with it. */
 export function parseRpcRequest(body: unknown): RpcRequest {
-  if (Array.isArray(body)) throw new RpcError(RpcErrorCode.invalidRequest, "Request payload validation error: batch requests are not supported; send one request per POST");
+  if (Array.isArray(body))
+    throw new RpcError(
+      RpcErrorCode.invalidRequest,
+      "Request payload validation error: batch requests are not supported; send one request per POST",
+    );
   const result = RpcRequest.safeParse(body);
   if (!result.success) {
     const detail = toValidationErrors(result.error, body, "body");
@@ -58,7 +62,12 @@ export const rpcError = (id: RpcId | null, error: RpcError) => ({
  * Runs one A2A JSON-RPC method on an assistant: its result, or an EventStream of JSON-RPC responses for
  * message/stream. Throws an RpcError for the caller to answer.
  */
-export async function dispatch(request: RpcRequest, assistant: Assistant, runner: TaskRunner, trace: RunTrace): Promise<{ result: unknown } | EventStream> {
+export async function dispatch(
+  request: RpcRequest,
+  assistant: Assistant,
+  runner: TaskRunner,
+  trace: RunTrace,
+): Promise<{ result: unknown } | EventStream> {
   switch (request.method) {
     case "message/send": {
       const params = parseParams(MessageSendParams, request.params);
@@ -86,14 +95,21 @@ export async function dispatch(request: RpcRequest, assistant: Assistant, runner
       return { result: await runner.cancel(assistant, params.id) };
     }
     default:
-      if (UNSUPPORTED_METHODS.has(request.method)) throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: ${request.method}`);
-      throw new RpcError(RpcErrorCode.methodNotFound, `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe`);
+      if (UNSUPPORTED_METHODS.has(request.method))
+        throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: ${request.method}`);
+      throw new RpcError(
+        RpcErrorCode.methodNotFound,
+        `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe`,
+      );
   }
 }
 
 function refusePushNotifications(params: MessageSendParams): void {
   if (params.configuration?.pushNotificationConfig !== undefined) {
-    throw new RpcError(RpcErrorCode.pushNotificationNotSupported, "Push Notification is not supported: read the task with tasks/get or use message/stream");
+    throw new RpcError(
+      RpcErrorCode.pushNotificationNotSupported,
+      "Push Notification is not supported: read the task with tasks/get or use message/stream",
+    );
   }
 }
 

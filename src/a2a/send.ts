@@ -39,7 +39,13 @@ function checkEnded(task: Task | undefined): void {
  */
 export async function sendCommand(url: string, text: string, flags: SendFlags): Promise<void> {
   const data = dataPart(flags.data);
-  const conversation = new A2aConversation({ baseUrl: url, assistantId: flags.assistant, contextId: flags.context, taskId: flags.task, threadId: flags.threadId });
+  const conversation = new A2aConversation({
+    baseUrl: url,
+    assistantId: flags.assistant,
+    contextId: flags.context,
+    taskId: flags.task,
+    threadId: flags.threadId,
+  });
   let task: Task | undefined;
   if (flags.stream) {
     for await (const event of conversation.stream(text, data)) {
@@ -48,7 +54,8 @@ export async function sendCommand(url: string, text: string, flags: SendFlags): 
       else if (event.kind === "status-update" && task) task = { ...task, status: event.status };
       else if (event.kind === "artifact-update" && task) task = { ...task, artifacts: [...(task.artifacts ?? []), event.artifact] };
     }
-    if (task && !TERMINAL_STATES.has(task.status.state)) throw new EgressError("EGRESS_ERR_A2A", `the stream ended while task ${task.id} was ${task.status.state}`);
+    if (task && !TERMINAL_STATES.has(task.status.state))
+      throw new EgressError("EGRESS_ERR_A2A", `the stream ended while task ${task.id} was ${task.status.state}`);
   } else {
     task = await conversation.send(text, data);
     if (flags.json) process.stdout.write(`${JSON.stringify(task, null, 2)}\n`);

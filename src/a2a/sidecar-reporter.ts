@@ -62,12 +62,23 @@ export class SidecarReporter {
 
   constructor(options: SidecarReporterOptions) {
     this.#options = options;
-    const exporter = new OTLPMetricExporter({ url: `${options.sidecarUrl}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.CUMULATIVE });
-    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: options.intervalMs, exportTimeoutMillis: Math.min(options.intervalMs, 10_000) });
+    const exporter = new OTLPMetricExporter({
+      url: `${options.sidecarUrl}/v1/metrics`,
+      temporalityPreference: AggregationTemporalityPreference.CUMULATIVE,
+    });
+    const reader = new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis: options.intervalMs,
+      exportTimeoutMillis: Math.min(options.intervalMs, 10_000),
+    });
     this.#provider = new MeterProvider({ resource: resourceFromAttributes({ "service.name": AGENT_SERVER_SERVICE }), readers: [reader] });
     const meter = this.#provider.getMeter(AGENT_SERVER_SERVICE);
     this.#latency = meter.createGauge("platform_http_requests_latency", { unit: "seconds", description: "request latency" });
-    this.#failed = meter.createCounter("platform_http_requests_failed", { unit: "1", description: "counter of failed requests", valueType: ValueType.INT });
+    this.#failed = meter.createCounter("platform_http_requests_failed", {
+      unit: "1",
+      description: "counter of failed requests",
+      valueType: ValueType.INT,
+    });
   }
 
   start(): void {
@@ -93,11 +104,19 @@ export class SidecarReporter {
     if (counts.length === 0) return;
     const body = JSON.stringify({ trace_transactions: counts.map((count) => toTransaction(count, tenantId, organizationId)) });
     try {
-      const response = await fetch(`${sidecarUrl}/v1/transactions`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(`${sidecarUrl}/v1/transactions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
       const text = await response.text();
       if (response.status !== 202) throw new Error(`the sidecar answered ${response.status}: ${text.slice(0, 300)}`);
       store.reported(counts.map((count) => count.transactionId));
-      logger.info({ transactions: counts.length, runs: counts.reduce((sum, count) => sum + count.runs, 0) }, "reported runs to the sidecar");
+      logger.info(
+        { transactions: counts.length, runs: counts.reduce((sum, count) => sum + count.runs, 0) },
+        "reported runs to the sidecar",
+      );
     } catch (err) {
       const reason = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
       logger.warn({ reason, transactions: counts.length }, "reporting runs to the sidecar failed; retrying next interval");

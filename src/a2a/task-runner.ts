@@ -51,7 +51,11 @@ interface ActiveRun {
   events: EventLog<StreamEvent>;
 }
 
-const status = (state: TaskState, at: number, message?: Message) => ({ state, timestamp: new Date(at).toISOString(), ...(message ? { message } : {}) });
+const status = (state: TaskState, at: number, message?: Message) => ({
+  state,
+  timestamp: new Date(at).toISOString(),
+  ...(message ? { message } : {}),
+});
 
 /** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
@@ -82,14 +86,18 @@ export class TaskRunner {
 
   /** Validates the message against the task store, creates its task and starts the run. Throws an RpcError. */
   start(assistant: Assistant, params: MessageSendParams, trace: RunTrace): StartedRun {
-    if (!assistant.hasMessages) throw invalidParams(`assistant ${assistant.graphId} has no "messages" key in its state; A2A needs it to carry text parts`);
+    if (!assistant.hasMessages)
+      throw invalidParams(`assistant ${assistant.graphId} has no "messages" key in its state; A2A needs it to carry text parts`);
     const { store, now } = this.#options;
     const message = params.message;
     const input = graphInput(message);
     const { contextId, resume } = this.#contextFor(assistant, message);
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) {
-      throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: context ${contextId} is still running task ${busyWith}; wait for it (tasks/get) or cancel it (tasks/cancel)`);
+      throw new RpcError(
+        RpcErrorCode.unsupportedOperation,
+        `This operation is not supported: context ${contextId} is still running task ${busyWith}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
+      );
     }
     const taskId = resume?.id ?? randomUUID();
     const userMessage: Message = { ...message, kind: "message", contextId, taskId };
@@ -124,11 +132,18 @@ export class TaskRunner {
   #contextFor(assistant: Assistant, message: Message): { contextId: string; resume?: Task } {
     const { store } = this.#options;
     if (message.contextId !== undefined && !Uuid.safeParse(message.contextId).success) {
-      throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [{ loc: ["params", "message", "contextId"], msg: "must be a UUID", type: "uuid" }]);
+      throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [
+        { loc: ["params", "message", "contextId"], msg: "must be a UUID", type: "uuid" },
+      ]);
     }
     if (message.taskId !== undefined) {
       const stored = store.get(message.taskId);
-      if (!stored || stored.graphId !== assistant.graphId || (message.contextId !== undefined && stored.task.contextId !== message.contextId)) throw taskNotFound(message.taskId);
+      if (
+        !stored ||
+        stored.graphId !== assistant.graphId ||
+        (message.contextId !== undefined && stored.task.contextId !== message.contextId)
+      )
+        throw taskNotFound(message.taskId);
       const { state } = stored.task.status;
       if (state === "input-required" && !this.#active.has(stored.task.id)) return { contextId: stored.task.contextId, resume: stored.task };
       // A terminal task is not reopened: the message starts the next task of the same conversation.
@@ -137,17 +152,30 @@ export class TaskRunner {
     }
     if (message.contextId === undefined) return { contextId: randomUUID() };
     const owner = store.contextGraph(message.contextId);
-    if (owner !== undefined && owner !== assistant.graphId) throw invalidParams(`context ${message.contextId} belongs to another assistant`);
+    if (owner !== undefined && owner !== assistant.graphId)
+      throw invalidParams(`context ${message.contextId} belongs to another assistant`);
     return { contextId: message.contextId };
   }
 
-  async #execute(assistant: Assistant, submitted: Task, input: unknown, run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace }): Promise<Task> {
+  async #execute(
+    assistant: Assistant,
+    submitted: Task,
+    input: unknown,
+    run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace },
+  ): Promise<Task> {
     const { store, tracer, logger, now } = this.#options;
     const { id: taskId, contextId } = submitted;
     const threadId = run.trace.threadId ?? contextId;
     const span = tracer.startSpan(
       `graph ${assistant.graphId}`,
-      { attributes: { [THREAD_ID_ATTRIBUTE]: threadId, "a2a.context_id": contextId, "a2a.task_id": taskId, "platform.assistant_id": assistant.graphId } },
+      {
+        attributes: {
+          [THREAD_ID_ATTRIBUTE]: threadId,
+          "a2a.context_id": contextId,
+          "a2a.task_id": taskId,
+          "platform.assistant_id": assistant.graphId,
+        },
+      },
       run.trace.parent,
     );
     const update = (state: TaskState, message?: Message, final = false): Task => {
@@ -156,7 +184,14 @@ export class TaskRunner {
       run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final });
       return task;
     };
-    const agentMessage = (parts: Part[]): Message => ({ kind: "message", role: "agent", messageId: randomUUID(), parts, contextId, taskId });
+    const agentMessage = (parts: Part[]): Message => ({
+      kind: "message",
+      role: "agent",
+      messageId: randomUUID(),
+      parts,
+      contextId,
+      taskId,
+    });
     let task = update("working");
     let artifacts: Artifact[] = [];
     let reply: Message | undefined;
@@ -197,7 +232,11 @@ export class TaskRunner {
       } else {
         logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
         span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-        task = update("failed", agentMessage(textParts(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`)), true);
+        task = update(
+          "failed",
+          agentMessage(textParts(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`)),
+          true,
+        );
       }
     }
     task = { ...task, history: [...(submitted.history ?? []), ...(task.status.message ? [task.status.message] : [])], artifacts };

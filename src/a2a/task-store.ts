@@ -63,8 +63,13 @@ export class TaskStore {
          ON CONFLICT (session_id, interval_start) WHERE transaction_id IS NULL DO UPDATE SET runs = runs + 1, last_at = excluded.last_at`,
       ),
       close: db.prepare("UPDATE run_counts SET transaction_id = ? WHERE session_id = ? AND interval_start = ? AND transaction_id IS NULL"),
-      open: db.prepare<[number], { session_id: string; interval_start: number }>("SELECT session_id, interval_start FROM run_counts WHERE transaction_id IS NULL AND interval_start < ?"),
-      closed: db.prepare<[], { transaction_id: string; session_id: string; interval_start: number; runs: number; first_at: number; last_at: number }>(
+      open: db.prepare<[number], { session_id: string; interval_start: number }>(
+        "SELECT session_id, interval_start FROM run_counts WHERE transaction_id IS NULL AND interval_start < ?",
+      ),
+      closed: db.prepare<
+        [],
+        { transaction_id: string; session_id: string; interval_start: number; runs: number; first_at: number; last_at: number }
+      >(
         "SELECT transaction_id, session_id, interval_start, runs, first_at, last_at FROM run_counts WHERE transaction_id IS NOT NULL ORDER BY interval_start",
       ),
       reported: db.prepare("DELETE FROM run_counts WHERE transaction_id = ?"),
@@ -103,7 +108,9 @@ export class TaskStore {
   /** Tasks a stopped server left running end failed (their runs are gone); returns how many. */
   failUnfinished(reason: (task: Task) => Task, now: number): number {
     const rows = this.#statements.unfinished.all();
-    this.#db.transaction(() => rows.forEach((row) => this.update(reason(JSON.parse(row.task) as Task), now)))();
+    this.#db.transaction(() => {
+      for (const row of rows) this.update(reason(JSON.parse(row.task) as Task), now);
+    })();
     return rows.length;
   }
 
@@ -129,7 +136,9 @@ export class TaskStore {
   }
 
   reported(transactionIds: readonly string[]): void {
-    this.#db.transaction(() => transactionIds.forEach((id) => this.#statements.reported.run(id)))();
+    this.#db.transaction(() => {
+      for (const id of transactionIds) this.#statements.reported.run(id);
+    })();
   }
 
   close(): void {

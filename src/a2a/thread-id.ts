@@ -1,6 +1,6 @@
 import type { Span } from "@opentelemetry/api";
 
-/** The OpenTelemetry span attribute that groups every agent's spans of one conversation (seed A2A rule 5). */
+/** The OpenTelemetry span attribute that groups every agent's spans of one conversation (docs/PROTOCOL.md). */
 export const THREAD_ID_ATTRIBUTE = "platform.metadata.thread_id";
 
 /** Longer ids are ignored: a client's string goes on every span of the conversation. */

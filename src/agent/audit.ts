@@ -3,8 +3,8 @@ import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { redactUrl } from "../config/redact.ts";
 import type { AuditEntry, AuditListing, AuditQuery } from "../protocol/audit.ts";
-import type { SentRequest } from "./beacon-client.ts";
-import { openOutboxReadonly, outboxPath } from "./outbox.ts";
+import type { SentRequest } from "./egress/beacon-client.ts";
+import { openOutboxReadonly, outboxPath } from "./storage/outbox.ts";
 
 const schema = `
 CREATE TABLE IF NOT EXISTS audit (
@@ -102,8 +102,12 @@ export class AuditLog {
         `SELECT id, at, stream, destination, path, records, bytes, sha256, status, error, duration_ms AS durationMs, body FROM audit
           WHERE at >= @since AND id > @after AND (@stream IS NULL OR stream = @stream) ORDER BY id LIMIT @limit`,
       )
-      .all({ since: query.since ? Date.parse(query.since) : 0, stream: query.stream ?? null, after: query.after ?? 0, limit: query.limit + 1 }) as
-      (Omit<AuditEntry, "at" | "body"> & { at: number; body: string | null })[];
+      .all({
+        since: query.since ? Date.parse(query.since) : 0,
+        stream: query.stream ?? null,
+        after: query.after ?? 0,
+        limit: query.limit + 1,
+      }) as (Omit<AuditEntry, "at" | "body"> & { at: number; body: string | null })[];
     const entries = rows.slice(0, query.limit).map(({ at, body, ...rest }) => ({
       ...rest,
       at: new Date(at).toISOString(),

@@ -1,11 +1,11 @@
 import { createWriteStream } from "node:fs";
 import { Command } from "commander";
-import { loadAgentConfig } from "../config/agent-config.ts";
+import { loadAgentConfig } from "./config.ts";
 import { createLogger, WarningLogTap } from "../log.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { startAgent } from "./daemon.ts";
-import { Outbox } from "./outbox.ts";
-import { untilSignal } from "../signals.ts";
+import { Outbox } from "./storage/outbox.ts";
+import { serveUntilSignal } from "../serve-until-signal.ts";
 import { auditCommand } from "./commands/audit.ts";
 import { checkOfflineCommand } from "./commands/check-offline.ts";
 import { previewCommand } from "./commands/preview.ts";
@@ -19,15 +19,8 @@ async function start(options: { config?: string; listen?: string; newOutbox?: bo
   const logTap = new WarningLogTap();
   const logger = createLogger(config.logLevel, undefined, logTap);
   const agent = await startAgent(config, { logger, logTap, newOutbox: options.newOutbox });
-  const signal = await untilSignal();
-  logger.info({ signal }, "sidecar stopping");
   // Nothing may keep a stopping sidecar past 10 s; records not yet sent stay in the outbox.
-  const deadline = setTimeout(() => {
-    logger.error("stop took over 10 s; exiting");
-    process.exit(1);
-  }, 10_000);
-  deadline.unref();
-  await agent.stop();
+  await serveUntilSignal({ name: "sidecar", logger, stop: () => agent.stop(), deadlineMs: 10_000 });
 }
 
 /** Writes billing records whose interval starts at or after --since as JSON lines: the offline true-up. */
@@ -62,7 +55,10 @@ export function agentCommands(): Command[] {
     .description("run the egress sidecar")
     .option("--config <file>", "sidecar YAML config (default: env EGRESS_CONFIG, else embedded defaults)")
     .option("--listen <host:port>", "local API address; beats the config file")
-    .option("--new-outbox", "start a new, empty outbox when the data dir's is missing, foreign or damaged (what is there is moved aside, not deleted)")
+    .option(
+      "--new-outbox",
+      "start a new, empty outbox when the data dir's is missing, foreign or damaged (what is there is moved aside, not deleted)",
+    )
     .action(start);
   const export_ = new Command("export")
     .description("write billing records as JSON lines (offline true-up)")

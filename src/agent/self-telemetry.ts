@@ -1,4 +1,13 @@
-import { SeverityNumber, SpanKind, SpanStatusCode, ValueType, type Counter, type Gauge, type Logger, type Tracer } from "@opentelemetry/api";
+import {
+  SeverityNumber,
+  SpanKind,
+  SpanStatusCode,
+  ValueType,
+  type Counter,
+  type Gauge,
+  type Logger,
+  type Tracer,
+} from "@opentelemetry/api";
 import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { AggregationTemporalityPreference, OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -44,8 +53,9 @@ const severities: [number, SeverityNumber, string][] = [
 ];
 
 /**
- * The sidecar's telemetry about itself, in the seed's shapes: request latency (gauge, seconds) and failed
- * requests (cumulative monotonic sum), spans of failed or slow requests, and its warning and error logs.
+ * The sidecar's telemetry about itself, in the platform's shapes (docs/PROTOCOL.md, "What operational telemetry
+ * carries"): request latency (gauge, seconds) and failed requests (cumulative monotonic sum), spans of failed or
+ * slow requests, and its warning and error logs.
  * OpenTelemetry's SDK providers (one per switched-on signal, not the global API, nothing read from OTEL_* env)
  * export it as OTLP JSON to the sidecar's own receiver, through the same switches and privacy filter as the
  * instance's telemetry. The OTel exporters build their own HTTP agent and ignore HTTPS_PROXY, so they only
@@ -65,7 +75,10 @@ export class SelfTelemetry {
     this.#slowMs = options.slowMs;
     const resource = resourceFromAttributes({ "service.name": SERVICE_NAME, "resource.name": SERVICE_NAME, env: options.env });
     if (signals.metrics) {
-      const exporter = new OTLPMetricExporter({ url: `${localUrl}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.CUMULATIVE });
+      const exporter = new OTLPMetricExporter({
+        url: `${localUrl}/v1/metrics`,
+        temporalityPreference: AggregationTemporalityPreference.CUMULATIVE,
+      });
       const reader = new PeriodicExportingMetricReader({
         exporter,
         exportIntervalMillis: options.exportIntervalMs,
@@ -76,15 +89,21 @@ export class SelfTelemetry {
       this.#failed = meter.createCounter("platform_http_requests_failed", {
         unit: "1",
         description: "counter of failed requests",
-        valueType: ValueType.INT, // the seed's sum carries asInt
+        valueType: ValueType.INT, // the platform's failed-requests sum carries asInt
       });
     }
     if (signals.traces) {
-      const processor = new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${localUrl}/v1/traces` }), scheduledDelayMillis: options.exportIntervalMs });
+      const processor = new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: `${localUrl}/v1/traces` }),
+        scheduledDelayMillis: options.exportIntervalMs,
+      });
       this.#tracer = this.#provide(new TracerProvider({ resource, spanProcessors: [processor] })).getTracer(SERVICE_NAME);
     }
     if (signals.logs && options.logTap) {
-      const processor = new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${localUrl}/v1/logs` }), scheduledDelayMillis: options.exportIntervalMs });
+      const processor = new BatchLogRecordProcessor({
+        exporter: new OTLPLogExporter({ url: `${localUrl}/v1/logs` }),
+        scheduledDelayMillis: options.exportIntervalMs,
+      });
       this.#logger = this.#provide(new LoggerProvider({ resource, processors: [processor] })).getLogger(SERVICE_NAME);
       this.#logTap = options.logTap;
       this.#logTap.listen((entry) => this.#emitLog(entry));
@@ -107,7 +126,8 @@ export class SelfTelemetry {
         startTime: request.startMs,
         attributes,
       });
-      if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: request.status === null ? "no response" : `HTTP ${request.status}` });
+      if (failed)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: request.status === null ? "no response" : `HTTP ${request.status}` });
       span.end(request.startMs + request.durationMs);
     }
   }

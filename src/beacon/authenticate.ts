@@ -18,9 +18,9 @@ export class Authenticator {
   /** The license for a key; unknown is 403, and so is expired when `requireUnexpired` (verification). */
   license(key: string, { requireUnexpired }: { requireUnexpired: boolean }): License {
     const license = this.#licenses.findByKey(key);
-    if (!license) throw new HttpError(403, "BEACON_ERR_LICENSE_UNKNOWN", "the license key is not known to this beacon");
+    if (!license) throw new HttpError("EGRESS_ERR_LICENSE_UNKNOWN", "the license key is not known to this beacon");
     if (requireUnexpired && license.expiresAt <= this.#now()) {
-      throw new HttpError(403, "BEACON_ERR_LICENSE_EXPIRED", `license ${license.id} expired at ${license.expiresAt.toISOString()}`);
+      throw new HttpError("EGRESS_ERR_LICENSE_EXPIRED", `license ${license.id} expired at ${license.expiresAt.toISOString()}`);
     }
     return license;
   }
@@ -30,13 +30,16 @@ export class Authenticator {
     const header = request.headers.authorization;
     if (header === undefined) return undefined;
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", "Authorization must be 'Bearer <token>'");
+    if (!match) throw new HttpError("EGRESS_ERR_TOKEN_INVALID", "Authorization must be 'Bearer <token>'");
     const claims = await this.#tokens.verify(match[1]!);
     if (claims.offline) {
-      throw new HttpError(401, "BEACON_ERR_TOKEN_OFFLINE", "an offline license is checked by an air-gapped sidecar itself, never sent as a bearer token; verify the license key online for one");
+      throw new HttpError(
+        "EGRESS_ERR_TOKEN_OFFLINE",
+        "an offline license is checked by an air-gapped sidecar itself, never sent as a bearer token; verify the license key online for one",
+      );
     }
     const license = this.#licenses.findById(claims.sub);
-    if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", "the bearer token names a license this beacon no longer has");
+    if (!license) throw new HttpError("EGRESS_ERR_TOKEN_INVALID", "the bearer token names a license this beacon no longer has");
     return license;
   }
 
@@ -44,7 +47,7 @@ export class Authenticator {
   licenseAndBearer(key: string, tokenLicense: License | undefined): License {
     const license = this.license(key, { requireUnexpired: false });
     if (tokenLicense && tokenLicense.id !== license.id) {
-      throw new HttpError(403, "BEACON_ERR_TOKEN_MISMATCH", "the bearer token was issued for a different license");
+      throw new HttpError("EGRESS_ERR_TOKEN_MISMATCH", "the bearer token was issued for a different license");
     }
     return license;
   }

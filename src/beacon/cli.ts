@@ -9,7 +9,7 @@ import { startBeacon } from "./server.ts";
 import { LicenseRegistry } from "./licenses.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { Duration } from "../config/units.ts";
-import { untilSignal } from "../signals.ts";
+import { serveUntilSignal } from "../serve-until-signal.ts";
 import { BeaconStore } from "./store.ts";
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
@@ -19,15 +19,17 @@ async function serve(options: { config?: string; listen?: string }): Promise<voi
   const config = loadBeaconConfig(options.config, { listen: options.listen });
   const logger = createLogger(config.logLevel);
   const beacon = await startBeacon(config, { logger });
-  const signal = await untilSignal();
-  logger.info({ signal }, "beacon stopping");
-  await beacon.close();
-  logger.info("beacon stopped");
+  await serveUntilSignal({ name: "beacon", logger, stop: () => beacon.close() });
 }
 
 async function openIssuer(configFile: string | undefined): Promise<{ issuer: TokenIssuer; licenses: LicenseRegistry }> {
   const config = loadBeaconConfig(configFile);
-  const issuer = await TokenIssuer.open({ dataDir: config.dataDir, signingKeyFile: config.signingKeyFile, ttlMs: config.tokenTtl, now: () => new Date() });
+  const issuer = await TokenIssuer.open({
+    dataDir: config.dataDir,
+    signingKeyFile: config.signingKeyFile,
+    ttlMs: config.tokenTtl,
+    now: () => new Date(),
+  });
   return { issuer, licenses: new LicenseRegistry(config.licenses) };
 }
 

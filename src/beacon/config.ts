@@ -39,7 +39,11 @@ export const BeaconConfig = z
   })
   .superRefine((config, ctx) => {
     if (Boolean(config.tls.certFile) !== Boolean(config.tls.keyFile)) {
-      ctx.addIssue({ code: "custom", path: ["tls", config.tls.certFile ? "keyFile" : "certFile"], message: "give both tls.certFile and tls.keyFile, or neither" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["tls", config.tls.certFile ? "keyFile" : "certFile"],
+        message: "give both tls.certFile and tls.keyFile, or neither",
+      });
     }
     const seen = new Set<string>();
     config.licenses.forEach((license, i) => {

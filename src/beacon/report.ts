@@ -13,13 +13,19 @@ export function formatTraceReport(rows: readonly TraceReportRow[]): string {
     const next = rows[i + 1];
     if (next?.month === row.month && next.license_id === row.license_id) continue;
     const group = rows.filter((r) => r.month === row.month && r.license_id === row.license_id);
-    if (group.length > 1) body.push([row.month, row.license_id, "(license total)", String(sumBy(group, "transactions")), String(sumBy(group, "traces"))]);
+    if (group.length > 1)
+      body.push([row.month, row.license_id, "(license total)", String(sumBy(group, "transactions")), String(sumBy(group, "traces"))]);
   }
   const total = ["total", "", "", String(sumBy(rows, "transactions")), String(sumBy(rows, "traces"))];
   const table = [header, ...body, total];
   const widths = header.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
   return table
-    .map((row) => row.map((cell, col) => (col >= 3 ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!))).join("  ").trimEnd())
+    .map((row) =>
+      row
+        .map((cell, col) => (col >= 3 ? cell.padStart(widths[col]!) : cell.padEnd(widths[col]!)))
+        .join("  ")
+        .trimEnd(),
+    )
     .join("\n")
     .concat("\n");
 }

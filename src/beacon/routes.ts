@@ -29,33 +29,43 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     return store.atomically(() => jobs.map((job) => store.insertTransactions(job.licenseId, job.transactions, receivedAt)));
   });
 
-  app.post(beaconPaths.verify, async (request): Promise<VerifyResponse> => {
-    const body = parseRequest(VerifyRequest, request.body);
-    const license = auth.license(body.license, { requireUnexpired: true });
-    request.log.info({ licenseId: license.id }, "license verified");
-    return { token: await tokens.issue(license) };
-  }, { reserved: true });
+  app.post(
+    beaconPaths.verify,
+    async (request): Promise<VerifyResponse> => {
+      const body = parseRequest(VerifyRequest, request.body);
+      const license = auth.license(body.license, { requireUnexpired: true });
+      request.log.info({ licenseId: license.id }, "license verified");
+      return { token: await tokens.issue(license) };
+    },
+    { reserved: true },
+  );
 
   // A bearer token, when sent, is checked from the headers before any body is read; the license key in the body
-  // (the seed's credential) is checked after. Telemetry carries no key: the token is its only credential.
+  // (the interface's own credential, docs/PROTOCOL.md) is checked after. Telemetry carries no key: the token is its
+  // only credential.
   const senders = new WeakMap<HttpRequest, License | undefined>();
   const optionalBearer = async (request: HttpRequest) => void senders.set(request, await auth.bearer(request));
   const requiredBearer = async (request: HttpRequest) => {
     const license = await auth.bearer(request);
-    if (!license) throw new HttpError(401, "BEACON_ERR_TOKEN_REQUIRED", "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify");
+    if (!license)
+      throw new HttpError(
+        "EGRESS_ERR_TOKEN_REQUIRED",
+        "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify",
+      );
     senders.set(request, license);
   };
 
-  app.post(beaconPaths.ingestTraces, async (request): Promise<IngestTracesResponse> => {
-    const body = parseRequest(IngestTracesRequest, request.body);
-    const license = auth.licenseAndBearer(body.license, senders.get(request));
-    const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });
-    request.log.info(
-      { licenseId: license.id, received: body.trace_transactions.length, inserted },
-      "trace transactions ingested",
-    );
-    return { inserted_count: inserted };
-  }, { authorize: optionalBearer, reserved: true });
+  app.post(
+    beaconPaths.ingestTraces,
+    async (request): Promise<IngestTracesResponse> => {
+      const body = parseRequest(IngestTracesRequest, request.body);
+      const license = auth.licenseAndBearer(body.license, senders.get(request));
+      const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });
+      request.log.info({ licenseId: license.id, received: body.trace_transactions.length, inserted }, "trace transactions ingested");
+      return { inserted_count: inserted };
+    },
+    { authorize: optionalBearer, reserved: true },
+  );
 
   for (const signal of OTLP_SIGNALS) {
     const { schema, path, countItems } = otlpSignals[signal] as {
@@ -63,25 +73,33 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       path: string;
       countItems: (request: OtlpRequest) => number;
     };
-    app.post(path, async (request) => {
-      const license = senders.get(request)!;
-      const body = parseRequest(schema, request.body);
-      const items = countItems(body);
-      store.insertOtlp(signal, license.id, items, body, now());
-      request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
-      return { partialSuccess: {} };
-    }, { authorize: requiredBearer });
+    app.post(
+      path,
+      async (request) => {
+        const license = senders.get(request)!;
+        const body = parseRequest(schema, request.body);
+        const items = countItems(body);
+        store.insertOtlp(signal, license.id, items, body, now());
+        request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
+        return { partialSuccess: {} };
+      },
+      { authorize: requiredBearer },
+    );
   }
 
-  app.post(beaconPaths.usageSnapshot, async (request): Promise<UsageSnapshotResponse> => {
-    const body = parseRequest(UsageSnapshot, request.body);
-    const license = auth.licenseAndBearer(body.license_key, senders.get(request));
-    const from = new Date(body.from_timestamp);
-    const to = new Date(body.to_timestamp);
-    const inserted = store.insertUsageSnapshot(license.id, from, to, body.measures, now());
-    request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
-    return { inserted_count: inserted };
-  }, { authorize: optionalBearer });
+  app.post(
+    beaconPaths.usageSnapshot,
+    async (request): Promise<UsageSnapshotResponse> => {
+      const body = parseRequest(UsageSnapshot, request.body);
+      const license = auth.licenseAndBearer(body.license_key, senders.get(request));
+      const from = new Date(body.from_timestamp);
+      const to = new Date(body.to_timestamp);
+      const inserted = store.insertUsageSnapshot(license.id, from, to, body.measures, now());
+      request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
+      return { inserted_count: inserted };
+    },
+    { authorize: optionalBearer },
+  );
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
   app.get("/healthz", async () => ({ status: "ok" }), { reserved: true, quiet: true });

@@ -16,10 +16,7 @@ export interface RunningBeacon {
 }
 
 /** Opens the store and signing key, serves the beacon routes on `config.listen`. */
-export async function startBeacon(
-  config: BeaconConfig,
-  options: { logger: Logger; now?: () => Date },
-): Promise<RunningBeacon> {
+export async function startBeacon(config: BeaconConfig, options: { logger: Logger; now?: () => Date }): Promise<RunningBeacon> {
   const now = options.now ?? (() => new Date());
   const tokens = await TokenIssuer.open({
     dataDir: config.dataDir,
@@ -33,7 +30,14 @@ export async function startBeacon(
   const https = config.tls.certFile
     ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
     : null;
-  const server = new HttpServer({ logger: options.logger, bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" }, limits: config.http, limitsKey: "http", tls: https ?? undefined, logRequests: true });
+  const server = new HttpServer({
+    logger: options.logger,
+    bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" },
+    limits: config.http,
+    limitsKey: "http",
+    tls: https ?? undefined,
+    logRequests: true,
+  });
   registerBeaconRoutes(server, { store, auth, tokens, now });
   const close = async () => {
     await server.close();

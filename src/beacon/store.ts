@@ -106,7 +106,7 @@ export class BeaconStore {
     const path = join(dataDir, "beacon.db");
     if (options.readonly) {
       if (!existsSync(path)) {
-        throw new EgressError("BEACON_ERR_NO_DATA", `no beacon data at ${path}: has a beacon run with this dataDir?`);
+        throw new EgressError("EGRESS_ERR_NO_DATA", `no beacon data at ${path}: has a beacon run with this dataDir?`);
       }
       this.#db = new Database(path, { readonly: true, fileMustExist: true });
     } else {
@@ -159,9 +159,22 @@ export class BeaconStore {
     return this.#db.transaction(() => {
       let inserted = 0;
       for (const t of transactions) {
-        inserted += this.#insertTransaction.run(t.id, licenseId, t.organization_id, t.tenant_id, t.session_id, t.trace_count,
-          t.start_insertion_time, t.end_insertion_time, t.start_interval_time, t.end_interval_time, t.status,
-          t.num_failed_send_attempts, t.transaction_type, received_at).changes;
+        inserted += this.#insertTransaction.run(
+          t.id,
+          licenseId,
+          t.organization_id,
+          t.tenant_id,
+          t.session_id,
+          t.trace_count,
+          t.start_insertion_time,
+          t.end_insertion_time,
+          t.start_interval_time,
+          t.end_interval_time,
+          t.status,
+          t.num_failed_send_attempts,
+          t.transaction_type,
+          received_at,
+        ).changes;
       }
       return inserted;
     })();
@@ -210,7 +223,9 @@ export class BeaconStore {
   /** The transaction ids one license (or, without one, every license) sent, with the failed-send count each arrived with. */
   transactionAttempts(licenseId?: string): Map<string, number> {
     const rows = this.#db
-      .prepare(`SELECT ${uuidText("id")} AS id, num_failed_send_attempts AS attempts FROM trace_transactions WHERE @license IS NULL OR license_id = @license`)
+      .prepare(
+        `SELECT ${uuidText("id")} AS id, num_failed_send_attempts AS attempts FROM trace_transactions WHERE @license IS NULL OR license_id = @license`,
+      )
       .all({ license: licenseId ?? null }) as { id: string; attempts: number }[];
     return new Map(rows.map((row) => [row.id, row.attempts]));
   }

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, type JWK } from "jose";
+import { calculateJwkThumbprint, errors, exportJWK, jwtVerify, SignJWT, type JWK } from "jose";
 import { readKeyedFile } from "../config/load.ts";
 import { ConfigError, HttpError } from "../errors.ts";
 import { LicenseClaims, TOKEN_ISSUER } from "../protocol/license.ts";
@@ -15,9 +15,7 @@ function loadSigningKey(dataDir: string, signingKeyFile: string): KeyObject {
   if (signingKeyFile) {
     const text = readKeyedFile("signingKeyFile", signingKeyFile);
     try {
-      return text.trimStart().startsWith("{")
-        ? createPrivateKey({ key: JSON.parse(text), format: "jwk" })
-        : createPrivateKey(text);
+      return text.trimStart().startsWith("{") ? createPrivateKey({ key: JSON.parse(text), format: "jwk" }) : createPrivateKey(text);
     } catch {
       throw new ConfigError("beacon config", ["signingKeyFile: not a PKCS#8 PEM or JWK private key"]);
     }
@@ -114,8 +112,8 @@ export class TokenIssuer {
       this.#verified.set(token, claims);
       return claims;
     } catch (err) {
-      const reason = (err as { code?: string }).code === "ERR_JWT_EXPIRED" ? "expired" : "invalid";
-      throw new HttpError(401, "BEACON_ERR_TOKEN_INVALID", `the bearer token is ${reason}; verify the license again`);
+      const reason = err instanceof errors.JWTExpired ? "expired" : "invalid";
+      throw new HttpError("EGRESS_ERR_TOKEN_INVALID", `the bearer token is ${reason}; verify the license again`);
     }
   }
 

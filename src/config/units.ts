@@ -40,7 +40,7 @@ export const ByteSize = z.union([z.int().positive(), z.string()]).transform((val
 
 /** `host:port`, with IPv6 hosts in brackets. Port 0 asks the OS for a free port. */
 export const ListenAddress = z.string().transform((value, ctx) => {
-  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]]+)):(\d{1,5})$/.exec(value);
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[3]) : NaN;
   if (!match || port > 65535) {
     ctx.addIssue({ code: "custom", message: "must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080" });

@@ -24,12 +24,12 @@ export class ApiKeys {
   check(request: HttpRequest): void {
     const header = request.headers["x-api-key"];
     const key = Array.isArray(header) ? header[0] : header;
-    if (!key) throw new HttpError(401, "ERR_API_KEY_MISSING", "missing X-Api-Key header");
+    if (!key) throw new HttpError("EGRESS_ERR_API_KEY_MISSING", "missing X-Api-Key header");
     const digest = sha256(key);
     // Every stored digest is compared: the time taken does not tell which one matched.
     let accepted = false;
     for (const known of this.#digests) accepted = timingSafeEqual(known, digest) || accepted;
-    if (!accepted) throw new HttpError(401, "ERR_API_KEY_INVALID", "the X-Api-Key is not valid");
+    if (!accepted) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "the X-Api-Key is not valid");
   }
 }
 

@@ -1,7 +1,8 @@
 import { Answer } from "../http/exchange.ts";
 
 // What the auth setup callback shows the user its provider sent back: a small self-contained HTML page for a
-// browser, or the same outcome as JSON for anything else (the seed declares the callback's 200 as application/json).
+// browser, or the same outcome as JSON for anything else (the interface declares the callback's 200 as
+// application/json: docs/PROTOCOL.md, "Auth service").
 
 /** How one setup callback ended. */
 export interface SetupOutcome {
@@ -33,11 +34,22 @@ export function escapeHtml(text: string): string {
 const clip = (text: string) => (text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text);
 
 /** The q of the most specific range of `accept` that matches `type/subtype` (0 when none does). */
-function quality(ranges: readonly { type: string; subtype: string; q: number }[], type: string, subtype: string, allowAny: boolean): number {
+function quality(
+  ranges: readonly { type: string; subtype: string; q: number }[],
+  type: string,
+  subtype: string,
+  allowAny: boolean,
+): number {
   let best = { specificity: 0, q: 0 };
   for (const range of ranges) {
     const specificity =
-      range.type === type && range.subtype === subtype ? 3 : range.type === type && range.subtype === "*" ? 2 : allowAny && range.type === "*" && range.subtype === "*" ? 1 : 0;
+      range.type === type && range.subtype === subtype
+        ? 3
+        : range.type === type && range.subtype === "*"
+          ? 2
+          : allowAny && range.type === "*" && range.subtype === "*"
+            ? 1
+            : 0;
     if (specificity > best.specificity) best = { specificity, q: range.q };
   }
   return best.q;

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { ERRORS, type CodesWith } from "../error-codes.ts";
 import { EgressError } from "../errors.ts";
 import type { ControlPlaneConfig } from "./config.ts";
 
@@ -21,11 +22,11 @@ export interface ProviderToken {
  * beyond an HTTP status or an OAuth error code: it is shown to the user and logged.
  */
 export class TokenExchangeError extends EgressError {
-  /** What the setup callback answers: 502 when the provider failed, 500 when this control plane did. */
+  /** What the setup callback answers, from the code's entry: 502 when the provider failed, 500 when this control plane did. */
   readonly httpStatus: number;
-  constructor(code: string, message: string, httpStatus = 502) {
+  constructor(code: CodesWith<{ status: number }>, message: string) {
     super(code, message);
-    this.httpStatus = httpStatus;
+    this.httpStatus = ERRORS[code].status;
   }
 }
 
@@ -40,7 +41,10 @@ function clientSecret(provider: Provider): string | undefined {
     // Read at each exchange: a mounted Secret can be rotated without a restart.
     return readFileSync(provider.clientSecretFile, "utf8").trim();
   } catch {
-    throw new TokenExchangeError("ERR_CLIENT_SECRET_UNREADABLE", `the client secret file ${provider.clientSecretFile} could not be read`, 500);
+    throw new TokenExchangeError(
+      "EGRESS_ERR_CLIENT_SECRET_UNREADABLE",
+      `the client secret file ${provider.clientSecretFile} could not be read`,
+    );
   }
 }
 
@@ -48,11 +52,13 @@ function clientSecret(provider: Provider): string | undefined {
 function networkReason(err: unknown, timeoutMs: number): string {
   if (err instanceof DOMException && err.name === "TimeoutError") return `did not answer within ${timeoutMs} ms`;
   const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  const detail = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message.slice(0, 80) : "network error";
+  const detail =
+    typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message.slice(0, 80) : "network error";
   return `could not be reached (${detail})`;
 }
 
-const tooLarge = () => new TokenExchangeError("ERR_TOKEN_EXCHANGE_RESPONSE", `the token endpoint's answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
+const tooLarge = () =>
+  new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_RESPONSE", `the token endpoint's answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
 
 /**
  * The answer's text, read no further than MAX_RESPONSE_BYTES however it is framed (a Content-Length, chunked, or
@@ -90,7 +96,7 @@ async function post(provider: Provider, form: URLSearchParams, timeoutMs: number
     text = await boundedText(response);
   } catch (err) {
     if (err instanceof TokenExchangeError) throw err;
-    throw new TokenExchangeError("ERR_TOKEN_EXCHANGE_NETWORK", `the token endpoint ${networkReason(err, timeoutMs)}`);
+    throw new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_NETWORK", `the token endpoint ${networkReason(err, timeoutMs)}`);
   }
   let body: unknown;
   try {
@@ -102,7 +108,11 @@ async function post(provider: Provider, form: URLSearchParams, timeoutMs: number
 }
 
 /** Exchanges `code` at the provider's token endpoint; throws a TokenExchangeError unless a token comes back. */
-export async function exchangeCode(provider: Provider, code: string, options: { timeoutMs: number; now: () => number }): Promise<ProviderToken> {
+export async function exchangeCode(
+  provider: Provider,
+  code: string,
+  options: { timeoutMs: number; now: () => number },
+): Promise<ProviderToken> {
   const form = new URLSearchParams({ grant_type: "authorization_code", code, client_id: provider.clientId });
   const secret = clientSecret(provider);
   if (secret !== undefined) form.set("client_secret", secret);
@@ -110,10 +120,11 @@ export async function exchangeCode(provider: Provider, code: string, options: { 
   const fields = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : undefined;
   // Some providers (GitHub) answer 200 with an OAuth error instead of a token.
   const oauthError = typeof fields?.error === "string" && OAUTH_ERROR.test(fields.error) ? ` (error ${fields.error})` : "";
-  if (status !== 200) throw new TokenExchangeError("ERR_TOKEN_EXCHANGE_REFUSED", `the token endpoint answered HTTP ${status}${oauthError}`);
-  if (!fields) throw new TokenExchangeError("ERR_TOKEN_EXCHANGE_RESPONSE", "the token endpoint's answer is not a JSON object");
+  if (status !== 200)
+    throw new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_REFUSED", `the token endpoint answered HTTP ${status}${oauthError}`);
+  if (!fields) throw new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_RESPONSE", "the token endpoint's answer is not a JSON object");
   if (typeof fields.access_token !== "string" || fields.access_token === "") {
-    throw new TokenExchangeError("ERR_TOKEN_EXCHANGE_RESPONSE", `the token endpoint's answer has no access_token${oauthError}`);
+    throw new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_RESPONSE", `the token endpoint's answer has no access_token${oauthError}`);
   }
   const text = (key: string) => (typeof fields[key] === "string" ? fields[key] : undefined);
   const expiresIn = typeof fields.expires_in === "number" && fields.expires_in > 0 ? fields.expires_in : undefined;

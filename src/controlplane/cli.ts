@@ -66,11 +66,14 @@ function run(name: string) {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function deploymentsCommand(): Command {
-  const deployments = new Command("deployments").description("the control plane client for CI/CD: create, update and wait for agent server deployments");
-  const timeout = () => new Option("--timeout <duration>", "how long --wait / wait polls before giving up").default("10m").argParser((value) => {
-    if (!Duration.safeParse(value).success) throw new ConfigError("--timeout", ["--timeout: must be a duration like 10m"]);
-    return value;
-  });
+  const deployments = new Command("deployments").description(
+    "the control plane client for CI/CD: create, update and wait for agent server deployments",
+  );
+  const timeout = () =>
+    new Option("--timeout <duration>", "how long --wait / wait polls before giving up").default("10m").argParser((value) => {
+      if (!Duration.safeParse(value).success) throw new ConfigError("--timeout", ["--timeout: must be a duration like 10m"]);
+      return value;
+    });
   /** What create and update both take: what runs, its secrets, and whether to wait for it. */
   const withSourceOptions = (command: Command) =>
     command
@@ -79,7 +82,13 @@ export function deploymentsCommand(): Command {
       .option("--secret <NAME=VALUE>", "a secret (repeatable; on update, the whole set); NAME alone takes the value of env NAME", collect)
       .option("--wait", "then wait until the latest revision is DEPLOYED")
       .addOption(timeout());
-  withSourceOptions(withClientOptions(deployments.command("create").description("create a deployment (its first revision starts at once); --wait does the quick start in one command")))
+  withSourceOptions(
+    withClientOptions(
+      deployments
+        .command("create")
+        .description("create a deployment (its first revision starts at once); --wait does the quick start in one command"),
+    ),
+  )
     .requiredOption("--name <name>", "deployment name")
     .action(run("create"));
   withClientOptions(deployments.command("get").description("show a deployment").argument("<deployment_id>")).action(run("get"));
@@ -89,16 +98,37 @@ export function deploymentsCommand(): Command {
     .option("--name-contains <text>", "only names containing this")
     .option("--status <statuses>", "only deployments with one of these statuses (comma-separated: READY, AWAITING_DATABASE, UNKNOWN, ...)")
     .action(run("list"));
-  withSourceOptions(withClientOptions(deployments.command("update").description("roll out: --graph or --image (even unchanged) or --secret makes a new revision; --wait waits for it").argument("<deployment_id>")))
-    .action(run("update"));
-  withClientOptions(deployments.command("revisions").description("list a deployment's revisions, newest first").argument("<deployment_id>")).action(run("revisions"));
-  withClientOptions(deployments.command("redeploy").description("deploy a revision's config again, as a new revision").argument("<deployment_id>").argument("<revision_id>"))
+  withSourceOptions(
+    withClientOptions(
+      deployments
+        .command("update")
+        .description("roll out: --graph or --image (even unchanged) or --secret makes a new revision; --wait waits for it")
+        .argument("<deployment_id>"),
+    ),
+  ).action(run("update"));
+  withClientOptions(
+    deployments.command("revisions").description("list a deployment's revisions, newest first").argument("<deployment_id>"),
+  ).action(run("revisions"));
+  withClientOptions(
+    deployments
+      .command("redeploy")
+      .description("deploy a revision's config again, as a new revision")
+      .argument("<deployment_id>")
+      .argument("<revision_id>"),
+  )
     .option("--wait", "then wait until it is DEPLOYED")
     .addOption(timeout())
     .action(run("redeploy"));
-  withClientOptions(deployments.command("wait").description("poll the latest revision until DEPLOYED; a failed one exits 1 naming its status").argument("<deployment_id>"))
+  withClientOptions(
+    deployments
+      .command("wait")
+      .description("poll the latest revision until DEPLOYED; a failed one exits 1 naming its status")
+      .argument("<deployment_id>"),
+  )
     .addOption(timeout())
     .action(run("wait"));
-  withClientOptions(deployments.command("delete").description("delete a deployment and stop its agent server").argument("<deployment_id>")).action(run("delete"));
+  withClientOptions(
+    deployments.command("delete").description("delete a deployment and stop its agent server").argument("<deployment_id>"),
+  ).action(run("delete"));
   return deployments;
 }

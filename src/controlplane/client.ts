@@ -7,7 +7,6 @@ import {
   Revision,
   type DeploymentCreate,
   type DeploymentPatch,
-  type RevisionStatus,
 } from "../protocol/controlplane.ts";
 
 /** A control plane call that failed: the answer's status and detail (a 422's field list included). */
@@ -65,7 +64,9 @@ export class ControlPlaneClient {
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new ControlPlaneError(`cannot reach the control plane at ${this.#baseUrl} (${cause?.code ?? cause?.message ?? (err as Error).name})`);
+      throw new ControlPlaneError(
+        `cannot reach the control plane at ${this.#baseUrl} (${cause?.code ?? cause?.message ?? (err as Error).name})`,
+      );
     }
     const text = await response.text();
     let parsed: unknown;
@@ -74,7 +75,8 @@ export class ControlPlaneClient {
     } catch {
       throw new ControlPlaneError(`${method} ${path} answered ${response.status} with something that is not JSON`, response.status);
     }
-    if (!response.ok) throw new ControlPlaneError(`${method} ${path} answered ${response.status}: ${describeAnswer(parsed)}`, response.status);
+    if (!response.ok)
+      throw new ControlPlaneError(`${method} ${path} answered ${response.status}: ${describeAnswer(parsed)}`, response.status);
     return schema ? schema.parse(parsed) : (undefined as z.output<S>);
   }
 
@@ -87,7 +89,9 @@ export class ControlPlaneClient {
   }
 
   /** `status`: deployment statuses, comma-separated (the docs' form). */
-  list(query: { limit?: number; offset?: number; nameContains?: string; status?: string } = {}): Promise<{ resources: Deployment[]; offset: number }> {
+  list(
+    query: { limit?: number; offset?: number; nameContains?: string; status?: string } = {},
+  ): Promise<{ resources: Deployment[]; offset: number }> {
     const params = new URLSearchParams();
     if (query.limit !== undefined) params.set("limit", String(query.limit));
     if (query.offset !== undefined) params.set("offset", String(query.offset));
@@ -128,7 +132,13 @@ export class ControlPlaneClient {
    */
   async waitDeployed(
     id: string,
-    options: { timeoutMs: number; pollMs?: number; maxPollMs?: number; revisionId?: string | undefined; onStatus?: (revision: Revision) => void },
+    options: {
+      timeoutMs: number;
+      pollMs?: number;
+      maxPollMs?: number;
+      revisionId?: string | undefined;
+      onStatus?: (revision: Revision) => void;
+    },
   ): Promise<{ deployment: Deployment; revision: Revision }> {
     const deadline = Date.now() + options.timeoutMs;
     const firstPollMs = options.pollMs ?? 1_000;
@@ -158,7 +168,10 @@ export class ControlPlaneClient {
         // A newer revision took over: follow it instead of failing (unless this very revision was asked for).
         const latest = (await this.get(id)).latest_revision_id;
         if (latest === revision.id || options.revisionId !== undefined) {
-          throw new DeployWaitError(`revision ${revision.id} ended ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`, revision);
+          throw new DeployWaitError(
+            `revision ${revision.id} ended ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`,
+            revision,
+          );
         }
         continue;
       }

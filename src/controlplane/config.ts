@@ -42,7 +42,11 @@ export const ControlPlaneConfig = z
          * (the control plane must run as root): the OS, not only Node's permission model, keeps them out of the data
          * dir and out of each other's.
          */
-        runAsUidBase: z.int().min(1000).max(2 ** 31 - 2 ** 24).optional(),
+        runAsUidBase: z
+          .int()
+          .min(1000)
+          .max(2 ** 31 - 2 ** 24)
+          .optional(),
       })
       .prefault({}),
     /** The kubernetes deployer: where it renders each revision's manifests, and for which namespace. */
@@ -50,17 +54,27 @@ export const ControlPlaneConfig = z
       .strictObject({
         namespace: z
           .string()
-          .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, { message: "must be a namespace name: lower-case letters, digits and '-', at most 63" })
+          .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, {
+            message: "must be a namespace name: lower-case letters, digits and '-', at most 63",
+          })
           .default("default"),
         /** Empty: <dataDir>/manifests. */
         outputDir: z.string().default(""),
         /** The graph.json inside every deployed image (the deployer's default: /app/graph.json). */
-        graphConfigPath: z.string().refine((path) => path.startsWith("/"), { message: "must be an absolute path in the image" }).optional(),
+        graphConfigPath: z
+          .string()
+          .refine((path) => path.startsWith("/"), { message: "must be an absolute path in the image" })
+          .optional(),
       })
       .prefault({}),
     auth: z
       .strictObject({
-        providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: "provider ids are lower-case letters, digits, '_' or '-'" }), Provider).default({}),
+        providers: z
+          .record(
+            z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: "provider ids are lower-case letters, digits, '_' or '-'" }),
+            Provider,
+          )
+          .default({}),
         /** How long an auth request's state is accepted by the setup callback. */
         stateTtl: Duration.prefault("15m"),
       })
@@ -69,15 +83,26 @@ export const ControlPlaneConfig = z
   .superRefine((config, ctx) => {
     for (const [id, provider] of Object.entries(config.auth.providers)) {
       if (provider.clientSecret !== undefined && provider.clientSecretFile !== undefined) {
-        ctx.addIssue({ code: "custom", path: ["auth", "providers", id, "clientSecret"], message: "give clientSecret or clientSecretFile, not both" });
+        ctx.addIssue({
+          code: "custom",
+          path: ["auth", "providers", id, "clientSecret"],
+          message: "give clientSecret or clientSecretFile, not both",
+        });
       }
     }
   })
-  .transform((config) => ({ ...config, kubernetes: { ...config.kubernetes, outputDir: config.kubernetes.outputDir || join(config.dataDir, "manifests") } }));
+  .transform((config) => ({
+    ...config,
+    kubernetes: { ...config.kubernetes, outputDir: config.kubernetes.outputDir || join(config.dataDir, "manifests") },
+  }));
 export type ControlPlaneConfig = z.output<typeof ControlPlaneConfig>;
 
 /** Loads config/controlplane.yaml (or embedded defaults); `--listen` beats the file, env PLATFORM_API_KEY adds a key. */
-export function loadControlPlaneConfig(file: string | undefined, env: NodeJS.ProcessEnv, overrides: { listen?: string } = {}): ControlPlaneConfig {
+export function loadControlPlaneConfig(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv,
+  overrides: { listen?: string } = {},
+): ControlPlaneConfig {
   const raw = readYamlFile(file);
   const merged = isRecord(raw) ? { ...raw, ...(overrides.listen ? { listen: overrides.listen } : {}) } : raw;
   const config = parseConfig(ControlPlaneConfig, merged, file ?? "embedded defaults");

@@ -12,6 +12,7 @@ import {
   setFields,
   sourceRevisionConfigProblems,
   type Deployment,
+  type Revision,
 } from "../protocol/controlplane.ts";
 import type { ApiKeys } from "./api-keys.ts";
 import type { Deployer } from "./deployer.ts";
@@ -26,14 +27,18 @@ export interface DeploymentRouteDeps {
 }
 
 const DeploymentPath = z.looseObject({ deployment_id: z.uuid({ message: "must be a UUID" }) });
-const RevisionPath = z.looseObject({ deployment_id: z.uuid({ message: "must be a UUID" }), revision_id: z.uuid({ message: "must be a UUID" }) });
+const RevisionPath = z.looseObject({
+  deployment_id: z.uuid({ message: "must be a UUID" }),
+  revision_id: z.uuid({ message: "must be a UUID" }),
+});
 
 /** DELETE's documented query: `delete_tracing_project` (false by default) has nothing to delete here. */
 const DeleteQuery = z.strictObject({
   delete_tracing_project: z.enum(["false"], { message: "not supported by this control plane: it keeps no tracing projects" }).optional(),
 });
 
-const secretMap = (secrets: readonly { name: string; value: string }[]) => Object.fromEntries(secrets.map((secret) => [secret.name, secret.value]));
+const secretMap = (secrets: readonly { name: string; value: string }[]) =>
+  Object.fromEntries(secrets.map((secret) => [secret.name, secret.value]));
 
 /**
  * What a PATCH changes, checked against the deployment: immutable source_config keys must keep their value, and the
@@ -56,7 +61,8 @@ function patchPlan(deployment: Deployment, current: ReturnType<DeploymentStore["
   if (problems.length > 0) throw new RequestValidationError(problems);
   // A field set in source_revision_config, non-null secrets or a resource_spec makes a revision, changed or not (the
   // docs' rule: "setting this field to a non-null value will trigger creation of a new revision").
-  const newRevision = revisionConfig !== undefined || (body.secrets !== null && body.secrets !== undefined) || sourceConfig?.resource_spec !== undefined;
+  const newRevision =
+    revisionConfig !== undefined || (body.secrets !== null && body.secrets !== undefined) || sourceConfig?.resource_spec !== undefined;
   return { sourceConfig, revisionConfig, newRevision };
 }
 
@@ -67,7 +73,7 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
   const found = (request: HttpRequest): Deployment => {
     const { deployment_id: id } = parseRequest(DeploymentPath, request.params, "path");
     const deployment = store.get(id);
-    if (!deployment) throw new HttpError(404, "ERR_DEPLOYMENT_NOT_FOUND", `no deployment ${id}`);
+    if (!deployment) throw new HttpError("EGRESS_ERR_DEPLOYMENT_NOT_FOUND", `no deployment ${id}`);
     return deployment;
   };
 
@@ -88,11 +94,20 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
     { authorize },
   );
 
-  server.get("/v2/deployments", (request) => {
-    const query = parseRequest(DeploymentListQuery, request.query, "query");
-    const filter = { nameContains: query.name_contains, statuses: query.status, ids: query.deployment_ids, deploymentTypes: query.deployment_type };
-    return { resources: store.list({ limit: query.limit, offset: query.offset, ...filter }), offset: query.offset };
-  }, { authorize });
+  server.get(
+    "/v2/deployments",
+    (request) => {
+      const query = parseRequest(DeploymentListQuery, request.query, "query");
+      const filter = {
+        nameContains: query.name_contains,
+        statuses: query.status,
+        ids: query.deployment_ids,
+        deploymentTypes: query.deployment_type,
+      };
+      return { resources: store.list({ limit: query.limit, offset: query.offset, ...filter }), offset: query.offset };
+    },
+    { authorize },
+  );
 
   server.get("/v2/deployments/{deployment_id}", (request) => found(request), { authorize });
 
@@ -127,26 +142,50 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
     },
     { authorize },
   );
+  registerRevisionRoutes(server, deps, authorize, found);
+}
 
-  server.get("/v2/deployments/{deployment_id}/revisions", (request) => {
-    const deployment = found(request);
-    const query = parseRequest(RevisionListQuery, request.query, "query");
-    return { resources: store.revisions(deployment.id, { limit: query.limit, offset: query.offset, statuses: query.status }), offset: query.offset };
-  }, { authorize });
-
-  server.get("/v2/deployments/{deployment_id}/revisions/{revision_id}", (request) => {
+/** A deployment's revisions: list, read one, redeploy one as a new revision. */
+function registerRevisionRoutes(
+  server: HttpServer,
+  deps: DeploymentRouteDeps,
+  authorize: (request: HttpRequest) => void,
+  found: (request: HttpRequest) => Deployment,
+): void {
+  const { store, pipeline } = deps;
+  const revisionFound = (request: HttpRequest): Revision => {
     const { deployment_id: id, revision_id: revisionId } = parseRequest(RevisionPath, request.params, "path");
     const revision = store.revision(id, revisionId);
-    if (!revision) throw new HttpError(404, "ERR_REVISION_NOT_FOUND", `no revision ${revisionId} of deployment ${id}`);
+    if (!revision) throw new HttpError("EGRESS_ERR_REVISION_NOT_FOUND", `no revision ${revisionId} of deployment ${id}`);
     return revision;
-  }, { authorize });
+  };
+
+  server.get(
+    "/v2/deployments/{deployment_id}/revisions",
+    (request) => {
+      const deployment = found(request);
+      const query = parseRequest(RevisionListQuery, request.query, "query");
+      return {
+        resources: store.revisions(deployment.id, { limit: query.limit, offset: query.offset, statuses: query.status }),
+        offset: query.offset,
+      };
+    },
+    { authorize },
+  );
+
+  server.get(
+    "/v2/deployments/{deployment_id}/revisions/{revision_id}",
+    (request) => {
+      return revisionFound(request);
+    },
+    { authorize },
+  );
 
   server.post(
     "/v2/deployments/{deployment_id}/revisions/{revision_id}/redeploy",
     (request) => {
-      const { deployment_id: id, revision_id: revisionId } = parseRequest(RevisionPath, request.params, "path");
-      const revision = store.revision(id, revisionId);
-      if (!revision) throw new HttpError(404, "ERR_REVISION_NOT_FOUND", `no revision ${revisionId} of deployment ${id}`);
+      const revision = revisionFound(request);
+      const id = revision.deployment_id;
       store.addRevision(id, store.revisionConfig(revision.id));
       void pipeline.kick(id);
       // As the docs define it: 200 with the deployment, whose latest_revision_id is the new revision.

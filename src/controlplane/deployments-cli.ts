@@ -36,13 +36,15 @@ function secrets(specs: string[] | undefined): { name: string; value: string }[]
     const at = spec.indexOf("=");
     const name = at < 0 ? spec : spec.slice(0, at);
     const value = at < 0 ? process.env[spec] : spec.slice(at + 1);
-    if (value === undefined) throw new ConfigError("--secret", [`--secret: ${name} has no =VALUE and no environment variable ${name} is set`]);
+    if (value === undefined)
+      throw new ConfigError("--secret", [`--secret: ${name} has no =VALUE and no environment variable ${name} is set`]);
     return { name, value };
   });
 }
 
 function sourceConfig(flags: Flags): SourceRevisionConfig | undefined {
-  if (flags.graph !== undefined && flags.image !== undefined) throw new ConfigError("--graph", ["--graph: give --graph or --image, not both"]);
+  if (flags.graph !== undefined && flags.image !== undefined)
+    throw new ConfigError("--graph", ["--graph: give --graph or --image, not both"]);
   if (flags.graph !== undefined) return { langgraph_config_path: resolve(flags.graph) };
   if (flags.image !== undefined) return { image_uri: flags.image };
   return undefined;
@@ -84,31 +86,57 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
     case "create": {
       const config = sourceConfig(flags);
       if (!config) throw new ConfigError("--graph", ["--graph: give the graph.json to deploy (or --image)"]);
-      return changed(await api.create({ name: flags.name!, source: config.image_uri ? "external_docker" : "local", source_revision_config: config, secrets: secrets(flags.secret) ?? [] }));
+      return changed(
+        await api.create({
+          name: flags.name!,
+          source: config.image_uri ? "external_docker" : "local",
+          source_revision_config: config,
+          secrets: secrets(flags.secret) ?? [],
+        }),
+      );
     }
     case "get": {
       const deployment = await api.get(args[0]!);
-      return print(deployment, [summary(deployment), `  secrets: ${deployment.secrets.map((s) => s.name).join(", ") || "(none)"}`, `  source: ${deployment.source} ${JSON.stringify(deployment.source_revision_config)}`].join("\n"));
+      return print(
+        deployment,
+        [
+          summary(deployment),
+          `  secrets: ${deployment.secrets.map((s) => s.name).join(", ") || "(none)"}`,
+          `  source: ${deployment.source} ${JSON.stringify(deployment.source_revision_config)}`,
+        ].join("\n"),
+      );
     }
     case "list": {
       const statuses = flags.status?.split(",").map((status) => status.trim());
       const bad = statuses?.find((status) => !DeploymentStatus.safeParse(status).success);
       if (bad !== undefined) throw new ConfigError("--status", [`--status: each must be one of ${DeploymentStatus.options.join(", ")}`]);
-      const page = await api.list({ limit: int("--limit", flags.limit), offset: int("--offset", flags.offset), nameContains: flags.nameContains, status: statuses?.join(",") });
+      const page = await api.list({
+        limit: int("--limit", flags.limit),
+        offset: int("--offset", flags.offset),
+        nameContains: flags.nameContains,
+        status: statuses?.join(","),
+      });
       const rows = page.resources.map((d) => [d.id, d.name, d.status, d.latest_revision_status, d.url ?? ""]);
       return print(page, page.resources.length === 0 ? "no deployments" : table([["ID", "NAME", "STATUS", "REVISION", "URL"], ...rows]));
     }
     case "update": {
       const config = sourceConfig(flags);
       const newSecrets = secrets(flags.secret);
-      if (!config && !newSecrets) throw new ConfigError("--graph", ["--graph, --image or --secret: say what to roll out (each makes a new revision)"]);
+      if (!config && !newSecrets)
+        throw new ConfigError("--graph", ["--graph, --image or --secret: say what to roll out (each makes a new revision)"]);
       const updated = await api.update(args[0]!, { source_revision_config: config ?? null, secrets: newSecrets ?? null });
       // The PATCH made a revision (the docs' rule for a non-null config or secrets): --wait waits for that one.
       return changed(updated, updated.latest_revision_id);
     }
     case "revisions": {
       const page = await api.revisions(args[0]!);
-      return print(page, table([["ID", "STATUS", "CREATED", "MESSAGE"], ...page.resources.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""])]));
+      return print(
+        page,
+        table([
+          ["ID", "STATUS", "CREATED", "MESSAGE"],
+          ...page.resources.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""]),
+        ]),
+      );
     }
     case "redeploy": {
       const deployment = await api.redeploy(args[0]!, args[1]!);

@@ -67,7 +67,10 @@ export class KubernetesDeployer implements Deployer {
   async build(target: DeployTarget): Promise<void> {
     const image = imageUri(target);
     const problem = imageReferenceProblem(image);
-    if (problem) throw new DeployerError(`image_uri ${JSON.stringify(image)} is not an image reference (${problem}): give registry/name:tag or registry/name@sha256:<64 hex digits>`);
+    if (problem)
+      throw new DeployerError(
+        `image_uri ${JSON.stringify(image)} is not an image reference (${problem}): give registry/name:tag or registry/name@sha256:<64 hex digits>`,
+      );
     this.#logger.info({ deploymentId: target.deploymentId, revisionId: target.revisionId, image }, "deployment image checked");
   }
 
@@ -148,7 +151,10 @@ export class KubernetesDeployer implements Deployer {
             securityContext: { ...RUN_AS, fsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } },
             terminationGracePeriodSeconds: 15, // the agent server gives running tasks 10 s after SIGTERM
             containers: [this.#container(imageUri(target), secretName)],
-            volumes: [{ name: "data", emptyDir: { sizeLimit: "1Gi" } }, { name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+            volumes: [
+              { name: "data", emptyDir: { sizeLimit: "1Gi" } },
+              { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+            ],
           },
         },
       },
@@ -161,7 +167,9 @@ export class KubernetesDeployer implements Deployer {
     };
     const header = `# Rendered by the egress-agent control plane: deployment ${deploymentId}, revision ${revisionId}.\n# Holds secret values (the Secret's stringData). Apply: kubectl apply -f <this file>\n`;
     // No anchors for the shared labels and probes: plain YAML for every tool that diffs or patches it.
-    return header + [secret, deployment, service].map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })).join("---\n");
+    return (
+      header + [secret, deployment, service].map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })).join("---\n")
+    );
   }
 
   #container(image: string, secretName: string) {
@@ -173,12 +181,21 @@ export class KubernetesDeployer implements Deployer {
       args: this.#serveArgs(),
       ports: [{ name: "http", containerPort: PORT, protocol: "TCP" }],
       envFrom: [{ secretRef: { name: secretName } }],
-      volumeMounts: [{ name: "data", mountPath: "/data" }, { name: "tmp", mountPath: "/tmp" }],
+      volumeMounts: [
+        { name: "data", mountPath: "/data" },
+        { name: "tmp", mountPath: "/tmp" },
+      ],
       readinessProbe: { ...probe, periodSeconds: 5, failureThreshold: 3 },
       livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
       resources: { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } },
       // As the helm chart's: the image's UID, nothing writable but /data and /tmp, no capabilities.
-      securityContext: { ...RUN_AS, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } },
+      securityContext: {
+        ...RUN_AS,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+        seccompProfile: { type: "RuntimeDefault" },
+      },
     };
   }
 
@@ -195,7 +212,10 @@ export class KubernetesDeployer implements Deployer {
 
 /** `agent-<deployment id>`: the name of the deployment's Deployment and Service (its Secret adds `-env`). */
 export function kubernetesName(deploymentId: string): string {
-  if (!NAME_ID.test(deploymentId)) throw new DeployerError(`deployment id ${JSON.stringify(deploymentId)} cannot name Kubernetes objects (lower-case letters, digits and '-', at most ${63 - NAME_PREFIX.length} characters)`);
+  if (!NAME_ID.test(deploymentId))
+    throw new DeployerError(
+      `deployment id ${JSON.stringify(deploymentId)} cannot name Kubernetes objects (lower-case letters, digits and '-', at most ${63 - NAME_PREFIX.length} characters)`,
+    );
   return `${NAME_PREFIX}${deploymentId}`;
 }
 

@@ -1,16 +1,34 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { DeployerError, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
+import {
+  ALIVE_TIMEOUT_MS,
+  answersOk,
+  exited,
+  isAgentServerOf,
+  loopbackPort,
+  processAlive,
+  signalGroup,
+  untilHealthy,
+} from "./agent-process.ts";
 import { sandboxFor } from "./process-sandbox.ts";
 
 /** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
 const STOP_GRACE_MS = 15_000;
-const ALIVE_TIMEOUT_MS = 2_000;
-const POLL_MS = 100;
 /** Of a failed check or start, this much of its output goes into the revision's status_message. */
 const REPORT_LINES = 10;
 /** An agent server's log is rotated (one older file kept) when a deploy finds it larger than this. */
@@ -63,7 +81,8 @@ export class LocalDeployer implements Deployer {
   async create(target: DeployTarget): Promise<void> {
     if (target.source !== "local") throw new DeployerError(`the local deployer runs source "local" only, not "${target.source}"`);
     const config = graphJson(target);
-    if (!statSync(config, { throwIfNoEntry: false })?.isFile()) throw new DeployerError(`langgraph_config_path ${config} is not an existing file`);
+    if (!statSync(config, { throwIfNoEntry: false })?.isFile())
+      throw new DeployerError(`langgraph_config_path ${config} is not an existing file`);
     this.#sandbox(target); // refuses a graph whose directory holds the control plane's data dir
     this.#ownDir(target);
   }
@@ -76,7 +95,14 @@ export class LocalDeployer implements Deployer {
     const buildLog = join(dir, "build.log");
     // No secrets in the build: it only loads the graphs, and a graph module's import must not need them.
     const env = this.#childEnv(target, {});
-    const options = { env, cwd: dirname(config), timeout: timeoutMs, killSignal: "SIGKILL" as const, maxBuffer: 1 << 20, ...this.#user(target) };
+    const options = {
+      env,
+      cwd: dirname(config),
+      timeout: timeoutMs,
+      killSignal: "SIGKILL" as const,
+      maxBuffer: 1 << 20,
+      ...this.#user(target),
+    };
     const stdout = await new Promise<string>((done, fail) => {
       execFile(this.#cli.node, args, options, (err, out, errOut) => {
         writeFileSync(buildLog, `${out}${errOut}`, { mode: 0o600 });
@@ -163,12 +189,18 @@ export class LocalDeployer implements Deployer {
   /** Node's permission model around a deployment's processes (src/controlplane/process-sandbox.ts). */
   #sandbox(target: DeployTarget): string[] {
     const script = this.#cli.args.at(-1)!;
-    return sandboxFor({ script, graphConfig: graphJson(target), deploymentDir: this.#deploymentDir(target.deploymentId), controlPlaneDataDir: this.#dataDir }).flags;
+    return sandboxFor({
+      script,
+      graphConfig: graphJson(target),
+      deploymentDir: this.#deploymentDir(target.deploymentId),
+      controlPlaneDataDir: this.#dataDir,
+    }).flags;
   }
 
   #deploymentDir(deploymentId: string): string {
     // The id names a directory: never a path of its own.
-    if (!/^[A-Za-z0-9_-]+$/.test(deploymentId)) throw new DeployerError(`deployment id ${JSON.stringify(deploymentId)} cannot name a directory`);
+    if (!/^[A-Za-z0-9_-]+$/.test(deploymentId))
+      throw new DeployerError(`deployment id ${JSON.stringify(deploymentId)} cannot name a directory`);
     return join(this.#dataDir, "deployments", deploymentId);
   }
 
@@ -179,7 +211,16 @@ export class LocalDeployer implements Deployer {
 
   #serveArgs(target: DeployTarget, port: number): string[] {
     const { sidecarUrl, tenantId, organizationId } = this.#options.agentServer;
-    const args = ["a2a", "serve", "--config", graphJson(target), "--listen", `127.0.0.1:${port}`, "--data-dir", this.#agentDataDir(target.deploymentId)];
+    const args = [
+      "a2a",
+      "serve",
+      "--config",
+      graphJson(target),
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--data-dir",
+      this.#agentDataDir(target.deploymentId),
+    ];
     if (sidecarUrl) args.push("--sidecar-url", sidecarUrl);
     if (tenantId) args.push("--tenant-id", tenantId);
     if (organizationId) args.push("--organization-id", organizationId);
@@ -216,90 +257,6 @@ function graphJson(target: DeployTarget): string {
   return path;
 }
 
-/** The preferred port when it is free (a redeploy keeps its URL), else any free loopback port. */
-async function loopbackPort(preferred: number): Promise<number> {
-  const server = createServer();
-  const bind = (port: number) =>
-    new Promise<number>((done, fail) => {
-      server.once("error", fail);
-      server.listen(port, "127.0.0.1", () => done((server.address() as { port: number }).port));
-    });
-  const port = await bind(preferred).catch(() => bind(0));
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
-/**
- * Waits for GET /ok, asking every POLL_MS (100 ms) until `timeoutMs`: undefined once it answers, else what went wrong
- * (the process exited, or time ran out). Exported for its loop test.
- */
-export async function untilHealthy(url: string, child: Pick<ChildProcess, "once">, timeoutMs: number): Promise<string | undefined> {
-  let ended: string | undefined;
-  child.once("exit", (code, signal) => (ended = `exited (${signal ?? `code ${code}`}) before answering /ok`));
-  child.once("error", (err) => (ended = `could not be started (${err.message})`));
-  const deadline = Date.now() + timeoutMs;
-  while (ended === undefined) {
-    if (await answersOk(url, Math.min(ALIVE_TIMEOUT_MS, timeoutMs))) return undefined;
-    if (Date.now() >= deadline) return `did not answer /ok within ${timeoutMs / 1000} s`;
-    await sleep(POLL_MS);
-  }
-  return ended;
-}
-
-async function answersOk(url: string, timeoutMs: number): Promise<boolean> {
-  try {
-    const response = await fetch(new URL("/ok", url), { signal: AbortSignal.timeout(timeoutMs) });
-    return response.ok && ((await response.json()) as { ok?: unknown }).ok === true;
-  } catch {
-    return false;
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-async function exited(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (processAlive(pid)) {
-    if (Date.now() >= deadline) return false;
-    await sleep(POLL_MS);
-  }
-  return true;
-}
-
-/** Whether the process runs; a zombie does not (an orphan whose reaper is a PID 1 that does not reap). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  const stat = readProc(pid, "stat");
-  return stat === undefined || stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-}
-
-/**
- * Whether `pid` is still the agent server of that data dir, not a process that got its number after a restart:
- * it is signalled only then. Without /proc (not Linux) the pid is trusted.
- */
-function isAgentServerOf(pid: number, agentDataDir: string): boolean {
-  if (!existsSync("/proc/self/cmdline")) return processAlive(pid);
-  return processAlive(pid) && (readProc(pid, "cmdline")?.split("\0").includes(agentDataDir) ?? false);
-}
-
-function readProc(pid: number, file: string): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/${file}`, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * What a status_message may say of a failed check or start: only the command's own error lines (`egress-agent: ...`
  * and the problems indented under it), with every quoted excerpt and every secret value blanked, never other output:
@@ -315,7 +272,13 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
   }
   let text = own
     .slice(0, REPORT_LINES)
-    .map((line) => line.trim().replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/'(?:[^'\\]|\\.)*'/g, "'…'").replace(/`[^`]*`/g, "`…`"))
+    .map((line) =>
+      line
+        .trim()
+        .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
+        .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")
+        .replace(/`[^`]*`/g, "`…`"),
+    )
     .join("; ");
   for (const value of Object.values(secrets)) if (value.length >= 4) text = text.replaceAll(value, "[secret]");
   // Part of a secret is as bad as all of it: any word of six characters or more found inside a secret value goes too.

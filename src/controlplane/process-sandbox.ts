@@ -46,7 +46,11 @@ const inside = (path: string, dir: string) => {
  * data dir out.
  */
 export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
-  const readable = [packageRoot(dirname(options.script)), dirname(resolve(options.graphConfig)), ...nodeModulesAbove(dirname(options.graphConfig))];
+  const readable = [
+    packageRoot(dirname(options.script)),
+    dirname(resolve(options.graphConfig)),
+    ...nodeModulesAbove(dirname(options.graphConfig)),
+  ];
   const dataDir = resolve(options.controlPlaneDataDir);
   for (const dir of readable) {
     if (inside(dataDir, dir)) {
@@ -57,6 +61,12 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
   }
   const own = resolve(options.deploymentDir);
   return {
-    flags: ["--permission", ...[...new Set(readable), own].map((dir) => `--allow-fs-read=${dir}`), `--allow-fs-write=${own}`, "--allow-addons", "--disable-warning=SecurityWarning"],
+    flags: [
+      "--permission",
+      ...[...new Set(readable), own].map((dir) => `--allow-fs-read=${dir}`),
+      `--allow-fs-write=${own}`,
+      "--allow-addons",
+      "--disable-warning=SecurityWarning",
+    ],
   };
 }

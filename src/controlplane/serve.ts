@@ -1,5 +1,5 @@
 import { createLogger } from "../log.ts";
-import { untilSignal } from "../signals.ts";
+import { serveUntilSignal } from "../serve-until-signal.ts";
 import { loadControlPlaneConfig } from "./config.ts";
 import { startControlPlane } from "./server.ts";
 
@@ -8,8 +8,5 @@ export async function runControlPlane(options: { config?: string; listen?: strin
   const config = loadControlPlaneConfig(options.config, process.env, { listen: options.listen });
   const logger = createLogger(config.logLevel);
   const controlPlane = await startControlPlane(config, { logger });
-  const signal = await untilSignal();
-  logger.info({ signal }, "control plane stopping");
-  await controlPlane.close();
-  logger.info("control plane stopped");
+  await serveUntilSignal({ name: "control plane", logger, stop: () => controlPlane.close() });
 }

@@ -29,13 +29,19 @@ export interface ControlPlane {
  * dataDir/controlplane.db, and the revision pipeline driving a deployer. Agent servers it deployed outlive it: a
  * restart adopts those still serving and starts again those that are gone.
  */
-export async function startControlPlane(config: ControlPlaneConfig, options: { logger: Logger; deployer?: Deployer; now?: () => number }): Promise<ControlPlane> {
+export async function startControlPlane(
+  config: ControlPlaneConfig,
+  options: { logger: Logger; deployer?: Deployer; now?: () => number },
+): Promise<ControlPlane> {
   const { logger } = options;
   const now = options.now ?? Date.now;
   const apiKeys = new ApiKeys(config.apiKeys);
-  if (apiKeys.size === 0) throw new ConfigError("apiKeys", ["apiKeys: at least one API key is required (in the config, or env PLATFORM_API_KEY)"]);
+  if (apiKeys.size === 0)
+    throw new ConfigError("apiKeys", ["apiKeys: at least one API key is required (in the config, or env PLATFORM_API_KEY)"]);
   if (config.agentServer.runAsUidBase !== undefined && process.getuid?.() !== 0) {
-    throw new ConfigError("agentServer.runAsUidBase", ["agentServer.runAsUidBase: the control plane must run as root to start agent servers as other users"]);
+    throw new ConfigError("agentServer.runAsUidBase", [
+      "agentServer.runAsUidBase: the control plane must run as root to start agent servers as other users",
+    ]);
   }
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const db = new Database(join(config.dataDir, "controlplane.db"));
@@ -47,7 +53,11 @@ export async function startControlPlane(config: ControlPlaneConfig, options: { l
   const deployer =
     options.deployer ??
     (config.deployer === "kubernetes"
-      ? new KubernetesDeployer({ ...config.kubernetes, agentServer: config.agentServer, logger: logger.child({ component: "kubernetes-deployer" }) })
+      ? new KubernetesDeployer({
+          ...config.kubernetes,
+          agentServer: config.agentServer,
+          logger: logger.child({ component: "kubernetes-deployer" }),
+        })
       : new LocalDeployer({
           dataDir: config.dataDir,
           agentServer: { ...config.agentServer, startTimeoutMs: config.agentServer.startTimeout },

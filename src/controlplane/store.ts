@@ -11,95 +11,18 @@ import {
 } from "../protocol/controlplane.ts";
 import type { Serving } from "./deployer.ts";
 import type { SecretBox } from "./secret-box.ts";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS deployments (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, source TEXT NOT NULL, source_config TEXT NOT NULL,
-  source_revision_config TEXT NOT NULL, secret_names TEXT NOT NULL, secrets_sealed TEXT NOT NULL,
-  latest_revision_id TEXT NOT NULL, active_revision_id TEXT, url TEXT, pid INTEGER,
-  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS revisions (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE, deployment_id TEXT NOT NULL, status TEXT NOT NULL, status_message TEXT,
-  source_revision_config TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS revisions_by_deployment ON revisions(deployment_id, seq);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-`;
-
-interface DeploymentRow {
-  id: string;
-  name: string;
-  source: DeploymentSource;
-  source_config: string;
-  source_revision_config: string;
-  secret_names: string;
-  secrets_sealed: string;
-  latest_revision_id: string;
-  active_revision_id: string | null;
-  url: string | null;
-  pid: number | null;
-  created_at: string;
-  updated_at: string;
-  revision_status: RevisionStatus;
-  status: DeploymentStatus;
-}
-
-interface RevisionRow {
-  id: string;
-  deployment_id: string;
-  status: RevisionStatus;
-  status_message: string | null;
-  source_revision_config: string;
-  created_at: string;
-  updated_at: string;
-  source: DeploymentSource;
-}
+import {
+  answerConfig,
+  type DeploymentRow,
+  type RevisionRow,
+  SCHEMA,
+  SELECT_DEPLOYMENT,
+  SELECT_REVISION,
+  toRevision,
+} from "./store-rows.ts";
 
 /** Statuses of a revision that has not started work: a newer revision skips it. */
 const NOT_STARTED: readonly RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
-
-/** A stored config as answered: every documented field, null when not set (a local source has no commit sha). */
-function answerConfig(text: string): Revision["source_revision_config"] {
-  const config = JSON.parse(text) as SourceRevisionConfig;
-  return {
-    repo_ref: config.repo_ref ?? null,
-    langgraph_config_path: config.langgraph_config_path ?? null,
-    image_uri: config.image_uri ?? null,
-    source_tarball_path: config.source_tarball_path ?? null,
-    repo_commit_sha: null,
-  };
-}
-
-function toRevision(row: RevisionRow): Revision {
-  return {
-    id: row.id,
-    deployment_id: row.deployment_id,
-    source: row.source,
-    status: row.status,
-    status_message: row.status_message,
-    source_revision_config: answerConfig(row.source_revision_config),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-/**
- * The deployment's own status: READY while a revision serves; AWAITING_DATABASE while its first revision is on its
- * way (the first revision makes the database, in the docs' words); UNKNOWN when nothing serves and the latest
- * revision ended without serving. AWAITING_DELETE and UNUSED are never shown: a DELETE finishes before it answers,
- * and nothing here scales a deployment to zero.
- */
-const DEPLOYMENT_STATUS = `CASE
-  WHEN d.active_revision_id IS NOT NULL THEN 'READY'
-  WHEN r.status IN (${[...FINAL_REVISION_STATUSES].map((status) => `'${status}'`).join(", ")}) THEN 'UNKNOWN'
-  ELSE 'AWAITING_DATABASE' END`;
-
-const SELECT_DEPLOYMENT = `SELECT d.*, r.status AS revision_status, ${DEPLOYMENT_STATUS} AS status
-  FROM deployments d JOIN revisions r ON r.id = d.latest_revision_id`;
-const SELECT_REVISION = "SELECT r.*, d.source AS source FROM revisions r JOIN deployments d ON d.id = r.deployment_id";
 
 export interface NewDeployment {
   name: string;
@@ -165,7 +88,18 @@ export class DeploymentStore {
           `INSERT INTO deployments (id, name, source, source_config, source_revision_config, secret_names, secrets_sealed, latest_revision_id, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(id, input.name, input.source, JSON.stringify(input.sourceConfig), JSON.stringify(input.sourceRevisionConfig), JSON.stringify(Object.keys(input.secrets)), this.#box.seal(JSON.stringify(input.secrets)), revisionId, at, at);
+        .run(
+          id,
+          input.name,
+          input.source,
+          JSON.stringify(input.sourceConfig),
+          JSON.stringify(input.sourceRevisionConfig),
+          JSON.stringify(Object.keys(input.secrets)),
+          this.#box.seal(JSON.stringify(input.secrets)),
+          revisionId,
+          at,
+          at,
+        );
       this.#insertRevision(revisionId, id, input.sourceRevisionConfig, at);
     })();
     return this.get(id)!;
@@ -173,7 +107,9 @@ export class DeploymentStore {
 
   #insertRevision(revisionId: string, deploymentId: string, config: SourceRevisionConfig, at: string): void {
     this.#db
-      .prepare("INSERT INTO revisions (id, deployment_id, status, source_revision_config, created_at, updated_at) VALUES (?, ?, 'QUEUED', ?, ?, ?)")
+      .prepare(
+        "INSERT INTO revisions (id, deployment_id, status, source_revision_config, created_at, updated_at) VALUES (?, ?, 'QUEUED', ?, ?, ?)",
+      )
       .run(revisionId, deploymentId, JSON.stringify(config), at, at);
   }
 
@@ -201,13 +137,23 @@ export class DeploymentStore {
          WHERE (@statuses IS NULL OR listed.status IN (SELECT value FROM json_each(@statuses)))
          ORDER BY listed.seq DESC LIMIT @limit OFFSET @offset`,
       )
-      .all({ like, ids: json(filter.ids), types: json(filter.deploymentTypes), statuses: json(filter.statuses), limit: filter.limit, offset: filter.offset })
+      .all({
+        like,
+        ids: json(filter.ids),
+        types: json(filter.deploymentTypes),
+        statuses: json(filter.statuses),
+        limit: filter.limit,
+        offset: filter.offset,
+      })
       .map((row) => this.#toDeployment(row));
   }
 
   /** All deployment ids, oldest first (for reconciling after a restart). */
   ids(): string[] {
-    return this.#db.prepare<[], { id: string }>("SELECT id FROM deployments ORDER BY seq").all().map((row) => row.id);
+    return this.#db
+      .prepare<[], { id: string }>("SELECT id FROM deployments ORDER BY seq")
+      .all()
+      .map((row) => row.id);
   }
 
   secrets(id: string): Record<string, string> {
@@ -222,7 +168,12 @@ export class DeploymentStore {
    */
   update(
     id: string,
-    patch: { sourceConfig?: Record<string, unknown>; sourceRevisionConfig?: SourceRevisionConfig; secrets?: Record<string, string>; newRevision: boolean },
+    patch: {
+      sourceConfig?: Record<string, unknown>;
+      sourceRevisionConfig?: SourceRevisionConfig;
+      secrets?: Record<string, string>;
+      newRevision: boolean;
+    },
   ): string | undefined {
     const at = this.#iso();
     return this.#db.transaction(() => {
@@ -248,13 +199,17 @@ export class DeploymentStore {
 
   /** The deployment's current source revision config, as stored (only the fields that are set). */
   config(id: string): SourceRevisionConfig {
-    const row = this.#db.prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM deployments WHERE id = ?").get(id)!;
+    const row = this.#db
+      .prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM deployments WHERE id = ?")
+      .get(id)!;
     return JSON.parse(row.source_revision_config) as SourceRevisionConfig;
   }
 
   /** What a revision runs, as stored. */
   revisionConfig(revisionId: string): SourceRevisionConfig {
-    const row = this.#db.prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM revisions WHERE id = ?").get(revisionId)!;
+    const row = this.#db
+      .prepare<[string], { source_revision_config: string }>("SELECT source_revision_config FROM revisions WHERE id = ?")
+      .get(revisionId)!;
     return JSON.parse(row.source_revision_config) as SourceRevisionConfig;
   }
 
@@ -279,7 +234,9 @@ export class DeploymentStore {
   }
 
   revision(deploymentId: string, revisionId: string): Revision | undefined {
-    const row = this.#db.prepare<[string, string], RevisionRow>(`${SELECT_REVISION} WHERE r.id = ? AND r.deployment_id = ?`).get(revisionId, deploymentId);
+    const row = this.#db
+      .prepare<[string, string], RevisionRow>(`${SELECT_REVISION} WHERE r.id = ? AND r.deployment_id = ?`)
+      .get(revisionId, deploymentId);
     return row && toRevision(row);
   }
 
@@ -295,7 +252,11 @@ export class DeploymentStore {
   }
 
   #setStatus(revisionId: string, from: RevisionStatus, to: RevisionStatus, message: string | null, at: string): boolean {
-    return this.#db.prepare("UPDATE revisions SET status = ?, status_message = ?, updated_at = ? WHERE id = ? AND status = ?").run(to, message, at, revisionId, from).changes === 1;
+    return (
+      this.#db
+        .prepare("UPDATE revisions SET status = ?, status_message = ?, updated_at = ? WHERE id = ? AND status = ?")
+        .run(to, message, at, revisionId, from).changes === 1
+    );
   }
 
   /** Moves a revision from `from` to `to`; false when it is no longer in `from` (a newer revision superseded it). */
@@ -311,7 +272,9 @@ export class DeploymentStore {
   }
 
   serving(deploymentId: string): Serving | undefined {
-    const row = this.#db.prepare<[string], { url: string | null; pid: number | null }>("SELECT url, pid FROM deployments WHERE id = ?").get(deploymentId);
+    const row = this.#db
+      .prepare<[string], { url: string | null; pid: number | null }>("SELECT url, pid FROM deployments WHERE id = ?")
+      .get(deploymentId);
     return row?.url ? { url: row.url, pid: row.pid ?? undefined } : undefined;
   }
 

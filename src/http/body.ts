@@ -28,7 +28,7 @@ export interface BodyRules {
 }
 
 const tooLarge = ({ bytes, key }: BodyLimit) =>
-  new HttpError(413, "ERR_BODY_TOO_LARGE", `the body is larger than the ${bytes}-byte limit${key ? ` (${key})` : ""}`);
+  new HttpError("EGRESS_ERR_BODY_TOO_LARGE", `the body is larger than the ${bytes}-byte limit${key ? ` (${key})` : ""}`);
 
 /**
  * Reads a whole body, refused with 413 once it (decompressed, when `encoding` is given) passes the limit or, when
@@ -87,14 +87,17 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
       chunks.length = 0;
       resolve(body);
     });
-    const incomplete = () => fail(new HttpError(400, "ERR_BODY_INCOMPLETE", "the body ended before its Content-Length"));
+    const incomplete = () => fail(new HttpError("EGRESS_ERR_BODY_INCOMPLETE", "the body ended before its Content-Length"));
     request.on("error", incomplete);
     request.on("close", () => request.complete || incomplete());
     if (decoder) {
       let read = 0;
       // A compressed body is bounded too: no ratio makes more than `limit` bytes of input worth reading.
-      request.on("data", (chunk: Buffer) => (read += chunk.length) > limit && fail(tooLarge(rules.limit)));
-      decoder.on("error", () => fail(new HttpError(400, "ERR_CONTENT_ENCODING", `the body is not valid ${encoding} data`)));
+      request.on("data", (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > limit) fail(tooLarge(rules.limit));
+      });
+      decoder.on("error", () => fail(new HttpError("EGRESS_ERR_BODY_UNDECODABLE", `the body is not valid ${encoding} data`)));
       request.pipe(decoder);
     }
   });
@@ -154,7 +157,7 @@ export class ExactJsonCounter {
 }
 
 const tooManyItems = ({ items: { max, key } }: BodyRules) =>
-  new HttpError(413, "ERR_BODY_TOO_MANY_ITEMS", `the body holds more than ${max} objects, arrays or messages${key ? ` (${key})` : ""}`);
+  new HttpError("EGRESS_ERR_BODY_TOO_MANY_ITEMS", `the body holds more than ${max} objects, arrays or messages${key ? ` (${key})` : ""}`);
 
 /** Refuses (413) a body of more than the allowed items, and charges the rest to the budget (503 when it cannot). */
 function chargeItems(count: number, rules: BodyRules): void {
@@ -169,14 +172,19 @@ export type ItemCounter = (body: Buffer, mediaType: string, max: number) => numb
  * A body for routes that decode it themselves (OTLP): one of `mediaTypes`, plain, gzip or deflate. Its items are
  * counted before anyone decodes it: JSON here, other types by `countItems`.
  */
-export async function readRawBody(request: IncomingMessage, rules: BodyRules, mediaTypes: readonly string[], countItems?: ItemCounter): Promise<Buffer> {
+export async function readRawBody(
+  request: IncomingMessage,
+  rules: BodyRules,
+  mediaTypes: readonly string[],
+  countItems?: ItemCounter,
+): Promise<Buffer> {
   const type = mediaType(request.headers);
   if (!mediaTypes.includes(type)) {
-    throw new HttpError(415, "ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send ${mediaTypes.join(" or ")}`);
+    throw new HttpError("EGRESS_ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send ${mediaTypes.join(" or ")}`);
   }
   const encoding = contentEncoding(request);
   if (encoding !== undefined && encoding !== "gzip" && encoding !== "deflate") {
-    throw new HttpError(415, "ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported; use gzip, deflate or none`);
+    throw new HttpError("EGRESS_ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported; use gzip, deflate or none`);
   }
   const json = type === "application/json" ? new JsonItemCounter() : undefined;
   const body = await readBody(request, rules, encoding, json);
@@ -196,8 +204,8 @@ function poisoned(value: unknown): boolean {
     const node = nodes.pop();
     if (node === null || typeof node !== "object") continue;
     if (Object.hasOwn(node, "__proto__")) return true;
-    const constructor = (node as { constructor?: unknown }).constructor;
-    if (Object.hasOwn(node, "constructor") && constructor !== null && typeof constructor === "object" && Object.hasOwn(constructor, "prototype")) return true;
+    const ctor = (node as { constructor?: unknown }).constructor;
+    if (Object.hasOwn(node, "constructor") && ctor !== null && typeof ctor === "object" && Object.hasOwn(ctor, "prototype")) return true;
     for (const child of Object.values(node)) nodes.push(child);
   }
   return false;
@@ -211,11 +219,11 @@ function poisoned(value: unknown): boolean {
 export async function readJsonBody(request: IncomingMessage, rules: BodyRules): Promise<unknown> {
   const type = mediaType(request.headers);
   if (type !== "application/json") {
-    throw new HttpError(415, "ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send application/json`);
+    throw new HttpError("EGRESS_ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send application/json`);
   }
   const encoding = contentEncoding(request);
   if (encoding !== undefined) {
-    throw new HttpError(415, "ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported here; send the JSON uncompressed`);
+    throw new HttpError("EGRESS_ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not supported here; send the JSON uncompressed`);
   }
   const items = new JsonItemCounter();
   const text = (await readBody(request, rules, undefined, items)).toString("utf8");

@@ -35,8 +35,7 @@ export class BodyBudget {
       charge: (bytes: number) => {
         if (this.#held + bytes > this.bytes && this.#held > mine) {
           throw new HttpError(
-            503,
-            "ERR_BUSY",
+            "EGRESS_ERR_BUSY",
             `too many request bodies are being read at once (over ${this.bytes} bytes${this.#key ? `, ${this.#key}` : ""}); send it again shortly`,
             { "retry-after": "1" },
           );

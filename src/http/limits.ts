@@ -51,7 +51,11 @@ export function httpLimitsSchema(defaults: { maxConnections: number; reservedCon
 }
 
 /** Defaults for servers without a config of their own (the agent server, the control plane) and for tests. */
-export const defaultHttpLimits: HttpLimits = httpLimitsSchema({ maxConnections: 1024, reservedConnections: 64, bodyBytesInFlight: "32MiB" }).parse(undefined);
+export const defaultHttpLimits: HttpLimits = httpLimitsSchema({
+  maxConnections: 1024,
+  reservedConnections: 64,
+  bodyBytesInFlight: "32MiB",
+}).parse(undefined);
 
 /** File descriptors kept for everything but connections: SQLite files and journals, logs, outgoing requests. */
 const FILES_KEPT = 128;

@@ -7,7 +7,7 @@ import { HttpError } from "../errors.ts";
 import { readJsonBody, readRawBody, type BodyLimit, type BodyRules, type ItemCounter } from "./body.ts";
 import { BodyBudget } from "./budget.ts";
 import { ConnectionGuard } from "./connections.ts";
-import { errorAnswer } from "./error-handling.ts";
+import { errorAnswer, internalErrorAnswer } from "./error-handling.ts";
 import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
 import { connectionCap, defaultHttpLimits, type HttpLimits } from "./limits.ts";
 
@@ -105,7 +105,8 @@ export class HttpServer {
   }) {
     this.#logger = options.logger;
     this.#bodyLimit = options.bodyLimit;
-    const limits = (this.#limits = options.limits ?? defaultHttpLimits);
+    const limits = options.limits ?? defaultHttpLimits;
+    this.#limits = limits;
     this.#limitsKey = options.limitsKey;
     this.#budget = new BodyBudget(limits.bodyBytesInFlight, this.#key("bodyBytesInFlight"));
     this.#logRequests = options.logRequests ?? false;
@@ -119,7 +120,10 @@ export class HttpServer {
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
     };
     this.#server = options.tls
-      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, handshakeTimeout: limits.headersTimeoutMs, ...timeouts }, listener)
+      ? createHttpsServer(
+          { cert: options.tls.cert, key: options.tls.key, handshakeTimeout: limits.headersTimeoutMs, ...timeouts },
+          listener,
+        )
       : createHttpServer(timeouts, listener);
     this.#connections = new ConnectionGuard(this.#server, {
       maxConnections: connectionCap(limits.maxConnections),
@@ -214,22 +218,24 @@ export class HttpServer {
       body: undefined,
       // A child logger per request only when one is used: most requests log nothing.
       get log() {
-        return (log ??= logger.child({ reqId: id }));
+        log ??= logger.child({ reqId: id });
+        return log;
       },
     };
     response.on("finish", () => {
       const durationMs = performance.now() - started;
-      if (this.#logRequests && !(route?.quiet && response.statusCode < 400)) this.#logger.info({ reqId: id, method, url: path, statusCode: response.statusCode, responseTime: durationMs }, "request completed");
+      if (this.#logRequests && !(route?.quiet && response.statusCode < 400))
+        this.#logger.info({ reqId: id, method, url: path, statusCode: response.statusCode, responseTime: durationMs }, "request completed");
       this.onResponse?.({ route: route?.path ?? "unmatched", method, status: response.statusCode, startMs, durationMs });
     });
     let answer: Answer | EventStream;
     const charge = this.#budget.open();
     try {
-      if (this.#closing) throw new HttpError(503, "ERR_CLOSING", "the server is shutting down; send the request again in a moment");
+      if (this.#closing) throw new HttpError("EGRESS_ERR_CLOSING", "the server is shutting down; send the request again in a moment");
       this.onRequest?.(method);
-      if (!route) throw new HttpError(404, "ERR_NOT_FOUND", `no route ${method} ${path}`);
+      if (!route) throw new HttpError("EGRESS_ERR_NOT_FOUND", `no route ${method} ${path}`);
       if (!route.reserved && this.#connections.crowded()) {
-        throw new HttpError(503, "ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
+        throw new HttpError("EGRESS_ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
       }
       await route.authorize?.(request);
       const rules: BodyRules = { limit: this.#bodyLimit, items: { max: this.#limits.bodyItems, key: this.#key("bodyItems") }, charge };
@@ -242,7 +248,7 @@ export class HttpServer {
         answer = route?.errors ? await route.errors(err, request) : errorAnswer(err, request);
       } catch (renderErr) {
         request.log.error({ err: renderErr }, "request failed");
-        answer = new Answer(500, { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
+        answer = internalErrorAnswer();
       }
     } finally {
       // The body and what was parsed from it are the handler's no longer: their memory goes back to the budget.
@@ -257,7 +263,7 @@ export class HttpServer {
       request.log.error({ err }, "request failed");
       if (response.headersSent) return void response.destroy();
       for (const name of response.getHeaderNames()) response.removeHeader(name);
-      this.#send(new Answer(500, { detail: "internal error; see the server log", code: "ERR_INTERNAL" }), response, false);
+      this.#send(internalErrorAnswer(), response, false);
     }
   }
 

@@ -7,7 +7,7 @@ import { toValidationErrors, type ValidationError } from "../protocol/validation
 export class RequestValidationError extends HttpError {
   readonly detail: ValidationError[];
   constructor(detail: ValidationError[]) {
-    super(422, "ERR_VALIDATION", detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
+    super("EGRESS_ERR_VALIDATION", detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
     this.detail = detail;
   }
 }
@@ -23,7 +23,9 @@ export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, sou
   } catch (err) {
     // zod passes issue lists up as call arguments: a few hundred thousand bad values overflow the stack.
     if (!(err instanceof RangeError)) throw err;
-    throw new RequestValidationError([{ loc: [source], msg: "too many invalid values to list; send fewer at a time", type: "too_many_errors" }]);
+    throw new RequestValidationError([
+      { loc: [source], msg: "too many invalid values to list; send fewer at a time", type: "too_many_errors" },
+    ]);
   }
   if (!result.success) throw new RequestValidationError(toValidationErrors(result.error, input, source));
   return result.data;

@@ -20,9 +20,21 @@ export const RpcErrorCode = {
   contentTypeNotSupported: -32005,
 } as const;
 
-export const TextPart = z.looseObject({ kind: z.literal("text"), text: z.string(), metadata: z.record(z.string(), z.unknown()).optional() });
-export const DataPart = z.looseObject({ kind: z.literal("data"), data: z.record(z.string(), z.unknown()), metadata: z.record(z.string(), z.unknown()).optional() });
-export const FilePart = z.looseObject({ kind: z.literal("file"), file: z.record(z.string(), z.unknown()), metadata: z.record(z.string(), z.unknown()).optional() });
+export const TextPart = z.looseObject({
+  kind: z.literal("text"),
+  text: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export const DataPart = z.looseObject({
+  kind: z.literal("data"),
+  data: z.record(z.string(), z.unknown()),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export const FilePart = z.looseObject({
+  kind: z.literal("file"),
+  file: z.record(z.string(), z.unknown()),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
 export const Part = z.discriminatedUnion("kind", [TextPart, DataPart, FilePart]);
 export type Part = z.infer<typeof Part>;
 
@@ -38,7 +50,17 @@ export const Message = z.looseObject({
 });
 export type Message = z.infer<typeof Message>;
 
-export const TaskState = z.enum(["submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required", "unknown"]);
+export const TaskState = z.enum([
+  "submitted",
+  "working",
+  "input-required",
+  "completed",
+  "canceled",
+  "failed",
+  "rejected",
+  "auth-required",
+  "unknown",
+]);
 export type TaskState = z.infer<typeof TaskState>;
 /** States a task never leaves: a later message starts a new task in the same context. */
 export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(["completed", "canceled", "failed", "rejected"]);
@@ -46,7 +68,12 @@ export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(["completed", "ca
 export const TaskStatus = z.object({ state: TaskState, message: Message.optional(), timestamp: z.string() });
 export type TaskStatus = z.infer<typeof TaskStatus>;
 
-export const Artifact = z.looseObject({ artifactId: z.string(), name: z.string().optional(), description: z.string().optional(), parts: z.array(Part) });
+export const Artifact = z.looseObject({
+  artifactId: z.string(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  parts: z.array(Part),
+});
 export type Artifact = z.infer<typeof Artifact>;
 
 export const Task = z.looseObject({
@@ -98,7 +125,10 @@ export const MessageSendParams = z.looseObject({
 });
 export type MessageSendParams = z.infer<typeof MessageSendParams>;
 
-export const TaskQueryParams = z.looseObject({ id: z.string().min(1, { message: "must not be empty" }), historyLength: z.int().nonnegative().optional() });
+export const TaskQueryParams = z.looseObject({
+  id: z.string().min(1, { message: "must not be empty" }),
+  historyLength: z.int().nonnegative().optional(),
+});
 export const TaskIdParams = z.looseObject({ id: z.string().min(1, { message: "must not be empty" }) });
 
 export const RpcId = z.union([z.string(), z.int()]);

@@ -23,7 +23,11 @@ export type AuditEntry = z.infer<typeof AuditEntry>;
 
 /** A query-string number in plain decimal digits (Number() would also take `0x10`, `1e3` or blanks). */
 const decimal = (min: number, max: number) =>
-  z.string().regex(/^\d{1,15}$/, { message: "must be a whole number in decimal digits" }).transform(Number).pipe(z.int().min(min).max(max));
+  z
+    .string()
+    .regex(/^\d{1,15}$/, { message: "must be a whole number in decimal digits" })
+    .transform(Number)
+    .pipe(z.int().min(min).max(max));
 
 /** GET /v1/audit query. */
 export const AuditQuery = z.strictObject({

@@ -1,6 +1,6 @@
 import * as z from "zod";
 
-/** An ISO 8601 timestamp in UTC (`Z`), as the seed's trace transaction fields require. */
+/** An ISO 8601 timestamp in UTC (`Z`), as the trace transaction's fields require (docs/PROTOCOL.md). */
 export const UtcTimestamp = z.iso.datetime({ message: "must be an ISO 8601 UTC timestamp, e.g. 2026-01-31T12:00:00Z" });
 
 /** An ISO 8601 timestamp that carries a UTC offset (`Z` or `+hh:mm`), as the usage snapshot uses. */

@@ -20,7 +20,14 @@ export const RevisionStatus = z.enum([
 export type RevisionStatus = z.infer<typeof RevisionStatus>;
 
 /** Statuses a revision never leaves. */
-export const FINAL_REVISION_STATUSES: ReadonlySet<RevisionStatus> = new Set(["DEPLOYED", "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "SKIPPED", "INTERRUPTED"]);
+export const FINAL_REVISION_STATUSES: ReadonlySet<RevisionStatus> = new Set([
+  "DEPLOYED",
+  "CREATE_FAILED",
+  "BUILD_FAILED",
+  "DEPLOY_FAILED",
+  "SKIPPED",
+  "INTERRUPTED",
+]);
 export const FAILED_REVISION_STATUSES: ReadonlySet<RevisionStatus> = new Set(["CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED"]);
 
 export const DeploymentSource = z.enum(["local", "external_docker"]);
@@ -112,9 +119,12 @@ export const RESERVED_SECRET_NAMES: readonly RegExp[] = [
 
 export const SecretName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, { message: "must be an environment variable name: letters, digits and '_', not starting with a digit" })
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, {
+    message: "must be an environment variable name: letters, digits and '_', not starting with a digit",
+  })
   .refine((name) => !RESERVED_SECRET_NAMES.some((pattern) => pattern.test(name.toUpperCase())), {
-    message: "is reserved: it changes how the agent server's runtime loads code or libraries, or is one of its own settings (README lists the reserved names)",
+    message:
+      "is reserved: it changes how the agent server's runtime loads code or libraries, or is one of its own settings (README lists the reserved names)",
   });
 
 /** A secret as written: its value never comes back, only its name. */
@@ -141,13 +151,17 @@ const DeploymentName = z
  * The fields a source needs and the ones it cannot use: local runs a graph.json (a `repo_ref` is recorded, as the
  * docs' CI/CD example sends one), external_docker an image. A field that could not be used is refused, not ignored.
  */
-export function sourceRevisionConfigProblems(source: DeploymentSource, config: SourceRevisionConfig): { field: string; msg: string; type: string }[] {
+export function sourceRevisionConfigProblems(
+  source: DeploymentSource,
+  config: SourceRevisionConfig,
+): { field: string; msg: string; type: string }[] {
   const needs = source === "local" ? "langgraph_config_path" : "image_uri";
   const problems: { field: string; msg: string; type: string }[] = [];
   if (config[needs] === undefined) problems.push({ field: needs, msg: `Field required for source ${source}`, type: "missing" });
   const unusable = source === "local" ? ["image_uri", "source_tarball_path"] : ["langgraph_config_path", "repo_ref", "source_tarball_path"];
   for (const field of unusable) {
-    if (config[field as keyof SourceRevisionConfig] !== undefined) problems.push({ field, msg: `must be null for source ${source}: it does not use it`, type: "value_error" });
+    if (config[field as keyof SourceRevisionConfig] !== undefined)
+      problems.push({ field, msg: `must be null for source ${source}: it does not use it`, type: "value_error" });
   }
   return problems;
 }
@@ -220,15 +234,27 @@ export type Deployment = z.infer<typeof Deployment>;
 
 export const Page = <T extends z.ZodType>(item: T) => z.object({ resources: z.array(item), offset: z.int() });
 
-const Limit = z.coerce.number({ message: "must be an integer" }).int({ message: "must be an integer" }).min(1, { message: "must be at least 1" }).max(100, { message: "must be at most 100" }).default(20);
-const Offset = z.coerce.number({ message: "must be an integer" }).int({ message: "must be an integer" }).min(0, { message: "must not be negative" }).default(0);
+const Limit = z.coerce
+  .number({ message: "must be an integer" })
+  .int({ message: "must be an integer" })
+  .min(1, { message: "must be at least 1" })
+  .max(100, { message: "must be at most 100" })
+  .default(20);
+const Offset = z.coerce
+  .number({ message: "must be an integer" })
+  .int({ message: "must be an integer" })
+  .min(0, { message: "must not be negative" })
+  .default(0);
 
 export const ListQuery = z.looseObject({ limit: Limit, offset: Offset });
 
 /** A comma-separated list of `item` (the docs' form for several values), as an array. */
 const commaList = <T extends z.ZodType>(item: T) =>
   z.string().transform((text, ctx): z.output<T>[] => {
-    const parts = text.split(",").map((part) => part.trim()).filter(Boolean);
+    const parts = text
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean);
     if (parts.length === 0 || parts.length > 100) {
       ctx.addIssue({ code: "custom", message: "must name 1 to 100 comma-separated values" });
       return z.NEVER;
@@ -267,47 +293,3 @@ export const RevisionListQuery = z.strictObject({
   status: commaList(RevisionStatus).optional(),
   remote_reconciled: unsupportedFilter("nothing is reconciled remotely"),
 });
-
-/** GET /v2/auth/setup/{provider_id}: what the provider's redirect carries. */
-export const SetupCallbackQuery = z.looseObject({
-  code: z.string().optional(),
-  state: z.string().optional(),
-  setup_action: z.string().optional(),
-  // Decimal digits only: z.coerce would take "" as 0 and "0x1f" or "1e3" as numbers.
-  installation_id: z
-    .string()
-    .regex(/^-?\d{1,15}$/, { message: "Input should be a valid integer, unable to parse string as an integer" })
-    .transform(Number)
-    .optional(),
-  error: z.string().optional(),
-  error_description: z.string().optional(),
-});
-export type SetupCallbackQuery = z.infer<typeof SetupCallbackQuery>;
-
-/**
- * An auth request: POST /v2/auth/providers/{provider_id}/auth-requests answers it with where to send the user and
- * the state the callback must bring back. Only that answer carries `state` and `authorize_url` (which holds the
- * state): the control plane keeps a hash of the state's secret part, so GET answers null for both.
- */
-export const AuthRequest = z.object({
-  auth_id: z.string(),
-  provider_id: z.string(),
-  state: z.string().nullable(),
-  authorize_url: z.string().nullable(),
-  /** expired: still pending when expires_at passed (its state is refused). */
-  status: z.enum(["pending", "completed", "failed", "expired"]),
-  /** Why a failed request failed (the provider's error code, or the token exchange's failure). */
-  error: z.string().nullable(),
-  created_at: z.string(),
-  expires_at: z.string(),
-});
-export type AuthRequest = z.infer<typeof AuthRequest>;
-
-export const Installation = z.object({
-  id: z.string(),
-  provider_id: z.string(),
-  installation_id: z.int().nullable(),
-  auth_id: z.string(),
-  created_at: z.string(),
-});
-export type Installation = z.infer<typeof Installation>;

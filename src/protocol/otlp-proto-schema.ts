@@ -148,9 +148,24 @@ const packages: Record<string, Record<string, unknown>> = {
       spanId: field(10, "bytes"),
     }),
   },
-  "opentelemetry.proto.collector.metrics.v1": exportService("ExportMetrics", "resourceMetrics", "opentelemetry.proto.metrics.v1.ResourceMetrics", "rejectedDataPoints"),
-  "opentelemetry.proto.collector.trace.v1": exportService("ExportTrace", "resourceSpans", "opentelemetry.proto.trace.v1.ResourceSpans", "rejectedSpans"),
-  "opentelemetry.proto.collector.logs.v1": exportService("ExportLogs", "resourceLogs", "opentelemetry.proto.logs.v1.ResourceLogs", "rejectedLogRecords"),
+  "opentelemetry.proto.collector.metrics.v1": exportService(
+    "ExportMetrics",
+    "resourceMetrics",
+    "opentelemetry.proto.metrics.v1.ResourceMetrics",
+    "rejectedDataPoints",
+  ),
+  "opentelemetry.proto.collector.trace.v1": exportService(
+    "ExportTrace",
+    "resourceSpans",
+    "opentelemetry.proto.trace.v1.ResourceSpans",
+    "rejectedSpans",
+  ),
+  "opentelemetry.proto.collector.logs.v1": exportService(
+    "ExportLogs",
+    "resourceLogs",
+    "opentelemetry.proto.logs.v1.ResourceLogs",
+    "rejectedLogRecords",
+  ),
   "google.rpc": { Status: message({ code: field(1, "int32"), message: field(2, "string") }) },
 };
 

@@ -5,9 +5,9 @@ import { beaconPaths } from "./beacon-paths.ts";
 export const PROTOBUF_MEDIA_TYPE = "application/x-protobuf";
 
 // OTLP/HTTP JSON (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), limited to the shapes
-// SEED-SPEC.md names. Parsing also normalises: 64-bit integers become decimal strings (senders use numbers
-// or strings), ids become lower-case hex, omitted defaults are filled in. Unknown fields are dropped, as the
-// OTLP spec asks of receivers.
+// docs/PROTOCOL.md ("OTLP JSON") names. Parsing also normalises: 64-bit integers become decimal strings (senders
+// use numbers or strings), ids become lower-case hex, omitted defaults are filled in. Unknown fields are dropped, as
+// the OTLP spec asks of receivers.
 
 const int64Pattern = /^-?\d+$/;
 /** Already as BigInt(v).toString() would write it (no leading zeros, no "-0"): kept as it is, which is most values. */

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { CanonicalUuid, Count, UtcTimestamp } from "./common.ts";
 
-/** One billing record: the seed's trace transaction, field for field. */
+/** One billing record: the trace transaction of docs/PROTOCOL.md ("Trace transaction"), field for field. */
 export const TraceTransaction = z
   .object({
     id: CanonicalUuid,

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { Count, OffsetTimestamp } from "./common.ts";
 
-/** The seed's aggregate counts. Strict: an unknown key is refused, so no identifier can ride along. */
+/** The twelve aggregate counts (docs/PROTOCOL.md). Strict: an unknown key is refused, so no identifier can ride along. */
 export const UsageMeasures = z.strictObject({
   workspaces: Count,
   users: Count,

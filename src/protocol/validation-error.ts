@@ -27,9 +27,9 @@ function hasKey(input: unknown, path: readonly PropertyKey[], key: PropertyKey):
 export const MAX_VALIDATION_ERRORS = 100;
 
 /**
- * Turns a zod failure into the seed's ValidationError list (the first MAX_VALIDATION_ERRORS). `loc` starts with
- * where the value came from ("body", "query", ...), then the path into it. Input values are never echoed: they
- * may hold a license key.
+ * Turns a zod failure into a ValidationError list (docs/PROTOCOL.md, "Error bodies"; the first
+ * MAX_VALIDATION_ERRORS). `loc` starts with where the value came from ("body", "query", ...), then the path into
+ * it. Input values are never echoed: they may hold a license key.
  */
 export function toValidationErrors(error: z.ZodError, input: unknown, source: string): ValidationError[] {
   const detail: ValidationError[] = [];

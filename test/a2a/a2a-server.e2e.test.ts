@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import Database from "better-sqlite3";
 import { assistantUuid } from "../../src/a2a/graph-config.ts";
 import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
 
@@ -10,6 +11,18 @@ import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/
 
 const GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** How many tasks the agent server of `dataDir` holds in its store (tasks.db), 0 before the file exists. */
+function storedTasks(dataDir: string): number {
+  const path = join(dataDir, "tasks.db");
+  if (!existsSync(path)) return 0;
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM tasks").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
 
 function serve(dataDir: string, config = GRAPHS): Promise<ServiceProcess> {
   return startService(["a2a", "serve", "--config", config, "--listen", "127.0.0.1:0", "--data-dir", dataDir], "agent server listening");
@@ -55,7 +68,10 @@ test("message/send: the first message gets a new context and task; the answer is
   const text = 'Noted: "buy milk". That is note 1 of this conversation.';
   assert.deepEqual(task.artifacts[0].parts, [{ kind: "text", text }]);
   assert.deepEqual([task.status.message.role, task.status.message.parts], ["agent", [{ kind: "text", text }]]);
-  assert.deepEqual(task.history.map((m: any) => m.role), ["user", "agent"]);
+  assert.deepEqual(
+    task.history.map((m: any) => m.role),
+    ["user", "agent"],
+  );
 });
 
 test("a conversation continues with its contextId and taskId, keeps its memory across a server restart, and old tasks stay readable", async () => {
@@ -83,7 +99,16 @@ test("a new conversation is separate; a client-chosen UUID contextId starts one;
   const c = await send("notes", "chosen", { contextId: chosen });
   assert.equal(c.contextId, chosen);
   const loud = await call("notes", "message/send", {
-    message: { kind: "message", role: "user", messageId: randomUUID(), contextId: chosen, parts: [{ kind: "text", text: "recall" }, { kind: "data", data: { tone: "loud" } }] },
+    message: {
+      kind: "message",
+      role: "user",
+      messageId: randomUUID(),
+      contextId: chosen,
+      parts: [
+        { kind: "text", text: "recall" },
+        { kind: "data", data: { tone: "loud" } },
+      ],
+    },
   });
   assert.equal(loud.body.result.artifacts[0].parts[0].text, 'YOU TOLD ME: "CHOSEN".');
 });
@@ -101,7 +126,10 @@ test("tasks/get: a task with its history, limited by historyLength; unknown and 
   assert.equal(full.history.length, 2);
   assert.deepEqual(full.artifacts, task.artifacts);
   const one = (await call("notes", "tasks/get", { id: task.id, historyLength: 1 })).body.result;
-  assert.deepEqual(one.history.map((m: any) => m.role), ["agent"]);
+  assert.deepEqual(
+    one.history.map((m: any) => m.role),
+    ["agent"],
+  );
   assert.deepEqual((await call("notes", "tasks/get", { id: task.id, historyLength: 0 })).body.result.history, []);
   assert.equal((await rpcError("notes", "tasks/get", { id: randomUUID() })).code, -32001);
   assert.equal((await rpcError("waiter", "tasks/get", { id: task.id })).code, -32001, "another assistant's task is not found");
@@ -111,7 +139,11 @@ test("tasks/get: a task with its history, limited by historyLength; unknown and 
 test("tasks/cancel: a running task ends canceled; an ended one is -32002; its context takes new messages again", async () => {
   const running = await send("waiter", "wait 20000", {}, { configuration: { blocking: false } });
   assert.equal(running.status.state, "submitted");
-  await waitFor(async () => (await call("waiter", "tasks/get", { id: running.id })).body.result.status.state === "working", 5_000, "tasks/get to show the run working");
+  await waitFor(
+    async () => (await call("waiter", "tasks/get", { id: running.id })).body.result.status.state === "working",
+    5_000,
+    "tasks/get to show the run working",
+  );
   const busy = await rpcError("waiter", "message/send", message("wait 1", { contextId: running.contextId }));
   assert.equal(busy.code, -32004, "a context runs one task at a time");
   const started = Date.now();
@@ -142,7 +174,10 @@ test("message/stream: Server-Sent Events in order, each a JSON-RPC response, end
     .map((chunk) => JSON.parse(chunk.slice(6)));
   assert.ok(events.every((event) => event.jsonrpc === "2.0" && event.id === id));
   const results = events.map((event) => event.result);
-  const summary = results.map((r) => `${r.kind}${r.status ? `:${r.status.state}` : ""}${r.status?.message ? `:${r.status.message.parts[0].text}` : ""}${r.final ? ":final" : ""}`);
+  const summary = results.map(
+    (r) =>
+      `${r.kind}${r.status ? `:${r.status.state}` : ""}${r.status?.message ? `:${r.status.message.parts[0].text}` : ""}${r.final ? ":final" : ""}`,
+  );
   assert.deepEqual(summary, [
     "task:submitted",
     "status-update:working",
@@ -165,10 +200,18 @@ test("a failing graph ends its task failed, without the graph's error text", asy
 });
 
 test("JSON-RPC errors: parse, invalid request, method, params, content type, assistant", async () => {
-  const raw = await fetch(`${server.url}/a2a/notes`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+  const raw = await fetch(`${server.url}/a2a/notes`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{not json",
+  });
   assert.deepEqual([raw.status, ((await raw.json()) as any).error.code], [400, -32700]);
 
-  const noVersion = await fetch(`${server.url}/a2a/notes`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: 1, method: "message/send" }) });
+  const noVersion = await fetch(`${server.url}/a2a/notes`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id: 1, method: "message/send" }),
+  });
   const noVersionBody = (await noVersion.json()) as any;
   assert.deepEqual([noVersion.status, noVersionBody.id, noVersionBody.error.code], [200, 1, -32600]);
   assert.match(noVersionBody.error.message, /jsonrpc/);
@@ -186,11 +229,27 @@ test("JSON-RPC errors: parse, invalid request, method, params, content type, ass
   assert.equal(badPart.code, -32602);
   assert.match(badPart.message, /params\.message\.parts\.0/);
   assert.equal((await rpcError("notes", "message/send", message("hi", { contextId: "not-a-uuid" }))).code, -32602);
-  assert.equal((await rpcError("notes", "message/send", message("hi", { taskId: randomUUID() }))).code, -32001, "a taskId this server never gave");
+  assert.equal(
+    (await rpcError("notes", "message/send", message("hi", { taskId: randomUUID() }))).code,
+    -32001,
+    "a taskId this server never gave",
+  );
   const other = await send("waiter", "wait 1");
   assert.equal((await rpcError("notes", "message/send", message("hi", { taskId: other.id }))).code, -32001, "another assistant's task");
-  assert.equal((await rpcError("notes", "message/send", message("hi", { contextId: other.contextId }))).code, -32602, "another assistant's context");
-  assert.equal((await rpcError("notes", "message/send", { ...message("hi"), configuration: { pushNotificationConfig: { url: "http://127.0.0.1:1/hook" } } })).code, -32003);
+  assert.equal(
+    (await rpcError("notes", "message/send", message("hi", { contextId: other.contextId }))).code,
+    -32602,
+    "another assistant's context",
+  );
+  assert.equal(
+    (
+      await rpcError("notes", "message/send", {
+        ...message("hi"),
+        configuration: { pushNotificationConfig: { url: "http://127.0.0.1:1/hook" } },
+      })
+    ).code,
+    -32003,
+  );
 
   const file = await rpcError("notes", "message/send", {
     message: { role: "user", messageId: randomUUID(), parts: [{ kind: "file", file: { uri: "file:///etc/passwd" } }] },
@@ -206,7 +265,14 @@ test("JSON-RPC errors: parse, invalid request, method, params, content type, ass
 
 test("refused requests store nothing: an invalid message leaves no task and no conversation behind", async () => {
   const contextId = randomUUID();
-  assert.equal((await rpcError("notes", "message/send", { message: { role: "user", messageId: randomUUID(), contextId, parts: [{ kind: "file", file: {} }] } })).code, -32005);
+  assert.equal(
+    (
+      await rpcError("notes", "message/send", {
+        message: { role: "user", messageId: randomUUID(), contextId, parts: [{ kind: "file", file: {} }] },
+      })
+    ).code,
+    -32005,
+  );
   const first = await send("notes", "recall", { contextId });
   assert.equal(first.artifacts[0].parts[0].text, "You have not told me anything yet.");
 });
@@ -220,7 +286,10 @@ test("agent cards: per assistant, at both addresses, naming the A2A endpoint", a
   assert.deepEqual(card.capabilities, { streaming: true, pushNotifications: false, stateTransitionHistory: false });
   assert.equal(card.preferredTransport, "JSONRPC");
   assert.ok(card.defaultInputModes.includes("text/plain") && card.defaultOutputModes.includes("text/plain"));
-  assert.deepEqual(card.skills.map((s: any) => s.id), ["notes"]);
+  assert.deepEqual(
+    card.skills.map((s: any) => s.id),
+    ["notes"],
+  );
   assert.equal(typeof card.version, "string");
   const scoped = (await (await fetch(`${server.url}/a2a/waiter/.well-known/agent-card.json`)).json()) as any;
   assert.equal(scoped.url, `${server.url}/a2a/waiter`);
@@ -234,10 +303,20 @@ test("agent cards: per assistant, at both addresses, naming the A2A endpoint", a
 test("http.disable_a2a: true removes the endpoint and the cards; the server still answers its health check", async () => {
   const dir = tempDir("a2a-off-");
   const config = join(dir, "graph.json");
-  writeFileSync(config, JSON.stringify({ graphs: { notes: `${new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname}:graph` }, http: { disable_a2a: true } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      graphs: { notes: `${new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname}:graph` },
+      http: { disable_a2a: true },
+    }),
+  );
   const off = await serve(join(dir, "data"), config);
   try {
-    const post = await fetch(`${off.url}/a2a/notes`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: message("hi") }) });
+    const post = await fetch(`${off.url}/a2a/notes`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: message("hi") }),
+    });
     assert.equal(post.status, 404);
     assert.equal((await fetch(`${off.url}/.well-known/agent-card.json?assistant_id=notes`)).status, 404);
     assert.equal((await fetch(`${off.url}/a2a/notes/.well-known/agent-card.json`)).status, 404);
@@ -251,9 +330,16 @@ test("kill -9 during a run: after a restart the task reads failed and its conver
   const dir = tempDir("a2a-kill-");
   const first = await serve(dir);
   const post = (url: string, method: string, params: unknown) =>
-    fetch(`${url}/a2a/waiter`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) }).then(async (r) => ((await r.json()) as any).result);
+    fetch(`${url}/a2a/waiter`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    }).then(async (r) => ((await r.json()) as any).result);
   const earlier = await post(first.url, "message/send", message("wait 1"));
-  const running = await post(first.url, "message/send", { ...message("wait 30000", { contextId: earlier.contextId, taskId: earlier.id }), configuration: { blocking: false } });
+  const running = await post(first.url, "message/send", {
+    ...message("wait 30000", { contextId: earlier.contextId, taskId: earlier.id }),
+    configuration: { blocking: false },
+  });
   assert.equal(await first.stop("SIGKILL"), null);
   const second = await serve(dir);
   try {
@@ -276,7 +362,7 @@ test("SIGTERM lets a short running task finish before the server exits", async (
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: message("wait 1500") }),
   }).then((response) => response.json() as Promise<any>);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await waitFor(() => storedTasks(dir), 10_000, "the task in the server's store: the request has arrived");
   const exit = first.stop("SIGTERM");
   const answer = await pending;
   assert.equal(answer.result.status.state, "completed", "the request in flight got its answer");
@@ -341,7 +427,10 @@ test("a graph that asks (LangGraph interrupt) leaves its task input-required; th
   assert.equal(resumed.id, asked.id, "the same task goes on");
   assert.equal(resumed.status.state, "completed");
   assert.equal(resumed.artifacts[0].parts[0].text, "Done: pay 100 EUR");
-  assert.deepEqual(resumed.history.map((m: any) => m.role), ["user", "agent", "user", "agent"]);
+  assert.deepEqual(
+    resumed.history.map((m: any) => m.role),
+    ["user", "agent", "user", "agent"],
+  );
 
   const other = await send("approval", "delete everything");
   assert.equal(other.status.state, "input-required");

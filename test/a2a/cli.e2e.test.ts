@@ -2,14 +2,17 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { freePort, runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+import { NOWHERE, runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
 
 // `egress-agent a2a send` against a real agent server, and `a2a serve` refusing a bad graph.json.
 
 const GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
 let server: ServiceProcess;
 before(async () => {
-  server = await startService(["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-cli-")], "agent server listening");
+  server = await startService(
+    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-cli-")],
+    "agent server listening",
+  );
 });
 after(() => server.stop());
 
@@ -21,7 +24,20 @@ test("a2a send prints the answer, and the ids that continue the conversation", a
   assert.equal(first.stdout, 'Noted: "water the plants". That is note 1 of this conversation.\n');
   const { contextId, taskId } = idsOf(first.stderr);
   assert.ok(contextId && taskId, first.stderr);
-  const second = await runCli(["a2a", "send", server.url, "--assistant", "notes", "--context", contextId, "--task", taskId, "recall", "--data", '{"tone":"loud"}']);
+  const second = await runCli([
+    "a2a",
+    "send",
+    server.url,
+    "--assistant",
+    "notes",
+    "--context",
+    contextId,
+    "--task",
+    taskId,
+    "recall",
+    "--data",
+    '{"tone":"loud"}',
+  ]);
   assert.equal(second.code, 0, second.stderr);
   assert.equal(second.stdout, 'YOU TOLD ME: "WATER THE PLANTS".\n');
   assert.equal(idsOf(second.stderr).contextId, contextId);
@@ -30,7 +46,10 @@ test("a2a send prints the answer, and the ids that continue the conversation", a
 test("a2a send --stream prints each event as a JSON line as it arrives; --json prints the task", async () => {
   const streamed = await runCli(["a2a", "send", server.url, "--assistant", "two-step", "--stream", "go"]);
   assert.equal(streamed.code, 0, streamed.stderr);
-  const kinds = streamed.stdout.trim().split("\n").map((line) => JSON.parse(line).kind);
+  const kinds = streamed.stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line).kind);
   assert.deepEqual(kinds, ["task", "status-update", "status-update", "status-update", "artifact-update", "status-update"]);
   const json = await runCli(["a2a", "send", server.url, "--assistant", "notes", "--json", "hi"]);
   assert.equal(JSON.parse(json.stdout).status.state, "completed");
@@ -46,10 +65,9 @@ test("a2a send fails with exit 1 on a failed task, a JSON-RPC error, a non-200 a
   const missing = await runCli(["a2a", "send", server.url, "--assistant", "nobody", "hi"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /HTTP 404: Assistant not found: nobody \(-32001\)/);
-  const closed = await freePort();
-  const down = await runCli(["a2a", "send", `http://127.0.0.1:${closed}`, "--assistant", "notes", "hi"]);
+  const down = await runCli(["a2a", "send", NOWHERE, "--assistant", "notes", "hi"]);
   assert.equal(down.code, 1);
-  assert.match(down.stderr, new RegExp(`cannot reach http://127\\.0\\.0\\.1:${closed}/a2a/notes \\(ECONNREFUSED\\)`));
+  assert.match(down.stderr, new RegExp(`cannot reach ${NOWHERE}/a2a/notes \\(ECONNREFUSED\\)`));
   const badData = await runCli(["a2a", "send", server.url, "--assistant", "notes", "--data", "[1]", "hi"]);
   assert.equal(badData.code, 2);
   assert.match(badData.stderr, /--data: must be a JSON object/);
@@ -61,8 +79,17 @@ test("a2a serve refuses a bad graph.json with exit 2, naming the key", async () 
     [{}, /graphs: /],
     [{ graphs: { notes: "./nowhere.ts:graph" } }, /graphs\.notes: cannot load .*nowhere\.ts/],
     [{ graphs: { notes: "no-export-part" } }, /graphs\.notes: must be FILE:EXPORT/],
-    [{ graphs: { notes: `${new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname}:nothing` } }, /graphs\.notes: .* has no export named nothing/],
-    [{ graphs: { notes: `${new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname}:graph` }, http: { disable_a2a: "yes" } }, /http\.disable_a2a: /],
+    [
+      { graphs: { notes: `${new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname}:nothing` } },
+      /graphs\.notes: .* has no export named nothing/,
+    ],
+    [
+      {
+        graphs: { notes: `${new URL("../../examples/agent-server/notes-agent.ts", import.meta.url).pathname}:graph` },
+        http: { disable_a2a: "yes" },
+      },
+      /http\.disable_a2a: /,
+    ],
   ];
   for (const [content, expected] of cases) {
     const config = join(dir, "graph.json");
@@ -71,7 +98,16 @@ test("a2a serve refuses a bad graph.json with exit 2, naming the key", async () 
     assert.equal(run.code, 2, `${JSON.stringify(content)}: ${run.stderr}`);
     assert.match(run.stderr, expected);
   }
-  const sidecarWithoutIds = await runCli(["a2a", "serve", "--config", GRAPHS, "--sidecar-url", "http://127.0.0.1:4318", "--data-dir", join(dir, "data")]);
+  const sidecarWithoutIds = await runCli([
+    "a2a",
+    "serve",
+    "--config",
+    GRAPHS,
+    "--sidecar-url",
+    "http://127.0.0.1:4318",
+    "--data-dir",
+    join(dir, "data"),
+  ]);
   assert.equal(sidecarWithoutIds.code, 2);
   assert.match(sidecarWithoutIds.stderr, /tenantId: --tenant-id .* is required with --sidecar-url/);
 });

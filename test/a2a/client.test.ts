@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { A2aClientError, A2aConversation } from "../../src/a2a/client.ts";
 import { graphInput, messageText, nodeOutputs } from "../../src/a2a/messages.ts";
-import { RpcError } from "../../src/a2a/rpc-error.ts";
+import type { RpcError } from "../../src/a2a/rpc-error.ts";
 import { attachThreadId, THREAD_ID_ATTRIBUTE } from "../../src/a2a/thread-id.ts";
 import { Message } from "../../src/protocol/a2a.ts";
 
@@ -30,7 +30,13 @@ async function standIn(answer: (body: any, n: number) => { status?: number; body
   return { url, bodies, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-const task = (n: number) => ({ kind: "task", id: `task-${n}`, contextId: "6c5d1a8e-0f0b-4c1e-9d5e-2a1b3c4d5e6f", status: { state: "completed", timestamp: "2026-11-23T00:00:00Z" }, artifacts: [] });
+const task = (n: number) => ({
+  kind: "task",
+  id: `task-${n}`,
+  contextId: "6c5d1a8e-0f0b-4c1e-9d5e-2a1b3c4d5e6f",
+  status: { state: "completed", timestamp: "2026-11-23T00:00:00Z" },
+  artifacts: [],
+});
 
 test("the first message has no contextId or taskId and a random thread id; later ones carry the last answer's ids and the contextId as thread id", async (t) => {
   const server = await standIn((body, n) => ({ body: { jsonrpc: "2.0", id: body.id, result: task(n) } }));
@@ -46,13 +52,18 @@ test("the first message has no contextId or taskId and a random thread id; later
   assert.match(first.params.message.messageId, UUID);
   assert.deepEqual([second.params.message.contextId, second.params.message.taskId], [task(1).contextId, "task-1"]);
   assert.equal(second.metadata.thread_id, task(1).contextId);
-  assert.deepEqual(second.params.message.parts, [{ kind: "text", text: "two" }, { kind: "data", data: { tone: "loud" } }]);
+  assert.deepEqual(second.params.message.parts, [
+    { kind: "text", text: "two" },
+    { kind: "data", data: { tone: "loud" } },
+  ]);
   assert.notEqual(first.params.message.messageId, second.params.message.messageId);
 });
 
 test("a JSON-RPC error or a non-200 answer is an A2aClientError carrying the error", async (t) => {
   const server = await standIn((body, n) =>
-    n === 1 ? { body: { jsonrpc: "2.0", id: body.id, error: { code: -32001, message: "Task not found" } } } : { status: 503, body: { detail: "busy" } },
+    n === 1
+      ? { body: { jsonrpc: "2.0", id: body.id, error: { code: -32001, message: "Task not found" } } }
+      : { status: 503, body: { detail: "busy" } },
   );
   t.after(() => server.close());
   const conversation = new A2aConversation({ baseUrl: server.url, assistantId: "notes" });
@@ -77,17 +88,44 @@ test("attachThreadId puts the body's metadata.thread_id on a span as platform.me
 
 test("graph input: text parts become one human (or assistant) entry, data parts merge in, a file part is -32005", () => {
   const message = (parts: unknown[], role = "user") => Message.parse({ role, messageId: "m", parts });
-  assert.deepEqual(graphInput(message([{ kind: "text", text: "a" }, { kind: "data", data: { tone: "loud" } }, { kind: "text", text: "b" }])), {
-    tone: "loud",
-    messages: [{ role: "human", content: "a\nb" }],
-  });
+  assert.deepEqual(
+    graphInput(
+      message([
+        { kind: "text", text: "a" },
+        { kind: "data", data: { tone: "loud" } },
+        { kind: "text", text: "b" },
+      ]),
+    ),
+    {
+      tone: "loud",
+      messages: [{ role: "human", content: "a\nb" }],
+    },
+  );
   assert.deepEqual(graphInput(message([{ kind: "text", text: "hi" }], "agent")).messages, [{ role: "assistant", content: "hi" }]);
-  assert.throws(() => graphInput(message([{ kind: "file", file: { uri: "x" } }])), (err: RpcError) => err.code === -32005);
-  assert.equal(messageText({ content: [{ type: "text", text: "a" }, { type: "image_url", image_url: "x" }, { type: "text", text: "b" }] }), "ab");
+  assert.throws(
+    () => graphInput(message([{ kind: "file", file: { uri: "x" } }])),
+    (err: RpcError) => err.code === -32005,
+  );
+  assert.equal(
+    messageText({
+      content: [
+        { type: "text", text: "a" },
+        { type: "image_url", image_url: "x" },
+        { type: "text", text: "b" },
+      ],
+    }),
+    "ab",
+  );
 });
 
 test("a stream chunk's node outputs: returned messages (a list or one), none for a node that returned nothing, and interrupts", () => {
   const ai = { role: "assistant", content: "hi" };
-  assert.deepEqual(nodeOutputs({ first: { messages: [ai, ai] }, second: { messages: ai }, quiet: {}, none: null }), { messages: [ai, ai, ai], interrupts: [] });
-  assert.deepEqual(nodeOutputs({ __interrupt__: [{ id: "x", value: { question: "ok?" } }] }), { messages: [], interrupts: [{ question: "ok?" }] });
+  assert.deepEqual(nodeOutputs({ first: { messages: [ai, ai] }, second: { messages: ai }, quiet: {}, none: null }), {
+    messages: [ai, ai, ai],
+    interrupts: [],
+  });
+  assert.deepEqual(nodeOutputs({ __interrupt__: [{ id: "x", value: { question: "ok?" } }] }), {
+    messages: [],
+    interrupts: [{ question: "ok?" }],
+  });
 });

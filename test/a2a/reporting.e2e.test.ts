@@ -10,7 +10,17 @@ import { A2aConversation } from "../../src/a2a/client.ts";
 import { assistantUuid } from "../../src/a2a/graph-config.ts";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import { ORG_ID, testLicense } from "../helpers/fixtures.ts";
-import { agentConfig, beaconConfig, startAgentProcess, startBeacon, startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
+import {
+  agentConfig,
+  beaconConfig,
+  getJson,
+  startAgentProcess,
+  startBeacon,
+  startService,
+  tempDir,
+  waitFor,
+  type ServiceProcess,
+} from "../helpers/processes.ts";
 
 // The agent server's reporting, end to end with real processes: runs counted per billing session go through the
 // egress sidecar to the beacon as trace transactions, request metrics are relayed the same way, and spans go to
@@ -21,7 +31,11 @@ const NOTES = assistantUuid("notes");
 const FAILING = assistantUuid("failing");
 
 function serveAgent(dataDir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  return startService(["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", dataDir, ...args], "agent server listening", env);
+  return startService(
+    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", dataDir, ...args],
+    "agent server listening",
+    env,
+  );
 }
 
 function sidecarArgs(sidecarUrl: string, tenantId: string): string[] {
@@ -53,15 +67,22 @@ function beaconSessions(beaconDataDir: string, tenantId: string): Record<string,
 
 /** Waits until the beacon's trace totals of the tenant are exactly `expected` (session -> runs). */
 function beaconTotals(beaconDataDir: string, tenantId: string, expected: Record<string, number>, what: string) {
-  return waitFor(async () => {
-    const sessions = beaconSessions(beaconDataDir, tenantId);
-    const traces = Object.fromEntries(Object.entries(sessions).map(([session, total]) => [session, total.traces]));
-    return JSON.stringify(traces, Object.keys(traces).sort()) === JSON.stringify(expected, Object.keys(expected).sort()) ? sessions : undefined;
-  }, 15_000, what);
+  return waitFor(
+    async () => {
+      const sessions = beaconSessions(beaconDataDir, tenantId);
+      const traces = Object.fromEntries(Object.entries(sessions).map(([session, total]) => [session, total.traces]));
+      return JSON.stringify(traces, Object.keys(traces).sort()) === JSON.stringify(expected, Object.keys(expected).sort())
+        ? sessions
+        : undefined;
+    },
+    15_000,
+    what,
+  );
 }
 
 type Attributes = { key: string; value: { stringValue?: string; intValue?: string | number; doubleValue?: number } }[];
-const attributeMap = (attributes: Attributes | undefined) => Object.fromEntries((attributes ?? []).map((a) => [a.key, a.value.stringValue ?? a.value.intValue ?? a.value.doubleValue]));
+const attributeMap = (attributes: Attributes | undefined) =>
+  Object.fromEntries((attributes ?? []).map((a) => [a.key, a.value.stringValue ?? a.value.intValue ?? a.value.doubleValue]));
 
 /** The metric data points the beacon stored from resources with service.name = agent-server, by metric name. */
 function agentServerMetrics(beaconDataDir: string): { resources: any[]; points: Map<string, any[]> } {
@@ -102,7 +123,9 @@ describe("agent server -> egress sidecar -> beacon", () => {
   before(async () => {
     beaconFixture = beaconConfig([license]);
     beacon = await startBeacon(beaconFixture);
-    sidecar = await startAgentProcess(agentConfig(beacon.url, { selfTelemetry: { enabled: false } }), { PLATFORM_LICENSE_KEY: license.key });
+    sidecar = await startAgentProcess(agentConfig(beacon.url, { selfTelemetry: { enabled: false } }), {
+      PLATFORM_LICENSE_KEY: license.key,
+    });
   });
   after(async () => {
     await sidecar?.stop();
@@ -120,23 +143,49 @@ describe("agent server -> egress sidecar -> beacon", () => {
       const failed = await new A2aConversation({ baseUrl: server.url, assistantId: "failing" }).send("go");
       assert.equal(failed.status.state, "failed");
 
-      const sessions = await beaconTotals(beaconFixture.dataDir, tenantId, { [NOTES]: 3, [FAILING]: 1 }, "3 notes runs and 1 failing run at the beacon");
+      const sessions = await beaconTotals(
+        beaconFixture.dataDir,
+        tenantId,
+        { [NOTES]: 3, [FAILING]: 1 },
+        "3 notes runs and 1 failing run at the beacon",
+      );
       assert.ok(sessions[NOTES]!.transactions >= 1);
 
-      const { resources, points } = await waitFor(async () => {
-        const found = agentServerMetrics(beaconFixture.dataDir);
-        return found.points.has("platform_http_requests_latency") && found.points.has("platform_http_requests_failed") ? found : undefined;
-      }, 15_000, "the agent server's metrics at the beacon");
+      const { resources, points } = await waitFor(
+        async () => {
+          const found = agentServerMetrics(beaconFixture.dataDir);
+          return found.points.has("platform_http_requests_latency") && found.points.has("platform_http_requests_failed")
+            ? found
+            : undefined;
+        },
+        15_000,
+        "the agent server's metrics at the beacon",
+      );
       // The endpoint is the route template, as the sidecar's privacy filter would make it anyway: no graph id leaves.
       assert.deepEqual(attributeMap(resources[0].resource.attributes), { "service.name": "agent-server" });
-      const latency = points.get("platform_http_requests_latency")!.map((p) => ({ attributes: attributeMap(p.attributes), value: p.asDouble }));
+      const latency = points
+        .get("platform_http_requests_latency")!
+        .map((p) => ({ attributes: attributeMap(p.attributes), value: p.asDouble }));
       assert.ok(
-        latency.some((p) => p.attributes.endpoint === "/a2a/{assistant_id}" && p.attributes.method === "message/send" && p.attributes.service_name === "agent-server"),
+        latency.some(
+          (p) =>
+            p.attributes.endpoint === "/a2a/{assistant_id}" &&
+            p.attributes.method === "message/send" &&
+            p.attributes.service_name === "agent-server",
+        ),
         JSON.stringify(latency),
       );
-      assert.ok(latency.every((p) => typeof p.value === "number" && p.value >= 0 && p.value < 60), JSON.stringify(latency));
-      const failures = points.get("platform_http_requests_failed")!.map((p) => ({ attributes: attributeMap(p.attributes), value: Number(p.asInt) }));
-      assert.ok(failures.some((p) => p.attributes.endpoint === "/a2a/{assistant_id}" && p.value === 1), JSON.stringify(failures));
+      assert.ok(
+        latency.every((p) => typeof p.value === "number" && p.value >= 0 && p.value < 60),
+        JSON.stringify(latency),
+      );
+      const failures = points
+        .get("platform_http_requests_failed")!
+        .map((p) => ({ attributes: attributeMap(p.attributes), value: Number(p.asInt) }));
+      assert.ok(
+        failures.some((p) => p.attributes.endpoint === "/a2a/{assistant_id}" && p.value === 1),
+        JSON.stringify(failures),
+      );
       assert.equal(await server.stop("SIGTERM"), 0);
     } finally {
       await server.stop("SIGKILL");
@@ -147,7 +196,8 @@ describe("agent server -> egress sidecar -> beacon", () => {
     const tenantId = randomUUID();
     const dataDir = tempDir("a2a-restart-");
     const send = async (server: ServiceProcess, n: number) => {
-      for (let i = 0; i < n; i++) assert.equal((await new A2aConversation({ baseUrl: server.url, assistantId: "notes" }).send(`run ${i}`)).status.state, "completed");
+      for (let i = 0; i < n; i++)
+        assert.equal((await new A2aConversation({ baseUrl: server.url, assistantId: "notes" }).send(`run ${i}`)).status.state, "completed");
     };
 
     const first = await serveAgent(dataDir, sidecarArgs(sidecar.url, tenantId));
@@ -163,9 +213,14 @@ describe("agent server -> egress sidecar -> beacon", () => {
     }
     const log = logLines(first.output());
     const stopping = log.findIndex((line) => line.msg === "agent server stopping");
-    const reported = (lines: typeof log) => lines.filter((line) => line.msg === "reported runs to the sidecar").reduce((sum, line) => sum + Number(line.runs), 0);
+    const reported = (lines: typeof log) =>
+      lines.filter((line) => line.msg === "reported runs to the sidecar").reduce((sum, line) => sum + Number(line.runs), 0);
     assert.ok(stopping > 0, first.output());
-    assert.deepEqual([reported(log.slice(0, stopping)), reported(log.slice(stopping))], [2, 1], "2 runs by the interval, the last one by the stop");
+    assert.deepEqual(
+      [reported(log.slice(0, stopping)), reported(log.slice(stopping))],
+      [2, 1],
+      "2 runs by the interval, the last one by the stop",
+    );
     await beaconTotals(beaconFixture.dataDir, tenantId, { [NOTES]: 3 }, "the open interval reported at stop");
 
     const second = await serveAgent(dataDir, sidecarArgs(sidecar.url, tenantId));
@@ -180,11 +235,24 @@ describe("agent server -> egress sidecar -> beacon", () => {
     }
     const tasks = new Database(join(dataDir, "tasks.db"), { readonly: true });
     try {
-      assert.deepEqual(tasks.prepare("SELECT count(*) AS n FROM run_counts").get(), { n: 0 }, "every counted run was reported and released");
+      assert.deepEqual(
+        tasks.prepare("SELECT count(*) AS n FROM run_counts").get(),
+        { n: 0 },
+        "every counted run was reported and released",
+      );
     } finally {
       tasks.close();
     }
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the sidecar's flush after the last stop
+    // The last stop reported its runs to the sidecar before the process exited: once the sidecar has sent everything
+    // on, the beacon holds all there will ever be.
+    await waitFor(
+      async () => {
+        const billing = (await getJson(`${sidecar.url}/v1/status`)).streams.billing;
+        return billing.pending + billing.sending === 0;
+      },
+      15_000,
+      "the sidecar's billing stream drained",
+    );
     assert.equal(beaconSessions(beaconFixture.dataDir, tenantId)[NOTES]!.traces, 5);
   });
 });
@@ -227,7 +295,13 @@ async function captureServer() {
 function spansOf(received: Captured[]) {
   return received.flatMap((request) =>
     (request.body.resourceSpans ?? []).flatMap((resource: any) =>
-      resource.scopeSpans.flatMap((scope: any) => scope.spans.map((span: any) => ({ name: span.name as string, traceId: span.traceId as string, attributes: attributeMap(span.attributes) }))),
+      resource.scopeSpans.flatMap((scope: any) =>
+        scope.spans.map((span: any) => ({
+          name: span.name as string,
+          traceId: span.traceId as string,
+          attributes: attributeMap(span.attributes),
+        })),
+      ),
     ),
   );
 }
@@ -241,7 +315,11 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
   let traced: Awaited<ReturnType<typeof serveAgent>> | undefined;
   let untraced: Awaited<ReturnType<typeof serveAgent>> | undefined;
   try {
-    traced = await serveAgent(tempDir("a2a-traced-"), ["--trace-export-interval", "500ms"], { PLATFORM_API_KEY: apiKey, PLATFORM_PROJECT: "proj", PLATFORM_ENDPOINT: on.url });
+    traced = await serveAgent(tempDir("a2a-traced-"), ["--trace-export-interval", "500ms"], {
+      PLATFORM_API_KEY: apiKey,
+      PLATFORM_PROJECT: "proj",
+      PLATFORM_ENDPOINT: on.url,
+    });
     untraced = await serveAgent(tempDir("a2a-untraced-"), [], { PLATFORM_PROJECT: "proj", PLATFORM_ENDPOINT: off.url });
     const clientThread = randomUUID();
     const conversation = new A2aConversation({ baseUrl: traced.url, assistantId: "notes", threadId: clientThread });
@@ -252,11 +330,15 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
     assert.equal((await new A2aConversation({ baseUrl: untraced.url, assistantId: "notes" }).send("not traced")).status.state, "completed");
 
     // Exported by the batch processor's schedule (--trace-export-interval), not only at stop.
-    const spans = await waitFor(async () => {
-      const all = spansOf(on.received);
-      const turns = new Set(all.map((span) => span.attributes["a2a.task_id"]));
-      return turns.has(firstTurn.id) && turns.has(secondTurn.id) ? all : undefined;
-    }, 12_000, "both turns' spans at the tracing endpoint");
+    const spans = await waitFor(
+      async () => {
+        const all = spansOf(on.received);
+        const turns = new Set(all.map((span) => span.attributes["a2a.task_id"]));
+        return turns.has(firstTurn.id) && turns.has(secondTurn.id) ? all : undefined;
+      },
+      12_000,
+      "both turns' spans at the tracing endpoint",
+    );
 
     for (const request of on.received) {
       assert.equal(request.path, "/otel/v1/traces");
@@ -273,13 +355,15 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
     assert.deepEqual(first.map((span) => span.name).sort(), ["a2a message/send", "graph notes"]);
     assert.deepEqual(second.map((span) => span.name).sort(), ["a2a message/send", "graph notes"]);
     for (const span of first) assert.equal(span.attributes["platform.metadata.thread_id"], clientThread, `${span.name} of the first turn`);
-    for (const span of second) assert.equal(span.attributes["platform.metadata.thread_id"], firstTurn.contextId, `${span.name} of the second turn`);
+    for (const span of second)
+      assert.equal(span.attributes["platform.metadata.thread_id"], firstTurn.contextId, `${span.name} of the second turn`);
 
     // Stopping flushes whatever a tracer holds: the untraced server still sends nothing.
     assert.equal(await traced.stop("SIGTERM"), 0);
     assert.equal(await untraced.stop("SIGTERM"), 0);
     assert.deepEqual(off.received, [], "no PLATFORM_API_KEY: nothing exported");
-    for (const output of [traced.output(), untraced.output()]) assert.ok(!output.includes(apiKey), "the API key never appears in the agent server's output");
+    for (const output of [traced.output(), untraced.output()])
+      assert.ok(!output.includes(apiKey), "the API key never appears in the agent server's output");
     assert.match(traced.output(), /"tracing":true/);
     assert.match(untraced.output(), /"tracing":false/);
   } finally {

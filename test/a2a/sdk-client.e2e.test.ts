@@ -18,7 +18,10 @@ let waiter: Client;
 let firstTurn: Task;
 
 before(async () => {
-  server = await startService(["a2a", "serve", "--config", CONFIG, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-sdk-")], "agent server listening");
+  server = await startService(
+    ["a2a", "serve", "--config", CONFIG, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-sdk-")],
+    "agent server listening",
+  );
   const factory = new ClientFactory();
   // The per-assistant card, as a full URL (an empty path: the SDK resolves its default relative path against the
   // base URL, which would drop the last segment of `/a2a/notes`).
@@ -84,12 +87,15 @@ test("sendMessageStream yields the submitted task, working updates, the artifact
   const events: Array<Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent> = [];
   for await (const event of notes.sendMessageStream({ message: userMessage("stream this") })) events.push(event);
 
-  const steps = events.map((event) => (event.kind === "status-update" ? `status-update:${event.status.state}${event.final ? ":final" : ""}` : event.kind));
+  const steps = events.map((event) =>
+    event.kind === "status-update" ? `status-update:${event.status.state}${event.final ? ":final" : ""}` : event.kind,
+  );
   assert.equal(steps[0], "task");
   assert.equal(steps[1], "status-update:working");
   assert.equal(steps.at(-2), "artifact-update");
   assert.equal(steps.at(-1), "status-update:completed:final");
-  for (const step of steps.slice(2, -2)) assert.equal(step, "status-update:working", `between the first working update and the artifact: ${steps.join(", ")}`);
+  for (const step of steps.slice(2, -2))
+    assert.equal(step, "status-update:working", `between the first working update and the artifact: ${steps.join(", ")}`);
 
   const submitted = events[0] as Task;
   assert.equal(submitted.status.state, "submitted");

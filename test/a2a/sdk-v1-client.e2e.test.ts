@@ -19,7 +19,10 @@ let notes: Client;
 let firstTurn: Task;
 
 before(async () => {
-  server = await startService(["a2a", "serve", "--config", CONFIG, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-sdk-v1-")], "agent server listening");
+  server = await startService(
+    ["a2a", "serve", "--config", CONFIG, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-sdk-v1-")],
+    "agent server listening",
+  );
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       cardResolver: new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }),
@@ -118,7 +121,11 @@ test("sendMessageStream yields the task, its updates and the artifact, ending wi
   );
   for (const payload of payloads.slice(1)) {
     assert.ok(payload?.$case === "statusUpdate" || payload?.$case === "artifactUpdate", `an update: ${payload?.$case}`);
-    assert.deepEqual([payload.value.taskId, payload.value.contextId], [submitted.id, submitted.contextId], "every event names the task and its context");
+    assert.deepEqual(
+      [payload.value.taskId, payload.value.contextId],
+      [submitted.id, submitted.contextId],
+      "every event names the task and its context",
+    );
   }
 
   // What the stream ended with is what the server keeps.

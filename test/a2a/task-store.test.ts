@@ -9,7 +9,12 @@ import { tempDir } from "../helpers/processes.ts";
 // one id until the sidecar has it, across reopening the file.
 
 const MINUTE = 60_000;
-const task = (id: string, state: Task["status"]["state"]): Task => ({ kind: "task", id, contextId: "c1", status: { state, timestamp: "2026-11-23T00:00:00.000Z" } });
+const task = (id: string, state: Task["status"]["state"]): Task => ({
+  kind: "task",
+  id,
+  contextId: "c1",
+  status: { state, timestamp: "2026-11-23T00:00:00.000Z" },
+});
 
 test("runs count per session and interval; a closed interval keeps its transaction id until reported", () => {
   const path = join(tempDir("tasks-"), "tasks.db");
@@ -35,7 +40,11 @@ test("runs count per session and interval; a closed interval keeps its transacti
   assert.deepEqual(again.map((c) => c.transactionId).sort(), closed.map((c) => c.transactionId).sort(), "a resend carries the same ids");
   store.reported(closed.map((c) => c.transactionId));
   const stopping = store.closedCounts(t0 + MINUTE + 10, true);
-  assert.deepEqual(stopping.map((c) => [c.sessionId, c.runs]), [["s1", 1]], "a stopping server closes the running interval");
+  assert.deepEqual(
+    stopping.map((c) => [c.sessionId, c.runs]),
+    [["s1", 1]],
+    "a stopping server closes the running interval",
+  );
   store.close();
 });
 
@@ -43,7 +52,10 @@ test("tasks left running by a stop end failed when the store is opened again", (
   const store = new TaskStore(join(tempDir("tasks-"), "tasks.db"), MINUTE);
   store.create("notes", task("a", "working"), 0);
   store.create("notes", { ...task("b", "completed"), contextId: "c2" }, 0);
-  assert.equal(store.failUnfinished((t) => ({ ...t, status: { ...t.status, state: "failed" } }), 1), 1);
+  assert.equal(
+    store.failUnfinished((t) => ({ ...t, status: { ...t.status, state: "failed" } }), 1),
+    1,
+  );
   assert.equal(store.get("a")!.task.status.state, "failed");
   assert.equal(store.get("b")!.task.status.state, "completed");
   assert.equal(store.contextGraph("c1"), "notes");

@@ -4,7 +4,18 @@ import { test } from "node:test";
 import { AuditListing } from "../../src/protocol/audit.ts";
 import { AgentStatus } from "../../src/protocol/local-api.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
-import { agentConfig, beaconConfig, freePort, getJson, postJson, runCli, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
+import { FaultProxy } from "../helpers/fault-proxy.ts";
+import {
+  agentConfig,
+  beaconConfig,
+  getJson,
+  NOWHERE,
+  postJson,
+  runCli,
+  startAgentProcess,
+  startBeacon,
+  waitFor,
+} from "../helpers/processes.ts";
 import { postOtlp, promValue, taggedRequest } from "../helpers/telemetry.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -21,11 +32,15 @@ test("every request to the beacon is in the audit log with its digest; kept bodi
 
   assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(30) })).status, 202);
   assert.equal((await postOtlp(agent.url, "metrics", taggedRequest("metrics", "audit-e2e"))).status, 200);
-  const listing = await waitFor(async () => {
-    const body = AuditListing.parse(await getJson(`${agent.url}/v1/audit`));
-    const streams = new Set(body.entries.filter((e) => e.status === 200).map((e) => e.stream));
-    return streams.has("license") && streams.has("billing") && streams.has("metrics") ? body : undefined;
-  }, 15_000, "license, billing and metrics sends audited");
+  const listing = await waitFor(
+    async () => {
+      const body = AuditListing.parse(await getJson(`${agent.url}/v1/audit`));
+      const streams = new Set(body.entries.filter((e) => e.status === 200).map((e) => e.stream));
+      return streams.has("license") && streams.has("billing") && streams.has("metrics") ? body : undefined;
+    },
+    15_000,
+    "license, billing and metrics sends audited",
+  );
 
   const billing = listing.entries.find((e) => e.stream === "billing")!;
   assert.equal(billing.destination, `${beacon.url}/v1/beacon/ingest-traces`);
@@ -58,7 +73,10 @@ test("every request to the beacon is in the audit log with its digest; kept bodi
   // The CLI reads the same, from the running sidecar and from the data dir.
   const cli = await runCli(["audit", "--url", agent.url, "--stream", "billing", "--json"]);
   assert.equal(cli.code, 0, cli.stderr);
-  const lines = cli.stdout.trim().split("\n").map((line) => JSON.parse(line) as { stream: string; sha256: string });
+  const lines = cli.stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { stream: string; sha256: string });
   assert.ok(lines.length >= 1 && lines.every((entry) => entry.stream === "billing"));
   assert.equal(lines[0]!.sha256, billing.sha256);
   const fromDisk = await runCli(["audit", "--data-dir", fixture.dataDir, "--since", "2000-01-01"]);
@@ -98,26 +116,32 @@ test("every request to the beacon is in the audit log with its digest; kept bodi
 });
 
 test("status and audit name the sidecar they cannot reach and exit 1", async () => {
-  const url = `http://127.0.0.1:${await freePort()}`;
   for (const command of ["status", "audit"]) {
-    const { code, stderr } = await runCli([command, "--url", url]);
+    const { code, stderr } = await runCli([command, "--url", NOWHERE]);
     assert.equal(code, 1);
-    assert.match(stderr, new RegExp(`cannot reach the sidecar at ${url} \\(ECONNREFUSED\\): is it running\\?`));
+    assert.match(stderr, new RegExp(`cannot reach the sidecar at ${NOWHERE} \\(ECONNREFUSED\\): is it running\\?`));
   }
 });
 
 test("status --follow shows a backlog draining and exits 0 once nothing is left", async (t) => {
   const license = testLicense();
-  const port = await freePort();
-  const fixture = agentConfig(`http://127.0.0.1:${port}`, { limits: { batchTransactions: 100 }, usageReporting: false, selfTelemetry: { enabled: false } });
+  const beaconAddress = await FaultProxy.refusing();
+  t.after(() => beaconAddress.close());
+  const fixture = agentConfig(beaconAddress.url, {
+    limits: { batchTransactions: 100 },
+    usageReporting: false,
+    selfTelemetry: { enabled: false },
+  });
   const agent = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
   t.after(() => agent.stop());
   assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(600) })).status, 202);
 
-  const following = runCli(["status", "--url", agent.url, "--follow", "--interval", "0.2"]);
-  await new Promise((resolve) => setTimeout(resolve, 700)); // a few lines while the beacon is away
-  const beacon = await startBeacon(beaconConfig([license], { listen: `127.0.0.1:${port}` }));
+  let shown = "";
+  const following = runCli(["status", "--url", agent.url, "--follow", "--interval", "0.2"], { onStdout: (stdout) => (shown = stdout) });
+  await waitFor(() => shown.split("\n").length > 3, 10_000, "a few lines while the beacon is away");
+  const beacon = await startBeacon(beaconConfig([license]));
   t.after(() => beacon.stop());
+  beaconAddress.forwardTo(beacon.url);
   const { code, stdout, stderr } = await following;
   assert.equal(code, 0, stderr);
   const lines = stdout.trim().split("\n");

@@ -1,14 +1,25 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AuditLog } from "../../src/agent/audit.ts";
-import type { SentRequest } from "../../src/agent/beacon-client.ts";
+import type { SentRequest } from "../../src/agent/egress/beacon-client.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 const DAY = 86_400_000;
 const KEY = 'lic-"quoted"-key-0001';
 
 function sent(overrides: Partial<SentRequest>): SentRequest {
-  return { stream: "billing", url: "https://ops:pw@beacon.test/v1/beacon/ingest-traces", path: "/v1/beacon/ingest-traces", records: 1, body: "{}", status: 200, error: null, startMs: Date.now(), durationMs: 3, ...overrides };
+  return {
+    stream: "billing",
+    url: "https://ops:pw@beacon.test/v1/beacon/ingest-traces",
+    path: "/v1/beacon/ingest-traces",
+    records: 1,
+    body: "{}",
+    status: 200,
+    error: null,
+    startMs: Date.now(),
+    durationMs: 3,
+    ...overrides,
+  };
 }
 
 test("the audit log keeps what it is told for the retention period, with secrets and credentials removed", () => {

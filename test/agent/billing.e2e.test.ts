@@ -3,15 +3,14 @@ import { after, before, describe, test } from "node:test";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { FaultProxy } from "../helpers/fault-proxy.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
+import { promValue } from "../helpers/telemetry.ts";
 import {
   agentConfig,
   beaconConfig,
-  freePort,
   getJson,
   postJson,
   startAgentProcess,
   startBeacon,
-  startService,
   waitFor,
   type ServiceProcess,
 } from "../helpers/processes.ts";
@@ -23,10 +22,14 @@ async function billingStatus(agent: ServiceProcess) {
 }
 
 function delivered(agent: ServiceProcess, n: number) {
-  return waitFor(async () => {
-    const s = await billingStatus(agent);
-    return s.completed === n && s.pending === 0 && s.sending === 0 ? s : undefined;
-  }, 20_000, `${n} delivered`);
+  return waitFor(
+    async () => {
+      const s = await billingStatus(agent);
+      return s.completed === n && s.pending === 0 && s.sending === 0 ? s : undefined;
+    },
+    20_000,
+    `${n} delivered`,
+  );
 }
 
 describe("sidecar billing delivery", () => {
@@ -40,7 +43,8 @@ describe("sidecar billing delivery", () => {
   });
   after(async () => {
     await beacon.stop();
-    for (const output of [...outputs, beacon.output()]) assert.ok(!output.includes(license.key), "the license key never appears in any log");
+    for (const output of [...outputs, beacon.output()])
+      assert.ok(!output.includes(license.key), "the license key never appears in any log");
   });
 
   test("happy path: accepted transactions reach the beacon once, with a verified license", async () => {
@@ -84,8 +88,8 @@ describe("sidecar billing delivery", () => {
   });
 
   test("beacon down at start, then up: everything is delivered, with the failed attempts counted, and the log says so twice", async () => {
-    const port = await freePort();
-    const agent = await startAgentProcess(agentConfig(`http://127.0.0.1:${port}`), { PLATFORM_LICENSE_KEY: license.key });
+    const beaconAddress = await FaultProxy.refusing();
+    const agent = await startAgentProcess(agentConfig(beaconAddress.url), { PLATFORM_LICENSE_KEY: license.key });
     const laterBeacon = beaconConfig([license]);
     let upBeacon: ServiceProcess | undefined;
     try {
@@ -97,9 +101,11 @@ describe("sidecar billing delivery", () => {
       });
       assert.equal(failing.license.state, "unverified");
       assert.match(failing.streams.billing.lastError.message, /unreachable/);
-      await new Promise((resolve) => setTimeout(resolve, 600)); // a few more failed rounds
+      const failedSends = () => promValue(agent.url, 'egress_beacon_requests_total{stream="billing",outcome="unreachable"}');
+      await waitFor(async () => (await failedSends()) >= 4, 15_000, "a few more failed rounds");
 
-      upBeacon = await startService(["beacon", "--config", laterBeacon.configPath, "--listen", `127.0.0.1:${port}`], "beacon listening");
+      upBeacon = await startBeacon(laterBeacon);
+      beaconAddress.forwardTo(upBeacon.url);
       await delivered(agent, 60);
       const stored = storedTransactions(laterBeacon.dataDir);
       assert.equal(stored.size, 60);
@@ -112,6 +118,7 @@ describe("sidecar billing delivery", () => {
       outputs.push(agent.output());
       await agent.stop();
       await upBeacon?.stop();
+      await beaconAddress.close();
     }
   });
 
@@ -125,8 +132,15 @@ describe("sidecar billing delivery", () => {
       await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
       await delivered(agent, 30);
       const ingests = proxy.requests("/v1/beacon/ingest-traces");
-      assert.deepEqual(ingests.map((r) => r.answered), [500, 503, 429, 200]);
-      assert.deepEqual(ingests.map((r) => r.body.trace_transactions[0].num_failed_send_attempts), [0, 1, 2, 3], "each failed send is counted in the next payload");
+      assert.deepEqual(
+        ingests.map((r) => r.answered),
+        [500, 503, 429, 200],
+      );
+      assert.deepEqual(
+        ingests.map((r) => r.body.trace_transactions[0].num_failed_send_attempts),
+        [0, 1, 2, 3],
+        "each failed send is counted in the next payload",
+      );
       assert.ok(ingests[3]!.at - ingests[2]!.at >= 950, `waited ${ingests[3]!.at - ingests[2]!.at} ms after Retry-After: 1`);
       const stored = storedTransactions(beaconFixture.dataDir);
       for (const t of batch) assert.equal(stored.get(t.id), 3);
@@ -140,7 +154,9 @@ describe("sidecar billing delivery", () => {
   test("401 on ingest: the sidecar verifies the license again, then delivers with the new token", async () => {
     const proxy = await FaultProxy.start(beacon.url);
     proxy.decide = (path, _body, index) =>
-      path === "/v1/beacon/ingest-traces" && index === 0 ? { status: 401, body: { detail: "token expired", code: "BEACON_ERR_TOKEN_INVALID" } } : { pass: true };
+      path === "/v1/beacon/ingest-traces" && index === 0
+        ? { status: 401, body: { detail: "token expired", code: "EGRESS_ERR_TOKEN_INVALID" } }
+        : { pass: true };
     const agent = await startAgentProcess(agentConfig(proxy.url), { PLATFORM_LICENSE_KEY: license.key });
     try {
       await waitFor(async () => (await getJson(`${agent.url}/v1/status`)).license.state === "valid", 10_000, "license valid");
@@ -148,7 +164,10 @@ describe("sidecar billing delivery", () => {
       await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
       await delivered(agent, 10);
       const ingests = proxy.requests("/v1/beacon/ingest-traces");
-      assert.deepEqual(ingests.map((r) => r.answered), [401, 200]);
+      assert.deepEqual(
+        ingests.map((r) => r.answered),
+        [401, 200],
+      );
       const verifies = proxy.requests("/v1/beacon/verify");
       assert.equal(verifies.length, 2, "one verification at start, one after the 401");
       assert.ok(verifies[1]!.at >= ingests[0]!.at);
@@ -166,7 +185,10 @@ describe("sidecar billing delivery", () => {
     const poisoned = batch[17]!.id;
     proxy.decide = (path, body) =>
       path === "/v1/beacon/ingest-traces" && body.trace_transactions.some((t: { id: string }) => t.id === poisoned)
-        ? { status: 422, body: { detail: [{ loc: ["body", "trace_transactions", 0, "tenant_id"], msg: "tenant unknown", type: "custom" }] } }
+        ? {
+            status: 422,
+            body: { detail: [{ loc: ["body", "trace_transactions", 0, "tenant_id"], msg: "tenant unknown", type: "custom" }] },
+          }
         : { pass: true };
     const agent = await startAgentProcess(agentConfig(proxy.url), { PLATFORM_LICENSE_KEY: license.key });
     try {
@@ -196,7 +218,7 @@ describe("sidecar billing delivery", () => {
         const s = await getJson(`${agent.url}/v1/status`);
         return s.license.state === "invalid" && s.streams.billing.lastError ? s : undefined;
       });
-      assert.match(status.license.lastError, /BEACON_ERR_LICENSE_UNKNOWN/);
+      assert.match(status.license.lastError, /EGRESS_ERR_LICENSE_UNKNOWN/);
       assert.match(status.streams.billing.lastError.message, /403/);
       assert.equal(status.streams.billing.pending + status.streams.billing.sending, 5);
       assert.equal((await fetch(`${agent.url}/readyz`)).status, 200, "license state does not take the sidecar down");
@@ -212,7 +234,9 @@ test("the license is verified again every intervals.licenseVerify", async () => 
   const license = testLicense();
   const beacon = await startBeacon(beaconConfig([license]));
   const proxy = await FaultProxy.start(beacon.url);
-  const agent = await startAgentProcess(agentConfig(proxy.url, { intervals: { licenseVerify: "300ms", flush: "50ms" } }), { PLATFORM_LICENSE_KEY: license.key });
+  const agent = await startAgentProcess(agentConfig(proxy.url, { intervals: { licenseVerify: "300ms", flush: "50ms" } }), {
+    PLATFORM_LICENSE_KEY: license.key,
+  });
   try {
     await waitFor(async () => proxy.requests("/v1/beacon/verify").length >= 4, 10_000, "four verifications");
     const times = proxy.requests("/v1/beacon/verify").map((r) => r.at);
@@ -244,7 +268,11 @@ test("SIGTERM during a hanging send: exit 0 within 10 s, and the batch is delive
     proxy.decide = () => ({ pass: true });
     const again = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
     try {
-      await waitFor(async () => (await getJson(`${again.url}/v1/status`)).streams.billing.completed === 25, 15_000, "delivered after restart");
+      await waitFor(
+        async () => (await getJson(`${again.url}/v1/status`)).streams.billing.completed === 25,
+        15_000,
+        "delivered after restart",
+      );
     } finally {
       await again.stop();
     }

@@ -15,7 +15,10 @@ test("start refuses a config without a license, naming the key and where to set 
 test("every bad key and env value is reported at once, each on its own line", async () => {
   const dir = tempDir();
   const path = join(dir, "egress.yaml");
-  writeFileSync(path, "beaconUrl: ftp://beacon\ninstanceVersion: 0.8.2\nlimits:\n  batchTransactions: 0\nintervals:\n  flush: often\ntypo: 1\n");
+  writeFileSync(
+    path,
+    "beaconUrl: ftp://beacon\ninstanceVersion: 0.8.2\nlimits:\n  batchTransactions: 0\nintervals:\n  flush: often\ntypo: 1\n",
+  );
   const { code, stderr } = await runCli(["start", "--config", path], {
     env: { PLATFORM_LICENSE_KEY: "k", PHONE_HOME_USAGE_REPORTING_ENABLED: "maybe", EGRESS_CONFIG: "" },
   });
@@ -42,7 +45,7 @@ test("the license key may come from licenseKeyFile (a mounted Secret), and EGRES
   const keyFile = join(fixture.dir, "license-key");
   writeFileSync(keyFile, `${license.key}\n`);
   const { readFileSync } = await import("node:fs");
-  writeFileSync(fixture.configPath, readFileSync(fixture.configPath, "utf8") + `licenseKeyFile: ${keyFile}\n`);
+  writeFileSync(fixture.configPath, `${readFileSync(fixture.configPath, "utf8")}licenseKeyFile: ${keyFile}\n`);
   const { startService } = await import("../helpers/processes.ts");
   const agent = await startService(["start"], "sidecar listening", { EGRESS_CONFIG: fixture.configPath, PLATFORM_LICENSE_KEY: "" });
   try {

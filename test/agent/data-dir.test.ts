@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import pino from "pino";
-import { MARKER_FILE, openOutbox } from "../../src/agent/data-dir.ts";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { MARKER_FILE, openOutbox } from "../../src/agent/storage/data-dir.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { DataDirError } from "../../src/errors.ts";
 import { tempDir } from "../helpers/processes.ts";
 
@@ -57,7 +57,10 @@ test("an outbox.db swapped in from another data dir is refused; --new-outbox mov
   other.enqueue("billing", [{ recordId: "theirs", body: "{}" }]);
   other.close();
   copyFileSync(join(b, "outbox.db"), join(a, "outbox.db"));
-  assert.throws(() => openOutbox(a, { logger }), (err: unknown) => refusal("EGRESS_ERR_OUTBOX_FOREIGN")(err) && /is not the outbox this data dir held/.test((err as Error).message));
+  assert.throws(
+    () => openOutbox(a, { logger }),
+    (err: unknown) => refusal("EGRESS_ERR_OUTBOX_FOREIGN")(err) && /is not the outbox this data dir held/.test((err as Error).message),
+  );
 
   const fresh = openOutbox(a, { logger, newOutbox: true });
   assert.equal(fresh.counts("billing").pending, 0, "a new, empty outbox");
@@ -78,10 +81,16 @@ test("an unreadable marker is refused rather than trusted or ignored", () => {
 test("a file past the full-check size still gets the O(1) truncation check", () => {
   const dir = tempDir();
   const outbox = openOutbox(dir, { logger });
-  outbox.enqueue("billing", Array.from({ length: 200 }, (_, i) => ({ recordId: `r${i}`, body: "x".repeat(500) })));
+  outbox.enqueue(
+    "billing",
+    Array.from({ length: 200 }, (_, i) => ({ recordId: `r${i}`, body: "x".repeat(500) })),
+  );
   outbox.close();
   const db = join(dir, "outbox.db");
   truncateSync(db, statSync(db).size - 4096);
-  assert.throws(() => openOutbox(dir, { logger, fullCheckMaxBytes: 0 }), (err: unknown) => refusal("EGRESS_ERR_OUTBOX_CORRUPT")(err) && /truncated/.test((err as Error).message));
+  assert.throws(
+    () => openOutbox(dir, { logger, fullCheckMaxBytes: 0 }),
+    (err: unknown) => refusal("EGRESS_ERR_OUTBOX_CORRUPT")(err) && /truncated/.test((err as Error).message),
+  );
   assert.ok(existsSync(db));
 });

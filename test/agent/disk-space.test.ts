@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pino from "pino";
-import { DataDirSpace } from "../../src/agent/disk-space.ts";
-import type { Outbox } from "../../src/agent/outbox.ts";
+import { DataDirSpace } from "../../src/agent/storage/disk-space.ts";
+import type { Outbox } from "../../src/agent/storage/outbox.ts";
 import { registerTransactionsSource } from "../../src/agent/sources/transactions.ts";
 import { HttpError } from "../../src/errors.ts";
 import { HttpServer } from "../../src/http/server.ts";
@@ -32,16 +32,23 @@ test("free space: billing refused (507, saying what to do) below the reserve, te
   for (let i = 0; i < 3; i++) {
     assert.throws(
       () => space.assertRoomForBilling(),
-      (err: unknown) => err instanceof HttpError && err.statusCode === 507 && err.code === "EGRESS_ERR_DISK_FULL" && /free space on that volume/.test(err.message),
+      (err: unknown) =>
+        err instanceof HttpError &&
+        err.statusCode === 507 &&
+        err.code === "EGRESS_ERR_DISK_FULL" &&
+        /free space on that volume/.test(err.message),
     );
   }
   volume.free = 100 * MiB;
   space.assertRoomForBilling();
-  assert.deepEqual(lines.map((l) => l.msg), [
-    "data dir nearly full: operational telemetry dropped, billing still taken",
-    "data dir full: billing intake refused with 507, operational telemetry dropped",
-    "data dir has room again: intake resumed",
-  ]);
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    [
+      "data dir nearly full: operational telemetry dropped, billing still taken",
+      "data dir full: billing intake refused with 507, operational telemetry dropped",
+      "data dir has room again: intake resumed",
+    ],
+  );
 });
 
 test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk filled past the reserve) is a 507, not a 500", async () => {

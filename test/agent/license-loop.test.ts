@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, test } from "node:test";
 import pino from "pino";
-import { BeaconUnreachableError, type BeaconClient, type BeaconResponse } from "../../src/agent/beacon-client.ts";
-import { OnlineLicense } from "../../src/agent/license.ts";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { BeaconUnreachableError, type BeaconResponse, type BeaconTransport } from "../../src/agent/egress/beacon-client.ts";
+import { OnlineLicense } from "../../src/agent/license/online-license.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { ORG_ID } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 import { HOUR, MINUTE, SimulatedTime } from "../helpers/simulated-time.ts";
@@ -24,7 +24,12 @@ afterEach(() => time.stop());
 /** An OnlineLicense with the shipped defaults (1 h interval, 1 s..5 min backoff) against a client answering `answer` at once. */
 async function license(answer: (nowMs: number) => BeaconResponse | Promise<BeaconResponse>) {
   const requests: number[] = [];
-  const client = { post: async () => (requests.push(time.now()), answer(time.now())) } as unknown as BeaconClient;
+  const client: BeaconTransport = {
+    post: async () => {
+      requests.push(time.now());
+      return answer(time.now());
+    },
+  };
   const outbox = new Outbox(tempDir(), { now: time.now });
   const online = new OnlineLicense({
     client,
@@ -53,7 +58,7 @@ async function license(answer: (nowMs: number) => BeaconResponse | Promise<Beaco
 }
 
 test("a refused license (403) is checked again once per intervals.licenseVerify, not in a loop; the state reads invalid", async () => {
-  const l = await license(() => ({ status: 403, body: { code: "BEACON_ERR_LICENSE_UNKNOWN" } }));
+  const l = await license(() => ({ status: 403, body: { code: "EGRESS_ERR_LICENSE_UNKNOWN" } }));
   await time.advance(3 * HOUR + MINUTE);
   assert.equal(l.online.status().state, "invalid");
   assert.deepEqual(l.times().map(Math.round), [0, 60, 120, 180]);
@@ -62,7 +67,9 @@ test("a refused license (403) is checked again once per intervals.licenseVerify,
 
 test("a license refused after it had verified (revoked) is checked hourly from the refusal, not from the last success", async () => {
   let revoked = false;
-  const l = await license((now) => (revoked ? { status: 403, body: { code: "BEACON_ERR_LICENSE_UNKNOWN" } } : { status: 200, body: { token: token(now) } }));
+  const l = await license((now) =>
+    revoked ? { status: 403, body: { code: "EGRESS_ERR_LICENSE_UNKNOWN" } } : { status: 200, body: { token: token(now) } },
+  );
   await time.advance(90 * MINUTE);
   revoked = true;
   l.online.verifySoon(); // a 401 from a shipper: the token is no longer accepted
@@ -76,7 +83,9 @@ test("a license refused after it had verified (revoked) is checked hourly from t
 test("the last minutes before the license itself expires: one renewal, one check at expiry, then hourly checks", async () => {
   const licenseExpires = time.now() + 2 * HOUR;
   const l = await license((now) =>
-    now >= licenseExpires ? { status: 403, body: { code: "BEACON_ERR_LICENSE_EXPIRED" } } : { status: 200, body: { token: token(now, licenseExpires) } },
+    now >= licenseExpires
+      ? { status: 403, body: { code: "EGRESS_ERR_LICENSE_EXPIRED" } }
+      : { status: 200, body: { token: token(now, licenseExpires) } },
   );
   await time.advance(4 * HOUR);
   // Renewals 5 min before each token's expiry: 0:00 (token to 1:00), 0:55 (to 1:55), 1:50 (to 2:00, the license's

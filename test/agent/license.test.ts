@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import pino from "pino";
-import { BeaconUnreachableError, type BeaconClient, type BeaconResponse } from "../../src/agent/beacon-client.ts";
-import { OnlineLicense } from "../../src/agent/license.ts";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { BeaconUnreachableError, type BeaconResponse, type BeaconTransport } from "../../src/agent/egress/beacon-client.ts";
+import { OnlineLicense } from "../../src/agent/license/online-license.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { TokenIssuer } from "../../src/beacon/token-issuer.ts";
 import { ORG_ID } from "../helpers/fixtures.ts";
-import { tempDir } from "../helpers/processes.ts";
+import { tempDir, waitFor } from "../helpers/processes.ts";
 
 const HOUR = 3_600_000;
 
@@ -18,7 +18,12 @@ test("license states move valid -> grace -> unverified as the beacon stays away,
   // Unit test: a stand-in client whose answer the test sets.
   let answer: () => Promise<BeaconResponse> = async () => ({ status: 200, body: { token: await issuer.issue(license) } });
   let calls = 0;
-  const client = { post: async () => (calls++, answer()) } as unknown as BeaconClient;
+  const client: BeaconTransport = {
+    post: async () => {
+      calls++;
+      return answer();
+    },
+  };
   const outbox = new Outbox(tempDir(), { now: clock });
   const online = new OnlineLicense({
     client,
@@ -32,12 +37,10 @@ test("license states move valid -> grace -> unverified as the beacon stays away,
     now: clock,
   });
   await online.start();
-  /** Waits (1 s at most) until the license reaches `state` after at least `n` more calls to the beacon. */
+  /** Waits until the license reaches `state` after at least `n` more calls to the beacon. */
   const reach = async (state: string, n: number) => {
     const target = calls + n;
-    const deadline = Date.now() + 1000;
-    while ((calls < target || online.status().state !== state) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
-    assert.equal(online.status().state, state);
+    await waitFor(() => calls >= target && online.status().state === state, 5_000, `license ${state} after ${n} more calls`);
   };
   await reach("valid", 1);
   assert.ok(online.token());
@@ -54,9 +57,9 @@ test("license states move valid -> grace -> unverified as the beacon stays away,
   now += 71 * HOUR; // 73 h since the last good check
   assert.equal(online.status().state, "unverified");
 
-  answer = async () => ({ status: 403, body: { code: "BEACON_ERR_LICENSE_EXPIRED" } });
+  answer = async () => ({ status: 403, body: { code: "EGRESS_ERR_LICENSE_EXPIRED" } });
   await reach("invalid", 1);
-  assert.match(online.status().lastError!, /BEACON_ERR_LICENSE_EXPIRED/);
+  assert.match(online.status().lastError!, /EGRESS_ERR_LICENSE_EXPIRED/);
   await online.stop();
   outbox.close();
 });

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
 import { test } from "node:test";
 import { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
-import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
+import { traceTransactions } from "../helpers/fixtures.ts";
 import { postOtlp, promValue, taggedRequest } from "../helpers/telemetry.ts";
 import { offlineLicenseFiles } from "../helpers/offline-license.ts";
-import { agentConfig, getJson, postJson, runCli, startAgentProcess } from "../helpers/processes.ts";
+import { agentConfig, getJson, postJson, runCli, startAgentProcess, tempDir } from "../helpers/processes.ts";
 
 test("offline mode under load: no connection of any kind leaves, the license verifies locally, records export", async () => {
   // Every egress destination the config names is a listening server that counts connections.
@@ -23,13 +22,16 @@ test("offline mode under load: no connection of any kind leaves, the license ver
   const files = await offlineLicenseFiles(fixture.dir);
   writeFileSync(
     fixture.configPath,
-    readFileSync(fixture.configPath, "utf8") + `offline:\n  enabled: true\n  licenseFile: ${files.licenseFile}\n  publicKeyFile: ${files.publicKeyFile}\n`,
+    readFileSync(fixture.configPath, "utf8") +
+      `offline:\n  enabled: true\n  licenseFile: ${files.licenseFile}\n  publicKeyFile: ${files.publicKeyFile}\n`,
   );
   const agent = await startAgentProcess(fixture, { HTTPS_PROXY: trapUrl, HTTP_PROXY: trapUrl, PLATFORM_LICENSE_KEY: files.license.key });
   try {
     const batches = Array.from({ length: 20 }, () => traceTransactions(100));
     await Promise.all(
-      batches.map(async (batch) => assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202)),
+      batches.map(async (batch) =>
+        assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202),
+      ),
     );
     // A UUID is one id in any letter case: the same records re-sent in upper case are duplicates, exported once.
     const shouted = batches[0]!.slice(0, 5).map((t) => ({ ...t, id: t.id.toUpperCase() }));
@@ -40,7 +42,8 @@ test("offline mode under load: no connection of any kind leaves, the license ver
       const response = await postOtlp(agent.url, signal, taggedRequest(signal, "offline"));
       assert.deepEqual([response.status, response.body], [200, {}]);
     }
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // thirty flush intervals
+    // No event to await: what is tested is that nothing is queued or sent over thirty flush intervals (50 ms).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     const status = await getJson(`${agent.url}/v1/status`);
     for (const signal of ["metrics", "traces", "logs"]) {
       assert.deepEqual([status.streams[signal].enabled, status.streams[signal].pending], [false, 0], `${signal} off offline`);
@@ -49,13 +52,21 @@ test("offline mode under load: no connection of any kind leaves, the license ver
     assert.equal(status.license.mode, "offline");
     assert.equal(status.license.state, "valid");
     assert.equal(status.license.licenseId, files.license.id);
-    assert.deepEqual([status.streams.billing.keptForExport, status.streams.billing.pending, status.streams.billing.oldestPendingAgeSeconds], [2000, 0, null], "kept for export, not a queue");
+    assert.deepEqual(
+      [status.streams.billing.keptForExport, status.streams.billing.pending, status.streams.billing.oldestPendingAgeSeconds],
+      [2000, 0, null],
+      "kept for export, not a queue",
+    );
     assert.equal(await promValue(agent.url, 'egress_outbox_oldest_pending_age_seconds{stream="billing"}'), 0, "no alert on a stuck queue");
     assert.equal(await promValue(agent.url, 'egress_outbox_records{stream="billing",state="kept_for_export"}'), 2000);
     const shown = await runCli(["status", "--url", agent.url]);
     assert.match(shown.stdout, /billing: 2000 records kept for export/);
     const follow = await runCli(["status", "--follow", "--url", agent.url]);
-    assert.deepEqual([follow.code, follow.stdout.trim()], [0, "drained: nothing left to deliver"], "--follow does not wait forever on records offline mode never sends");
+    assert.deepEqual(
+      [follow.code, follow.stdout.trim()],
+      [0, "drained: nothing left to deliver"],
+      "--follow does not wait forever on records offline mode never sends",
+    );
     assert.equal(connections, 0, "zero outbound connections in offline mode");
     assert.match(agent.output(), /"offline mode: no egress of any kind"/);
 
@@ -78,12 +89,11 @@ test("offline mode under load: no connection of any kind leaves, the license ver
 test("offline mode with a license signed by another key is invalid, and input is still kept", async () => {
   const fixture = agentConfig("http://127.0.0.1:9");
   const ours = await offlineLicenseFiles(fixture.dir);
-  const { mkdtempSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  const stranger = await offlineLicenseFiles(mkdtempSync(join(tmpdir(), "other-vendor-")));
+  const stranger = await offlineLicenseFiles(tempDir("other-vendor-"));
   writeFileSync(
     fixture.configPath,
-    readFileSync(fixture.configPath, "utf8") + `offline:\n  enabled: true\n  licenseFile: ${stranger.licenseFile}\n  publicKeyFile: ${ours.publicKeyFile}\n`,
+    readFileSync(fixture.configPath, "utf8") +
+      `offline:\n  enabled: true\n  licenseFile: ${stranger.licenseFile}\n  publicKeyFile: ${ours.publicKeyFile}\n`,
   );
   const agent = await startAgentProcess(fixture);
   try {

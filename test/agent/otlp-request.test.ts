@@ -17,7 +17,10 @@ test("parseExport: one bad span is rejected alone, with its path and rule, never
 test("parseExport: histograms are rejected by data point count; a bad resource rejects what it holds; empty requests are fine", () => {
   const request = metricsRequest() as any;
   request.resourceMetrics[0].scopeMetrics[0].metrics.push({ name: "h", histogram: { dataPoints: [{}, {}, {}] } });
-  request.resourceMetrics.push({ resource: { attributes: "nope" }, scopeMetrics: [{ metrics: [request.resourceMetrics[0].scopeMetrics[0].metrics[0]] }] });
+  request.resourceMetrics.push({
+    resource: { attributes: "nope" },
+    scopeMetrics: [{ metrics: [request.resourceMetrics[0].scopeMetrics[0].metrics[0]] }],
+  });
   const parsed = parseExport("metrics", request);
   assert.deepEqual([parsed.accepted, parsed.rejected], [2, 4]);
   assert.equal(parsed.request.resourceMetrics.length, 1);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-letters, and prunes only old completed rows", () => {
@@ -14,12 +14,23 @@ test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-
   assert.equal(outbox.enqueue("billing", records.slice(0, 2)), 0, "ids already held are skipped");
 
   const first = outbox.claim("billing", 3);
-  assert.deepEqual(first.map((r) => r.recordId), ["id-0", "id-1", "id-2"]);
-  outbox.fail([first[0]!.seq], "503");
+  assert.deepEqual(
+    first.map((r) => r.recordId),
+    ["id-0", "id-1", "id-2"],
+  );
+  outbox.fail([first[0]!], "503");
+  assert.equal(first[0]!.attempts, 1, "the record held for a retry carries the stored count, which its next send reports");
   outbox.deadLetter([first[1]!.seq], "422 bad tenant");
   outbox.ack("billing", [first[2]!.seq]);
   const again = outbox.claim("billing", 10);
-  assert.deepEqual(again.map((r) => [r.recordId, r.attempts]), [["id-0", 1], ["id-3", 0], ["id-4", 0]]);
+  assert.deepEqual(
+    again.map((r) => [r.recordId, r.attempts]),
+    [
+      ["id-0", 1],
+      ["id-3", 0],
+      ["id-4", 0],
+    ],
+  );
   assert.deepEqual(outbox.deadLetters("billing"), [{ recordId: "id-1", error: "422 bad tenant", attempts: 0 }]);
   outbox.close();
 
@@ -59,11 +70,17 @@ test("outbox: telemetry under a shared byte cap drops the oldest undelivered rec
 
 test("outbox: claims stop at about maxBytes but always take one record; remove and discard delete", () => {
   const outbox = new Outbox(tempDir());
-  outbox.enqueue("logs", ["a", "b", "c", "d"].map((tag) => ({ body: JSON.stringify({ tag, pad: "x".repeat(90) }) })));
+  outbox.enqueue(
+    "logs",
+    ["a", "b", "c", "d"].map((tag) => ({ body: JSON.stringify({ tag, pad: "x".repeat(90) }) })),
+  );
   const first = outbox.claim("logs", 100, 250);
   assert.equal(first.length, 2, "two ~100-byte records fit in 250 bytes");
   assert.equal(outbox.claim("logs", 100, 10).length, 1, "a record larger than maxBytes still goes, alone");
-  outbox.remove("logs", first.map((r) => r.seq));
+  outbox.remove(
+    "logs",
+    first.map((r) => r.seq),
+  );
   assert.deepEqual([outbox.counts("logs").completed, outbox.counts("logs").delivered, outbox.pendingHead("logs", 10).count], [0, 2, 1]);
   assert.equal(outbox.discard("logs"), 2, "the pending and the sending one");
   assert.deepEqual(outbox.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 2 });
@@ -87,7 +104,10 @@ test("outbox: a version-1 file (before byte sizes) is upgraded in place and keep
     `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
       state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, enqueued_at INTEGER NOT NULL,
       updated_at INTEGER NOT NULL, last_error TEXT)`,
-    (db) => db.prepare("INSERT INTO outbox (stream, record_id, body, enqueued_at, updated_at) VALUES ('billing', 'b-1', ?, 1, 1)").run("é".repeat(10)),
+    (db) =>
+      db
+        .prepare("INSERT INTO outbox (stream, record_id, body, enqueued_at, updated_at) VALUES ('billing', 'b-1', ?, 1, 1)")
+        .run("é".repeat(10)),
   );
   const outbox = new Outbox(dir);
   assert.deepEqual(outbox.pendingHead("billing", 10), { count: 1, bytes: 20, oldestAt: 1 }, "size backfilled in bytes, not characters");
@@ -102,13 +122,18 @@ test("outbox: a version-2 file (narrower send-path index) is upgraded in place a
       enqueued_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_error TEXT);
      CREATE INDEX outbox_by_state ON outbox (stream, state, seq)`,
     (db) => {
-      const insert = db.prepare("INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, ?, 3, ?, ?)");
+      const insert = db.prepare(
+        "INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, ?, 3, ?, ?)",
+      );
       for (const n of [1, 2, 3]) insert.run(`b-${n}`, `"${n}"`, n, n);
     },
   );
   const outbox = new Outbox(dir);
   assert.deepEqual(outbox.pendingHead("billing", 10), { count: 3, bytes: 9, oldestAt: 1 });
-  assert.deepEqual(outbox.claim("billing", 2).map((r) => r.recordId), ["b-1", "b-2"]);
+  assert.deepEqual(
+    outbox.claim("billing", 2).map((r) => r.recordId),
+    ["b-1", "b-2"],
+  );
   outbox.close();
   const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
   assert.equal(reopened.pragma("user_version", { simple: true }), 3);

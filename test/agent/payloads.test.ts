@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { OutboxRecord } from "../../src/agent/outbox.ts";
+import type { OutboxRecord } from "../../src/agent/storage/outbox.ts";
 import { billingPolicy } from "../../src/agent/shippers/billing.ts";
 import { telemetryPolicy } from "../../src/agent/shippers/telemetry.ts";
 import { IngestTracesRequest } from "../../src/protocol/trace-transaction.ts";
@@ -33,12 +33,19 @@ test("telemetry payload: the records' resource lists side by side, as if parsed 
   const request = (name: string): MetricsRequest =>
     MetricsRequest.parse({
       resourceMetrics: [
-        { resource: { attributes: [{ key: "service.name", value: { stringValue: name } }] }, scopeMetrics: [{ metrics: [{ name: "m", gauge: { dataPoints: [{ timeUnixNano: "1", asInt: "2" }] } }] }] },
+        {
+          resource: { attributes: [{ key: "service.name", value: { stringValue: name } }] },
+          scopeMetrics: [{ metrics: [{ name: "m", gauge: { dataPoints: [{ timeUnixNano: "1", asInt: "2" }] } }] }],
+        },
       ],
     });
   const a = request("a");
   const b = request("b");
-  const records = [record(JSON.stringify(a), 0, 1), record(JSON.stringify({ resourceMetrics: [] }), 0, 2), record(JSON.stringify(b, null, 1), 0, 3)];
+  const records = [
+    record(JSON.stringify(a), 0, 1),
+    record(JSON.stringify({ resourceMetrics: [] }), 0, 2),
+    record(JSON.stringify(b, null, 1), 0, 3),
+  ];
   const body = telemetryPolicy("metrics", 1_000_000).buildPayload(records);
   assert.deepEqual(JSON.parse(body), { resourceMetrics: [...a.resourceMetrics, ...b.resourceMetrics] });
 });

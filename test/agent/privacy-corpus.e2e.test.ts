@@ -17,7 +17,9 @@ test("end to end: private values in every text field of metrics, spans and logs 
   const beaconFixture = beaconConfig([license]);
   const beacon = await startBeacon(beaconFixture);
   t.after(() => beacon.stop());
-  const agent = await startAgentProcess(agentConfig(beacon.url, { selfTelemetry: { enabled: false }, intervals: { flush: "200ms" } }), { PLATFORM_LICENSE_KEY: license.key });
+  const agent = await startAgentProcess(agentConfig(beacon.url, { selfTelemetry: { enabled: false }, intervals: { flush: "200ms" } }), {
+    PLATFORM_LICENSE_KEY: license.key,
+  });
   t.after(() => agent.stop());
 
   const values = Object.values(CORPUS);
@@ -27,7 +29,16 @@ test("end to end: private values in every text field of metrics, spans and logs 
       scopeMetrics: [
         {
           scope: { name: value, version: value },
-          metrics: [{ name: value, unit: value, description: value, gauge: { dataPoints: [{ asDouble: 1, timeUnixNano: T0.toString(), attributes: [str("endpoint", value), str("method", value)] }] } }],
+          metrics: [
+            {
+              name: value,
+              unit: value,
+              description: value,
+              gauge: {
+                dataPoints: [{ asDouble: 1, timeUnixNano: T0.toString(), attributes: [str("endpoint", value), str("method", value)] }],
+              },
+            },
+          ],
         },
       ],
     })),
@@ -55,31 +66,62 @@ test("end to end: private values in every text field of metrics, spans and logs 
     ],
   };
   const logs = {
-    resourceLogs: [{ resource: {}, scopeLogs: [{ scope: {}, logRecords: values.map(({ value }) => ({ timeUnixNano: T0.toString(), severityNumber: 17, severityText: value, body: { stringValue: value }, attributes: [str("component", value)] })) }] }],
+    resourceLogs: [
+      {
+        resource: {},
+        scopeLogs: [
+          {
+            scope: {},
+            logRecords: values.map(({ value }) => ({
+              timeUnixNano: T0.toString(),
+              severityNumber: 17,
+              severityText: value,
+              body: { stringValue: value },
+              attributes: [str("component", value)],
+            })),
+          },
+        ],
+      },
+    ],
   };
-  for (const [signal, body] of [["metrics", metrics], ["traces", traces], ["logs", logs]] as const) {
+  for (const [signal, body] of [
+    ["metrics", metrics],
+    ["traces", traces],
+    ["logs", logs],
+  ] as const) {
     assert.deepEqual((await postOtlp(agent.url, signal, body)).status, 200);
   }
 
-  const stored = await waitFor(async () => {
-    let store: BeaconStore;
-    try {
-      store = new BeaconStore(beaconFixture.dataDir, { readonly: true });
-    } catch {
-      return undefined;
-    }
-    try {
-      const batches = (["metrics", "traces", "logs"] as const).map((signal) => store.otlpBatches(signal));
-      return batches.every((list) => list.length > 0) ? batches.flat().map((batch) => JSON.stringify(batch.body)).join("\n") : undefined;
-    } finally {
-      store.close();
-    }
-  }, 15_000, "all three signals at the beacon");
+  const stored = await waitFor(
+    async () => {
+      let store: BeaconStore;
+      try {
+        store = new BeaconStore(beaconFixture.dataDir, { readonly: true });
+      } catch {
+        return undefined;
+      }
+      try {
+        const batches = (["metrics", "traces", "logs"] as const).map((signal) => store.otlpBatches(signal));
+        return batches.every((list) => list.length > 0)
+          ? batches
+              .flat()
+              .map((batch) => JSON.stringify(batch.body))
+              .join("\n")
+          : undefined;
+      } finally {
+        store.close();
+      }
+    },
+    15_000,
+    "all three signals at the beacon",
+  );
 
   // The telemetry arrived: every planted resource (by its env marker), span and log record.
   for (let i = 0; i < values.length; i++) assert.ok(stored.includes(`marker-${i}`), `metrics resource ${i} arrived`);
   assert.equal(stored.match(/"droppedLinksCount"/g)?.length, values.length, "every span arrived");
   assert.equal(stored.match(/"severityNumber"/g)?.length, values.length, "every log record arrived");
-  const leaks = Object.entries(CORPUS).flatMap(([name, { secrets }]) => secrets.filter((secret) => stored.includes(secret)).map((secret) => `${name}: ${secret}`));
+  const leaks = Object.entries(CORPUS).flatMap(([name, { secrets }]) =>
+    secrets.filter((secret) => stored.includes(secret)).map((secret) => `${name}: ${secret}`),
+  );
   assert.deepEqual(leaks, []);
 });

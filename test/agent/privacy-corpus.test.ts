@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/agent/privacy.ts";
+import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/agent/privacy/policy.ts";
 import { LogsRequest, MetricsRequest, TracesRequest } from "../../src/protocol/otlp.ts";
 import { CORPUS } from "../helpers/private-values.ts";
 
@@ -32,7 +32,16 @@ const FIELDS: Record<string, (text: string) => { signal: "metrics" | "traces" | 
 
 const str = (key: string, stringValue: string) => ({ key, value: { stringValue } });
 
-function metricsWith(text: { resource?: string; scopeName?: string; scopeVersion?: string; name?: string; unit?: string; description?: string; endpoint?: string; method?: string }) {
+function metricsWith(text: {
+  resource?: string;
+  scopeName?: string;
+  scopeVersion?: string;
+  name?: string;
+  unit?: string;
+  description?: string;
+  endpoint?: string;
+  method?: string;
+}) {
   return {
     signal: "metrics" as const,
     request: {
@@ -47,7 +56,15 @@ function metricsWith(text: { resource?: string; scopeName?: string; scopeVersion
                   name: text.name ?? "platform_http_requests_latency",
                   unit: text.unit ?? "seconds",
                   description: text.description ?? "request latency",
-                  gauge: { dataPoints: [{ asDouble: 0.25, timeUnixNano: T0.toString(), attributes: [str("endpoint", text.endpoint ?? "/runs"), str("method", text.method ?? "POST")] }] },
+                  gauge: {
+                    dataPoints: [
+                      {
+                        asDouble: 0.25,
+                        timeUnixNano: T0.toString(),
+                        attributes: [str("endpoint", text.endpoint ?? "/runs"), str("method", text.method ?? "POST")],
+                      },
+                    ],
+                  },
                 },
               ],
             },
@@ -139,7 +156,19 @@ test("the corpus: no private value, in any field or encoding, leaves; the item i
 });
 
 test("ordinary values stay as they are: the filter does not eat telemetry", () => {
-  const ordinary = ["platform_http_requests_latency", "seconds", "request latency", "POST /runs", "GET /threads/{thread_id}/runs", "pool exhausted after 30 s", "1.0.0", "backend", "ERROR", "HTTP 503 from upstream", "retry 3 of 5"];
+  const ordinary = [
+    "platform_http_requests_latency",
+    "seconds",
+    "request latency",
+    "POST /runs",
+    "GET /threads/{thread_id}/runs",
+    "pool exhausted after 30 s",
+    "1.0.0",
+    "backend",
+    "ERROR",
+    "HTTP 503 from upstream",
+    "retry 3 of 5",
+  ];
   for (const value of ordinary) {
     const { json } = leaves(FIELDS["metric description"]!(value));
     assert.ok(json.includes(JSON.stringify(value).slice(1, -1)), `${value} kept`);
@@ -151,12 +180,18 @@ test("property: private values planted at random places in valid requests never 
   const fields = Object.values(FIELDS);
   const filler = fc.stringMatching(/^[a-z ]{0,12}$/);
   fc.assert(
-    fc.property(fc.integer({ min: 0, max: values.length - 1 }), fc.integer({ min: 0, max: fields.length - 1 }), filler, filler, (v, f, before, after) => {
-      const { value, secrets } = values[v]!;
-      const { json, kept } = leaves(fields[f]!(`${before}${before ? " " : ""}${value}${after ? " " : ""}${after}`));
-      assert.equal(kept, 1);
-      for (const secret of secrets) assert.ok(!json.includes(secret), `${secret} left: ${json.slice(0, 300)}`);
-    }),
+    fc.property(
+      fc.integer({ min: 0, max: values.length - 1 }),
+      fc.integer({ min: 0, max: fields.length - 1 }),
+      filler,
+      filler,
+      (v, f, before, after) => {
+        const { value, secrets } = values[v]!;
+        const { json, kept } = leaves(fields[f]!(`${before}${before ? " " : ""}${value}${after ? " " : ""}${after}`));
+        assert.equal(kept, 1);
+        for (const secret of secrets) assert.ok(!json.includes(secret), `${secret} left: ${json.slice(0, 300)}`);
+      },
+    ),
     { numRuns: 2000, seed: 20261124 },
   );
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { defaultAllowlist, filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/agent/privacy.ts";
+import { defaultAllowlist, filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/agent/privacy/policy.ts";
 import { LogsRequest, MetricsRequest, TracesRequest } from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest, tracesRequest } from "../helpers/fixtures.ts";
 
@@ -37,7 +37,7 @@ function log(severityNumber: number, severityText: string, body: unknown = { str
 }
 const logs = (...logRecords: object[]) => LogsRequest.parse({ resourceLogs: [{ resource: {}, scopeLogs: [{ scope: {}, logRecords }] }] });
 
-test("the seed's sample requests leave unchanged: they carry only what the policy allows", () => {
+test("the platform's documented sample requests leave unchanged: they carry only what the policy allows", () => {
   const metrics = MetricsRequest.parse(metricsRequest());
   assert.deepEqual(filterMetrics(metrics, policy), { request: metrics, kept: 2, droppedItems: 0, droppedAttributes: 0 });
   const spans = TracesRequest.parse(tracesRequest());
@@ -119,7 +119,11 @@ test("endpoint values leave as route templates, on data points and spans", () =>
             metrics: [
               {
                 name: "latency",
-                gauge: { dataPoints: [{ asDouble: 1, timeUnixNano: "1", attributes: [str("endpoint", "https://h:1/threads/8d3e1f2a/runs/17?token=abc")] }] },
+                gauge: {
+                  dataPoints: [
+                    { asDouble: 1, timeUnixNano: "1", attributes: [str("endpoint", "https://h:1/threads/8d3e1f2a/runs/17?token=abc")] },
+                  ],
+                },
               },
             ],
           },
@@ -130,14 +134,19 @@ test("endpoint values leave as route templates, on data points and spans", () =>
   const point = filterMetrics(metrics, policy).request!.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!.dataPoints[0]!;
   assert.deepEqual(point.attributes, [str("endpoint", "/threads/{thread_id}/runs/{run_id}")]);
 
-  const spans = traces(span("POST /a2a/3f2a9c1e-7b4d-4e2a-9c1e-0d2f4e6b7a10", 0n, 2, { attributes: [str("endpoint", "/v1/users/42/avatar")] }));
+  const spans = traces(
+    span("POST /a2a/3f2a9c1e-7b4d-4e2a-9c1e-0d2f4e6b7a10", 0n, 2, { attributes: [str("endpoint", "/v1/users/42/avatar")] }),
+  );
   const out = filterTraces(spans, policy).request!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
   assert.equal(out.name, "POST /a2a/{assistant_id}");
   assert.deepEqual(out.attributes, [str("endpoint", "/v1/users/{id}/avatar")]);
 });
 
 test("spans: a fast OK span is dropped, a fast failed span and a slow OK span are kept", () => {
-  const result = filterTraces(traces(span("fast ok", SECOND - 1n, 1), span("fast failed", 1n, 2), span("slow ok", SECOND), span("slow unset", 5n * SECOND, 0)), policy);
+  const result = filterTraces(
+    traces(span("fast ok", SECOND - 1n, 1), span("fast failed", 1n, 2), span("slow ok", SECOND), span("slow unset", 5n * SECOND, 0)),
+    policy,
+  );
   assert.deepEqual(
     result.request!.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name),
     ["fast failed", "slow ok", "slow unset"],
@@ -165,10 +174,15 @@ test("spans: links and trace state are removed and counted, texts are scrubbed",
   assert.equal(out.traceState, undefined);
   assert.equal(out.name, "login for <email>");
   assert.deepEqual(out.status, { code: 2, message: "upstream https://api.acme.io/v1/users/{id} returned 401" });
-  assert.deepEqual(out.events[0], { timeUnixNano: "1", name: "retry for <ip>", attributes: [str("method", "GET")], droppedAttributesCount: 1 });
+  assert.deepEqual(out.events[0], {
+    timeUnixNano: "1",
+    name: "retry for <ip>",
+    attributes: [str("method", "GET")],
+    droppedAttributesCount: 1,
+  });
   assert.equal(result.droppedAttributes, 1);
   const json = JSON.stringify(result);
-  for (const secret of ["secret-state", "0af76519", "acme\"", "jane", "10.0.0.12", "hunter2", "k-123", "/42"]) {
+  for (const secret of ["secret-state", "0af76519", 'acme"', "jane", "10.0.0.12", "hunter2", "k-123", "/42"]) {
     assert.ok(!json.includes(secret), `${secret} leaked`);
   }
 });
@@ -176,10 +190,16 @@ test("spans: links and trace state are removed and counted, texts are scrubbed",
 test("logs: below Warning is dropped by default; an Error-only policy also drops Warning", () => {
   const input = logs(log(9, "Info"), log(13, "Warning"), log(17, "Error"), log(21, "Fatal"));
   const warnings = filterLogs(input, policy);
-  assert.deepEqual(warnings.request!.resourceLogs[0]!.scopeLogs[0]!.logRecords.map((r) => r.severityText), ["Warning", "Error", "Fatal"]);
+  assert.deepEqual(
+    warnings.request!.resourceLogs[0]!.scopeLogs[0]!.logRecords.map((r) => r.severityText),
+    ["Warning", "Error", "Fatal"],
+  );
   assert.equal(warnings.droppedItems, 1);
   const errors = filterLogs(input, privacyPolicy({ logMinSeverity: 17 }));
-  assert.deepEqual(errors.request!.resourceLogs[0]!.scopeLogs[0]!.logRecords.map((r) => r.severityText), ["Error", "Fatal"]);
+  assert.deepEqual(
+    errors.request!.resourceLogs[0]!.scopeLogs[0]!.logRecords.map((r) => r.severityText),
+    ["Error", "Fatal"],
+  );
   assert.deepEqual({ ...errors, request: null }, { request: null, kept: 2, droppedItems: 2, droppedAttributes: 0 });
 });
 
@@ -187,7 +207,10 @@ test("logs: an unset severityNumber is read from severityText, and unknown texts
   const input = logs(log(0, "warn"), log(0, "WARNING"), log(0, "error"), log(0, "Critical"), log(0, "FATAL"), log(0, "info"), log(0, ""));
   const result = filterLogs(input, policy);
   const records = result.request!.resourceLogs[0]!.scopeLogs[0]!.logRecords;
-  assert.deepEqual(records.map((r) => r.severityNumber), [13, 13, 17, 21, 21]);
+  assert.deepEqual(
+    records.map((r) => r.severityNumber),
+    [13, 13, 17, 21, 21],
+  );
   assert.equal(result.droppedItems, 2);
 });
 
@@ -225,18 +248,26 @@ test("empty scopes and resources are removed; nothing left gives a null request"
       { resource: { attributes: [str("service.name", "quiet")] }, scopeLogs: [{ scope: {}, logRecords: [log(9, "Info")] }] },
       {
         resource: { attributes: [str("service.name", "backend")] },
-        scopeLogs: [{ scope: { name: "a" }, logRecords: [log(9, "Info")] }, { scope: { name: "b" }, logRecords: [log(17, "Error")] }],
+        scopeLogs: [
+          { scope: { name: "a" }, logRecords: [log(9, "Info")] },
+          { scope: { name: "b" }, logRecords: [log(17, "Error")] },
+        ],
       },
     ],
   });
   const result = filterLogs(input, policy);
   assert.equal(result.request!.resourceLogs.length, 1);
   assert.deepEqual(result.request!.resourceLogs[0]!.resource.attributes, [str("service.name", "backend")]);
-  assert.deepEqual(result.request!.resourceLogs[0]!.scopeLogs.map((s) => s.scope?.name), ["b"]);
+  assert.deepEqual(
+    result.request!.resourceLogs[0]!.scopeLogs.map((s) => s.scope?.name),
+    ["b"],
+  );
 
   assert.deepEqual(filterLogs(logs(log(9, "Info")), policy), { request: null, kept: 0, droppedItems: 1, droppedAttributes: 0 });
   assert.equal(filterTraces(TracesRequest.parse({ resourceSpans: [] }), policy).request, null);
-  const noPoints = MetricsRequest.parse({ resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "idle", gauge: { dataPoints: [] } }] }] }] });
+  const noPoints = MetricsRequest.parse({
+    resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "idle", gauge: { dataPoints: [] } }] }] }],
+  });
   assert.equal(filterMetrics(noPoints, policy).request, null);
 });
 

@@ -6,11 +6,29 @@ import { loopbackCertificates } from "../helpers/certificates.ts";
 import { ConnectProxy } from "../helpers/connect-proxy.ts";
 import { promValue } from "../helpers/telemetry.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
-import { agentConfig, beaconConfig, getJson, postJson, startAgentProcess, startBeacon, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
+import {
+  agentConfig,
+  beaconConfig,
+  getJson,
+  postJson,
+  startAgentProcess,
+  startBeacon,
+  tempDir,
+  waitFor,
+  type ServiceProcess,
+} from "../helpers/processes.ts";
 
 const PROXY_PASSWORD = "proxy-pw-4711";
 // The sidecar runs with a clean proxy environment: only what each test gives it.
-const NO_PROXY_ENV = { HTTPS_PROXY: "", https_proxy: "", HTTP_PROXY: "", http_proxy: "", NO_PROXY: "", no_proxy: "", NODE_EXTRA_CA_CERTS: "" };
+const NO_PROXY_ENV = {
+  HTTPS_PROXY: "",
+  https_proxy: "",
+  HTTP_PROXY: "",
+  http_proxy: "",
+  NO_PROXY: "",
+  no_proxy: "",
+  NODE_EXTRA_CA_CERTS: "",
+};
 
 async function httpsBeacon(t: import("node:test").TestContext) {
   const dir = tempDir();
@@ -55,7 +73,12 @@ test("NO_PROXY keeps the beacon off the proxy", async (t) => {
   const proxy = await new ConnectProxy().start();
   t.after(() => proxy.stop());
   const fixture = agentConfig(beacon.url, { tls: { caFile: certificates.caFile } });
-  const agent = await startAgentProcess(fixture, { ...NO_PROXY_ENV, PLATFORM_LICENSE_KEY: license.key, HTTPS_PROXY: proxy.url, NO_PROXY: "localhost,127.0.0.1" });
+  const agent = await startAgentProcess(fixture, {
+    ...NO_PROXY_ENV,
+    PLATFORM_LICENSE_KEY: license.key,
+    HTTPS_PROXY: proxy.url,
+    NO_PROXY: "localhost,127.0.0.1",
+  });
   t.after(() => agent.stop());
   await deliver(agent, beaconData, 5);
   assert.deepEqual(proxy.tunnels, []);
@@ -66,10 +89,14 @@ test("an untrusted beacon certificate is refused (and said so in status) until N
   const untrusting = await startAgentProcess(agentConfig(beacon.url), { ...NO_PROXY_ENV, PLATFORM_LICENSE_KEY: license.key });
   try {
     assert.equal((await postJson(`${untrusting.url}/v1/transactions`, { trace_transactions: traceTransactions(3) })).status, 202);
-    const status = await waitFor(async () => {
-      const current = AgentStatus.parse(await getJson(`${untrusting.url}/v1/status`));
-      return current.streams.billing!.lastError ? current : undefined;
-    }, 10_000, "billing error");
+    const status = await waitFor(
+      async () => {
+        const current = AgentStatus.parse(await getJson(`${untrusting.url}/v1/status`));
+        return current.streams.billing!.lastError ? current : undefined;
+      },
+      10_000,
+      "billing error",
+    );
     assert.match(status.streams.billing!.lastError!.message, /UNABLE_TO_VERIFY_LEAF_SIGNATURE/);
     assert.equal(status.streams.billing!.completed, 0);
     assert.equal(storedTransactions(beaconData).size, 0);
@@ -78,7 +105,11 @@ test("an untrusted beacon certificate is refused (and said so in status) until N
   } finally {
     await untrusting.stop();
   }
-  const trusting = await startAgentProcess(agentConfig(beacon.url), { ...NO_PROXY_ENV, PLATFORM_LICENSE_KEY: license.key, NODE_EXTRA_CA_CERTS: certificates.caFile });
+  const trusting = await startAgentProcess(agentConfig(beacon.url), {
+    ...NO_PROXY_ENV,
+    PLATFORM_LICENSE_KEY: license.key,
+    NODE_EXTRA_CA_CERTS: certificates.caFile,
+  });
   t.after(() => trusting.stop());
   await deliver(trusting, beaconData, 4);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { proxyFor } from "../../src/agent/proxy.ts";
+import { proxyFor } from "../../src/agent/egress/proxy.ts";
 
 const via = (url: string, noProxy: string, https = "http://proxy:3128", http = "") => proxyFor(url, { https, http, noProxy }) || "direct";
 

@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { afterEach, beforeEach, mock, test } from "node:test";
 import pino from "pino";
-import { Outbox } from "../../src/agent/outbox.ts";
-import { startPruning } from "../../src/agent/pruning.ts";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
+import { startPruning } from "../../src/agent/storage/pruning.ts";
+import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { MeasuresUnavailableError, type MeasuresSource } from "../../src/agent/usage/measures-source.ts";
 import { UsageSnapshotter } from "../../src/agent/usage/snapshotter.ts";
 import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
 import { TaskStore } from "../../src/a2a/task-store.ts";
-import { OfflineLicense } from "../../src/agent/offline-license.ts";
+import { OfflineLicense } from "../../src/agent/license/offline-license.ts";
 import { testLicense, usageMeasures } from "../helpers/fixtures.ts";
 import { offlineLicenseFiles } from "../helpers/offline-license.ts";
 import { tempDir } from "../helpers/processes.ts";
@@ -58,7 +58,13 @@ test("usage snapshots: counts that cannot be read are asked again every retry.ma
 
 test("usage snapshots: readable counts make one snapshot per intervals.usageSnapshot and one read each", async () => {
   let reads = 0;
-  const { outbox, s } = snapshotter({ name: "push", current: async () => (reads++, usageMeasures(1)) });
+  const { outbox, s } = snapshotter({
+    name: "push",
+    current: async () => {
+      reads++;
+      return usageMeasures(1);
+    },
+  });
   await time.advance(72 * HOUR + MINUTE, 60_000);
   assert.equal(reads, 3);
   assert.equal(outbox.counts("usage").pending, 3);
@@ -115,7 +121,12 @@ for (const [name, answer] of [
       now: time.now,
     });
     reporter.start();
-    const task = { id: crypto.randomUUID(), contextId: crypto.randomUUID(), kind: "task", status: { state: "completed", timestamp: "" } } as const;
+    const task = {
+      id: crypto.randomUUID(),
+      contextId: crypto.randomUUID(),
+      kind: "task",
+      status: { state: "completed", timestamp: "" },
+    } as const;
     store.create("notes", task as never, time.now());
     store.finish(task as never, crypto.randomUUID(), time.now());
     await time.advance(HOUR, 5_000);

@@ -22,11 +22,15 @@ async function receiver() {
   const requests: Record<string, number> = { metrics: 0, traces: 0, logs: 0 };
   const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 4 * 1024 * 1024 } });
   for (const signal of ["metrics", "traces", "logs"]) {
-    app.post(`/v1/${signal}`, () => {
-      requests[signal]!++;
-      if (mode === "ok") return {};
-      return new Answer(Number(mode), { code: 14, message: mode });
-    }, { body: { raw: ["application/json"] } });
+    app.post(
+      `/v1/${signal}`,
+      () => {
+        requests[signal]!++;
+        if (mode === "ok") return {};
+        return new Answer(Number(mode), { code: 14, message: mode });
+      },
+      { body: { raw: ["application/json"] } },
+    );
   }
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   return { app, url, requests, setMode: (next: Mode) => (mode = next) };
@@ -44,12 +48,33 @@ for (const mode of ["ok", "503", "500", "400"] as const) {
   test(`self-telemetry against a receiver answering ${mode}: at most a few exports per signal per interval`, async () => {
     const { app, url, requests, setMode } = await receiver();
     setMode(mode);
-    const telemetry = new SelfTelemetry({ localUrl: url, signals: { metrics: true, traces: true, logs: true }, env: "test", exportIntervalMs: MINUTE, slowMs: 1_000 });
+    const telemetry = new SelfTelemetry({
+      localUrl: url,
+      signals: { metrics: true, traces: true, logs: true },
+      env: "test",
+      exportIntervalMs: MINUTE,
+      slowMs: 1_000,
+    });
     // As the daemon does: every answer of the local API becomes an observation, the exports' own included.
-    app.onResponse = (served) => telemetry.observe({ endpoint: served.route, method: served.method, serviceName: "egress-agent", status: served.status, startMs: served.startMs, durationMs: served.durationMs });
+    app.onResponse = (served) =>
+      telemetry.observe({
+        endpoint: served.route,
+        method: served.method,
+        serviceName: "egress-agent",
+        status: served.status,
+        startMs: served.startMs,
+        durationMs: served.durationMs,
+      });
     try {
       // A failing request now and then, as the instance's traffic would give.
-      telemetry.observe({ endpoint: "/v1/transactions", method: "POST", serviceName: "egress-agent", status: 500, startMs: time.now(), durationMs: 5 });
+      telemetry.observe({
+        endpoint: "/v1/transactions",
+        method: "POST",
+        serviceName: "egress-agent",
+        status: 500,
+        startMs: time.now(),
+        durationMs: 5,
+      });
       await advance(HOUR);
       const perHour = { ...requests };
       // 60 intervals an hour; OTLP exporters retry 503 (not 500 or 400) a bounded number of times per export.
@@ -75,8 +100,21 @@ test("self-telemetry whose receiver resets every connection: a bounded number of
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const telemetry = new SelfTelemetry({ localUrl: `http://127.0.0.1:${port}`, signals: { metrics: true, traces: true, logs: false }, env: "test", exportIntervalMs: MINUTE, slowMs: 1_000 });
-  telemetry.observe({ endpoint: "/v1/transactions", method: "POST", serviceName: "egress-agent", status: 500, startMs: time.now(), durationMs: 5 });
+  const telemetry = new SelfTelemetry({
+    localUrl: `http://127.0.0.1:${port}`,
+    signals: { metrics: true, traces: true, logs: false },
+    env: "test",
+    exportIntervalMs: MINUTE,
+    slowMs: 1_000,
+  });
+  telemetry.observe({
+    endpoint: "/v1/transactions",
+    method: "POST",
+    serviceName: "egress-agent",
+    status: 500,
+    startMs: time.now(),
+    durationMs: 5,
+  });
   try {
     await advance(HOUR);
     console.log(`# self-telemetry, receiver resetting connections: ${connections} connections in a simulated hour`);

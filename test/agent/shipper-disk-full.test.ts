@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { tempDir } from "../helpers/processes.ts";
 import { billingShipper } from "../helpers/shipper.ts";
 
@@ -34,7 +34,10 @@ class FillingOutbox extends Outbox {
 test("a full disk under the shipper (claim, ack and release failing) neither ends its loop nor loses or strands a record", async () => {
   const outbox = new FillingOutbox(tempDir());
   const ids = Array.from({ length: 10 }, (_, i) => `tx-${i}`);
-  outbox.enqueue("billing", ids.map((id) => ({ recordId: id, body: JSON.stringify({ id }) })));
+  outbox.enqueue(
+    "billing",
+    ids.map((id) => ({ recordId: id, body: JSON.stringify({ id }) })),
+  );
   // Unit test: a stand-in beacon that takes every batch (it dedups by id, so a re-send after a lost ack is harmless).
   const received: string[] = [];
   const { shipper, health } = billingShipper(outbox, async (_path, body: { trace_transactions: { id: string }[] }) => {

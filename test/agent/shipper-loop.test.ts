@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, test } from "node:test";
 import pino from "pino";
-import { BeaconUnreachableError, type BeaconClient, type BeaconResponse } from "../../src/agent/beacon-client.ts";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { BeaconUnreachableError, type BeaconResponse } from "../../src/agent/egress/beacon-client.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { billingPolicy } from "../../src/agent/shippers/billing.ts";
+import type { BeaconTransport } from "../../src/agent/egress/beacon-client.ts";
 import { Shipper, type StreamPolicy } from "../../src/agent/shippers/shipper.ts";
 import { telemetryPolicy } from "../../src/agent/shippers/telemetry.ts";
 import { usagePolicy } from "../../src/agent/shippers/usage.ts";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { traceTransaction } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 import { HOUR, MINUTE, SimulatedTime } from "../helpers/simulated-time.ts";
@@ -20,8 +21,18 @@ beforeEach(() => (time = SimulatedTime.start()));
 afterEach(() => time.stop());
 
 const streams: { name: string; policy: StreamPolicy; record: () => { recordId?: string; body: string }; ok: unknown }[] = [
-  { name: "billing", policy: billingPolicy("lic-key", 500), record: () => ({ recordId: crypto.randomUUID(), body: JSON.stringify(traceTransaction()) }), ok: { inserted_count: 1 } },
-  { name: "metrics", policy: telemetryPolicy("metrics", 4 << 20), record: () => ({ body: '{"resourceMetrics":[{"scopeMetrics":[]}]}' }), ok: { partialSuccess: {} } },
+  {
+    name: "billing",
+    policy: billingPolicy("lic-key", 500),
+    record: () => ({ recordId: crypto.randomUUID(), body: JSON.stringify(traceTransaction()) }),
+    ok: { inserted_count: 1 },
+  },
+  {
+    name: "metrics",
+    policy: telemetryPolicy("metrics", 4 << 20),
+    record: () => ({ body: '{"resourceMetrics":[{"scopeMetrics":[]}]}' }),
+    ok: { partialSuccess: {} },
+  },
   {
     name: "usage",
     policy: usagePolicy("lic-key"),
@@ -39,7 +50,12 @@ function shipper(stream: (typeof streams)[number], answer: (request: number, pay
   outbox.enqueue(stream.policy.stream, [stream.record()]);
   const requests: number[] = [];
   let unauthorized = 0;
-  const client = { post: async (_path: string, payload: string) => (requests.push(time.now()), answer(requests.length, payload)) } as unknown as BeaconClient;
+  const client: BeaconTransport = {
+    post: async (_path, payload) => {
+      requests.push(time.now());
+      return answer(requests.length, payload);
+    },
+  };
   const logger = pino({ level: "silent" });
   const health = new StreamHealth(logger, stream.policy.stream, time.now);
   const s = new Shipper({
@@ -76,10 +92,13 @@ const failing: [string, (request: number) => BeaconResponse][] = [
   ["500", () => ({ status: 500, body: { detail: "boom" } })],
   ["503 with Retry-After: 0", () => ({ status: 503, body: "", retryAfterMs: 0 })],
   ["429 with no Retry-After", () => ({ status: 429, body: "" })],
-  ["403 (license refused)", () => ({ status: 403, body: { code: "BEACON_ERR_LICENSE_EXPIRED" } })],
-  ["401 (token refused)", () => ({ status: 401, body: { code: "BEACON_ERR_TOKEN_INVALID" } })],
+  ["403 (license refused)", () => ({ status: 403, body: { code: "EGRESS_ERR_LICENSE_EXPIRED" } })],
+  ["401 (token refused)", () => ({ status: 401, body: { code: "EGRESS_ERR_TOKEN_INVALID" } })],
   ["404 (a wrong beaconUrl)", () => ({ status: 404, body: "Not Found", contentType: "text/plain" })],
-  ["200 with an HTML page (a captive portal)", () => ({ status: 200, body: "<!DOCTYPE html><html>Sign in</html>", contentType: "text/html" })],
+  [
+    "200 with an HTML page (a captive portal)",
+    () => ({ status: 200, body: "<!DOCTYPE html><html>Sign in</html>", contentType: "text/html" }),
+  ],
   ["200 with an empty body", () => ({ status: 200, body: undefined, contentType: "" })],
   ["204", () => ({ status: 204, body: undefined })],
   [
@@ -121,7 +140,9 @@ test("billing: an HTML 200 is named in status as a proxy or login page, counted 
   let lastPayload = "";
   const s = shipper(streams[0]!, (_n, payload) => {
     lastPayload = payload;
-    return portal ? { status: 200, body: "<html><body>Welcome to Hotel Wi-Fi</body></html>", contentType: "text/html" } : { status: 200, body: { inserted_count: 1 }, contentType: "application/json" };
+    return portal
+      ? { status: 200, body: "<html><body>Welcome to Hotel Wi-Fi</body></html>", contentType: "text/html" }
+      : { status: 200, body: { inserted_count: 1 }, contentType: "application/json" };
   });
   await time.advance(10 * MINUTE);
   assert.match(s.health.lastError!.message, /answered 200 with HTML.*proxy or login page\?/);
@@ -131,7 +152,11 @@ test("billing: an HTML 200 is named in status as a proxy or login page, counted 
   const counts = s.outbox.counts("billing");
   assert.deepEqual([counts.pending, counts.completed], [0, 1]);
   assert.ok(failedSends >= 5, `${failedSends} failed sends`);
-  assert.equal(JSON.parse(lastPayload).trace_transactions[0].num_failed_send_attempts, failedSends, "the delivered record counts every HTML answer");
+  assert.equal(
+    JSON.parse(lastPayload).trace_transactions[0].num_failed_send_attempts,
+    failedSends,
+    "the delivered record counts every HTML answer",
+  );
   await s.stop();
 });
 

@@ -1,12 +1,17 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { createLogger } from "../../src/log.ts";
 
 test("blocked egress logs one warning, a summary at most every 10 minutes, and one recovery line", () => {
   const lines: { msg: string; failures?: number }[] = [];
-  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(chunk.toString())), done()) });
+  const sink = new Writable({
+    write: (chunk, _enc, done) => {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
   let now = 0;
   const health = new StreamHealth(createLogger("info", sink), "billing", () => now);
   // A firewalled install: one failure every 5 s for an hour.

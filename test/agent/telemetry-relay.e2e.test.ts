@@ -17,7 +17,16 @@ import { SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { LogsRequest, MetricsRequest, TracesRequest, type KeyValue, type OtlpSignal } from "../../src/protocol/otlp.ts";
 import { FaultProxy } from "../helpers/fault-proxy.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
-import { agentConfig, beaconConfig, getJson, postJson, startAgentProcess, startBeacon, waitFor, type ServiceProcess } from "../helpers/processes.ts";
+import {
+  agentConfig,
+  beaconConfig,
+  getJson,
+  postJson,
+  startAgentProcess,
+  startBeacon,
+  waitFor,
+  type ServiceProcess,
+} from "../helpers/processes.ts";
 import { beaconResources, ManualReader, postOtlp, taggedRequest } from "../helpers/telemetry.ts";
 
 const license = testLicense();
@@ -27,7 +36,18 @@ const ASSISTANT_ID = "3f2a9c1e-4b7d-4e8a-9c1f-2a3b4c5d6e7f";
 const THREAD_ID = "8d3e5f0a-1b2c-4d5e-8f90-a1b2c3d4e5f6";
 const JWT = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLW5vdC1yZWFs";
 /** Strings the instance's telemetry carries that must never reach the beacon. */
-const SECRETS = ["alice@example.com", "10.1.2.3", "s3cr3t-query", ASSISTANT_ID, THREAD_ID, JWT, "node-7", "u-123", "must not leave", "fast-ok"];
+const SECRETS = [
+  "alice@example.com",
+  "10.1.2.3",
+  "s3cr3t-query",
+  ASSISTANT_ID,
+  THREAD_ID,
+  JWT,
+  "node-7",
+  "u-123",
+  "must not leave",
+  "fast-ok",
+];
 
 const allowed = {
   resource: new Set(["resource.name", "env", "service.name"]),
@@ -59,7 +79,12 @@ function exporters(agentUrl: string, encoding: "json" | "protobuf") {
 /** What a platform service would report through the real OTel SDK, identifiers and secrets included. */
 async function reportLikeAnInstance(agentUrl: string, encoding: "json" | "protobuf") {
   const exporter = exporters(agentUrl, encoding);
-  const resource = resourceFromAttributes({ "service.name": "backend", env: `sdk-${encoding}`, "host.name": "node-7", "enduser.id": "u-123" });
+  const resource = resourceFromAttributes({
+    "service.name": "backend",
+    env: `sdk-${encoding}`,
+    "host.name": "node-7",
+    "enduser.id": "u-123",
+  });
 
   const reader = new PeriodicExportingMetricReader({ exporter: exporter.metrics, exportIntervalMillis: 60_000 });
   const meterProvider = new MeterProvider({ resource, readers: [reader] });
@@ -75,7 +100,9 @@ async function reportLikeAnInstance(agentUrl: string, encoding: "json" | "protob
 
   const tracerProvider = new TracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor({ exporter: exporter.traces })] });
   const tracer = tracerProvider.getTracer("platform");
-  const failed = tracer.startSpan(`POST /threads/${THREAD_ID}/runs`, { attributes: { endpoint: `/threads/${THREAD_ID}/runs`, "enduser.id": "u-123" } });
+  const failed = tracer.startSpan(`POST /threads/${THREAD_ID}/runs`, {
+    attributes: { endpoint: `/threads/${THREAD_ID}/runs`, "enduser.id": "u-123" },
+  });
   failed.addEvent("exception", { "exception.message": "timeout for alice@example.com" });
   failed.setStatus({ code: SpanStatusCode.ERROR, message: "timeout for alice@example.com" });
   failed.end();
@@ -116,26 +143,33 @@ describe("operational telemetry relay", () => {
     test(`real OTel SDK exporters (${encoding === "json" ? "JSON" : "protobuf, gzip"}): only allowlisted, templated, scrubbed telemetry reaches the beacon`, async () => {
       await reportLikeAnInstance(agent.url, encoding);
       const marker = `sdk-${encoding}`;
-      const stored = await waitFor(async () => {
-        const found = {
-          metrics: beaconResources(beaconFixture.dataDir, "metrics", marker),
-          traces: beaconResources(beaconFixture.dataDir, "traces", marker),
-          logs: beaconResources(beaconFixture.dataDir, "logs", marker),
-        };
-        return found.metrics.length && found.traces.length && found.logs.length ? found : undefined;
-      }, 15_000, `${encoding} telemetry at the beacon`);
+      const stored = await waitFor(
+        async () => {
+          const found = {
+            metrics: beaconResources(beaconFixture.dataDir, "metrics", marker),
+            traces: beaconResources(beaconFixture.dataDir, "traces", marker),
+            logs: beaconResources(beaconFixture.dataDir, "logs", marker),
+          };
+          return found.metrics.length && found.traces.length && found.logs.length ? found : undefined;
+        },
+        15_000,
+        `${encoding} telemetry at the beacon`,
+      );
 
       const text = JSON.stringify(stored);
       for (const secret of SECRETS) assert.ok(!text.includes(secret), `${secret} never leaves`);
 
-      // What the beacon stored is in the seed's shapes.
+      // What the beacon stored is in the shapes of docs/PROTOCOL.md ("OTLP JSON").
       const metrics = MetricsRequest.parse({ resourceMetrics: stored.metrics });
       const traces = TracesRequest.parse({ resourceSpans: stored.traces });
       const logs = LogsRequest.parse({ resourceLogs: stored.logs });
 
       const resources = [...metrics.resourceMetrics, ...traces.resourceSpans, ...logs.resourceLogs].map((r) => r.resource);
       for (const resource of resources) {
-        assert.ok(keys(resource.attributes).every((k) => allowed.resource.has(k)), `resource keys ${keys(resource.attributes)}`);
+        assert.ok(
+          keys(resource.attributes).every((k) => allowed.resource.has(k)),
+          `resource keys ${keys(resource.attributes)}`,
+        );
         assert.ok(resource.droppedAttributesCount >= 2, "host.name and enduser.id were dropped and counted");
       }
 
@@ -150,7 +184,10 @@ describe("operational telemetry relay", () => {
       const failedSum = byName.get("platform_http_requests_failed")!.sum!;
       assert.deepEqual([failedSum.isMonotonic, failedSum.aggregationTemporality], [true, 2]);
       assert.equal(failedSum.dataPoints[0]!.asInt, "3");
-      assert.equal(failedSum.dataPoints[0]!.attributes.find((a) => a.key === "endpoint")!.value.stringValue, "/threads/{thread_id}/runs/{run_id}");
+      assert.equal(
+        failedSum.dataPoints[0]!.attributes.find((a) => a.key === "endpoint")!.value.stringValue,
+        "/threads/{thread_id}/runs/{run_id}",
+      );
 
       const spans = traces.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
       assert.deepEqual(spans.map((s) => s.name).sort(), ["GET /slow", "POST /threads/{thread_id}/runs"], "the fast OK span is dropped");
@@ -164,7 +201,10 @@ describe("operational telemetry relay", () => {
       assert.equal(records.length, 1, "only the warning leaves");
       assert.equal(records[0]!.severityNumber, 13);
       assert.deepEqual(keys(records[0]!.attributes).sort(), ["component", "pool_size"]);
-      assert.match(records[0]!.body!.stringValue!, /^retry for <email> from <ip> with Bearer <redacted> at https:\/\/api\.example\.com\/x$/);
+      assert.match(
+        records[0]!.body!.stringValue!,
+        /^retry for <email> from <ip> with Bearer <redacted> at https:\/\/api\.example\.com\/x$/,
+      );
 
       // Delivered telemetry is deleted from the outbox, and still counted as delivered.
       const streams = await waitFor(async () => {
@@ -196,16 +236,31 @@ describe("operational telemetry relay", () => {
     assert.deepEqual([partial.status, partial.body.partialSuccess.rejectedDataPoints], [200, 2]);
     assert.match(partial.body.partialSuccess.errorMessage, /only gauge and sum/);
 
-    const spans = await waitFor(async () => {
-      const found = beaconResources(beaconFixture.dataDir, "traces", marker).flatMap((r) => r.scopeSpans[0].spans);
-      return found.length > 0 ? found : undefined;
-    }, 15_000, "the good span");
-    assert.deepEqual(spans.map((s: any) => s.spanId), ["eee19b7ec3c1b174"], "the valid span went on, ids lower-cased");
-    const metrics = await waitFor(async () => {
-      const found = beaconResources(beaconFixture.dataDir, "metrics", marker);
-      return found.length > 0 ? found : undefined;
-    }, 15_000, "the valid metrics");
-    assert.deepEqual(metrics[0].scopeMetrics[0].metrics.map((m: any) => m.name), ["platform_http_requests_latency", "platform_http_requests_failed"]);
+    const spans = await waitFor(
+      async () => {
+        const found = beaconResources(beaconFixture.dataDir, "traces", marker).flatMap((r) => r.scopeSpans[0].spans);
+        return found.length > 0 ? found : undefined;
+      },
+      15_000,
+      "the good span",
+    );
+    assert.deepEqual(
+      spans.map((s: any) => s.spanId),
+      ["eee19b7ec3c1b174"],
+      "the valid span went on, ids lower-cased",
+    );
+    const metrics = await waitFor(
+      async () => {
+        const found = beaconResources(beaconFixture.dataDir, "metrics", marker);
+        return found.length > 0 ? found : undefined;
+      },
+      15_000,
+      "the valid metrics",
+    );
+    assert.deepEqual(
+      metrics[0].scopeMetrics[0].metrics.map((m: any) => m.name),
+      ["platform_http_requests_latency", "platform_http_requests_failed"],
+    );
   });
 
   test("receiver: a protobuf request with a histogram gets a protobuf partialSuccess counting its points; the gauge goes on", async () => {
@@ -228,11 +283,18 @@ describe("operational telemetry relay", () => {
     const answer = ProtobufMetricsSerializer.deserializeResponse(new Uint8Array(await response.arrayBuffer()));
     assert.equal(Number(answer.partialSuccess?.rejectedDataPoints), 3);
     assert.match(answer.partialSuccess?.errorMessage ?? "", /only gauge and sum/);
-    const stored = await waitFor(async () => {
-      const found = beaconResources(beaconFixture.dataDir, "metrics", "receiver-protobuf");
-      return found.length > 0 ? found : undefined;
-    }, 15_000, "the gauge at the beacon");
-    assert.deepEqual(stored[0].scopeMetrics[0].metrics.map((m: any) => m.name), ["platform_http_requests_latency"]);
+    const stored = await waitFor(
+      async () => {
+        const found = beaconResources(beaconFixture.dataDir, "metrics", "receiver-protobuf");
+        return found.length > 0 ? found : undefined;
+      },
+      15_000,
+      "the gauge at the beacon",
+    );
+    assert.deepEqual(
+      stored[0].scopeMetrics[0].metrics.map((m: any) => m.name),
+      ["platform_http_requests_latency"],
+    );
   });
 
   test("receiver: undecodable bodies are 400 with a Status, other media types 415, bad gzip 400; nothing is queued", async () => {
@@ -281,22 +343,27 @@ describe("the sidecar's own telemetry", () => {
       const response = await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(5) });
       assert.equal(response.status, 202);
       const marker = "self-test";
-      const found = await waitFor(async () => {
-        const metrics = beaconResources(beaconFixture.dataDir, "metrics", marker);
-        const traces = beaconResources(beaconFixture.dataDir, "traces", marker);
-        const logs = beaconResources(beaconFixture.dataDir, "logs", marker);
-        const text = JSON.stringify(metrics);
-        return text.includes("platform_http_requests_failed") && text.includes("/v1/transactions") && traces.length && logs.length
-          ? { metrics, traces, logs }
-          : undefined;
-      }, 20_000, "the sidecar's own telemetry at the beacon");
+      const found = await waitFor(
+        async () => {
+          const metrics = beaconResources(beaconFixture.dataDir, "metrics", marker);
+          const traces = beaconResources(beaconFixture.dataDir, "traces", marker);
+          const logs = beaconResources(beaconFixture.dataDir, "logs", marker);
+          const text = JSON.stringify(metrics);
+          return text.includes("platform_http_requests_failed") && text.includes("/v1/transactions") && traces.length && logs.length
+            ? { metrics, traces, logs }
+            : undefined;
+        },
+        20_000,
+        "the sidecar's own telemetry at the beacon",
+      );
 
       const metrics = MetricsRequest.parse({ resourceMetrics: found.metrics });
       const resource = metrics.resourceMetrics[0]!.resource;
-      assert.deepEqual(
-        Object.fromEntries(resource.attributes.map((a) => [a.key, a.value.stringValue])),
-        { "service.name": "egress-agent", "resource.name": "egress-agent", env: "self-test" },
-      );
+      assert.deepEqual(Object.fromEntries(resource.attributes.map((a) => [a.key, a.value.stringValue])), {
+        "service.name": "egress-agent",
+        "resource.name": "egress-agent",
+        env: "self-test",
+      });
       const all = metrics.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
       const failed = all.find((m) => m.name === "platform_http_requests_failed")!;
       assert.deepEqual([failed.unit, failed.sum?.isMonotonic, failed.sum?.aggregationTemporality], ["1", true, 2]);
@@ -309,10 +376,16 @@ describe("the sidecar's own telemetry", () => {
       assert.deepEqual(beaconFailures[0]!.attributes.map((a) => a.key).sort(), ["endpoint", "method", "service_name"]);
       const latency = all.find((m) => m.name === "platform_http_requests_latency")!;
       assert.equal(latency.unit, "seconds");
-      assert.ok(latency.gauge!.dataPoints.some((p) => p.attributes.some((a) => a.value.stringValue === "/v1/transactions")), "served requests measured");
+      assert.ok(
+        latency.gauge!.dataPoints.some((p) => p.attributes.some((a) => a.value.stringValue === "/v1/transactions")),
+        "served requests measured",
+      );
 
       const spans = TracesRequest.parse({ resourceSpans: found.traces }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-      assert.ok(spans.some((s) => s.name === "POST /v1/beacon/ingest-traces" && s.status.code === 2), "the failed sends are spans");
+      assert.ok(
+        spans.some((s) => s.name === "POST /v1/beacon/ingest-traces" && s.status.code === 2),
+        "the failed sends are spans",
+      );
       assert.ok(spans.every((s) => s.status.code === 2 || BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano) >= 1_000_000_000n));
 
       const records = LogsRequest.parse({ resourceLogs: found.logs }).resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords));

@@ -71,7 +71,11 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
         assert.deepEqual(beaconResources(beaconFixture.dataDir, off, marker), [], `${off} never reaches the beacon`);
         const status = await getJson(`${agent.url}/v1/status`);
         for (const signal of SIGNALS) assert.equal(status.streams[signal].enabled, signal !== off, `${signal} enabled in status`);
-        assert.equal(status.streams[off].pending + status.streams[off].completed + status.streams[off].failed, 0, `${off} never written to disk`);
+        assert.equal(
+          status.streams[off].pending + status.streams[off].completed + status.streams[off].failed,
+          0,
+          `${off} never written to disk`,
+        );
         const items = off === "metrics" ? 2 + 3 : 1;
         assert.equal(await promValue(agent.url, `egress_telemetry_dropped_items_total{signal="${off}",reason="switched_off"}`), items);
       } finally {
@@ -111,7 +115,10 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
     try {
       const metrics = taggedRequest("metrics", marker);
       const point = metrics.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0];
-      point.attributes.push({ key: "http.route", value: { stringValue: "/runs" } }, { key: "http.client_ip", value: { stringValue: "10.0.0.9" } });
+      point.attributes.push(
+        { key: "http.route", value: { stringValue: "/runs" } },
+        { key: "http.client_ip", value: { stringValue: "10.0.0.9" } },
+      );
       const traces = taggedRequest("traces", marker);
       const span = traces.resourceSpans[0].scopeSpans[0].spans[0];
       const start = BigInt(span.startTimeUnixNano);
@@ -121,22 +128,43 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
       ];
       const logs = taggedRequest("logs", marker);
       const record = logs.resourceLogs[0].scopeLogs[0].logRecords[0];
-      logs.resourceLogs[0].scopeLogs[0].logRecords = [record, { ...record, severityNumber: 17, severityText: "Error", body: { stringValue: "pool exhausted" } }];
+      logs.resourceLogs[0].scopeLogs[0].logRecords = [
+        record,
+        { ...record, severityNumber: 17, severityText: "Error", body: { stringValue: "pool exhausted" } },
+      ];
       // A sender cannot widen the allowlist: an attribute claiming to do so is just another dropped attribute.
       logs.resourceLogs[0].resource.attributes.push({ key: "privacy.allowAttributes", value: { stringValue: "user.id" } });
-      for (const [signal, body] of [["metrics", metrics], ["traces", traces], ["logs", logs]] as const) {
+      for (const [signal, body] of [
+        ["metrics", metrics],
+        ["traces", traces],
+        ["logs", logs],
+      ] as const) {
         assert.equal((await postOtlp(agent.url, signal, body)).status, 200);
       }
-      const found = await waitFor(async () => {
-        const all = SIGNALS.map((signal) => beaconResources(beaconFixture.dataDir, signal, marker));
-        return all.every((r) => r.length > 0) ? all : undefined;
-      }, 15_000, "all three signals at the beacon");
+      const found = await waitFor(
+        async () => {
+          const all = SIGNALS.map((signal) => beaconResources(beaconFixture.dataDir, signal, marker));
+          return all.every((r) => r.length > 0) ? all : undefined;
+        },
+        15_000,
+        "all three signals at the beacon",
+      );
       const [storedMetrics, storedTraces, storedLogs] = found as [any[], any[], any[]];
       const keys = storedMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].attributes.map((a: any) => a.key);
       assert.deepEqual(keys, ["endpoint", "method", "service_name", "http.route"], "the configured key leaves; the client IP does not");
-      assert.deepEqual(storedTraces[0].scopeSpans[0].spans.map((s: any) => s.spanId), ["00000000000000a1"]);
-      assert.deepEqual(storedLogs[0].scopeLogs[0].logRecords.map((r: any) => r.body.stringValue), ["pool exhausted"], "Error only");
-      assert.deepEqual(storedLogs[0].resource.attributes.map((a: any) => a.key), ["service.name", "env"]);
+      assert.deepEqual(
+        storedTraces[0].scopeSpans[0].spans.map((s: any) => s.spanId),
+        ["00000000000000a1"],
+      );
+      assert.deepEqual(
+        storedLogs[0].scopeLogs[0].logRecords.map((r: any) => r.body.stringValue),
+        ["pool exhausted"],
+        "Error only",
+      );
+      assert.deepEqual(
+        storedLogs[0].resource.attributes.map((a: any) => a.key),
+        ["service.name", "env"],
+      );
     } finally {
       await agent.stop();
     }
@@ -155,7 +183,10 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
       assert.equal(await first.stop(), 0);
 
       proxy.decide = () => ({ pass: true });
-      const second = await startAgentProcess(agentConfig(proxy.url, { ...quiet, config: { telemetry: { metrics: false } } }, fixture.dir), env);
+      const second = await startAgentProcess(
+        agentConfig(proxy.url, { ...quiet, config: { telemetry: { metrics: false } } }, fixture.dir),
+        env,
+      );
       try {
         assert.match(second.output(), /signal switched off: queued records deleted/);
         await waitFor(async () => beaconResources(beaconFixture.dataDir, "traces", marker).length > 0, 15_000, "queued traces delivered");
@@ -163,7 +194,10 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
         await billingRoundTrip(second);
         assert.deepEqual(beaconResources(beaconFixture.dataDir, "metrics", marker), [], "queued metrics were deleted, not sent");
         const metricsPosts = proxy.requests("/v1/beacon/v1/metrics");
-        assert.ok(metricsPosts.every((r) => r.answered === 503), "no metrics request got through after the switch");
+        assert.ok(
+          metricsPosts.every((r) => r.answered === 503),
+          "no metrics request got through after the switch",
+        );
       } finally {
         await second.stop();
       }
@@ -217,7 +251,11 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
       const newest = Array.from({ length: delivered.length }, (_, i) => 12 - delivered.length + i);
       assert.deepEqual(delivered, newest, "the newest requests survive, oldest dropped first");
       assert.ok([12, 13].includes(delivered.length + overflowed), `${delivered.length} delivered + ${overflowed} dropped`);
-      await waitFor(async () => billing.every((t) => storedTransactions(beaconFixture.dataDir).has(t.id)), 15_000, "billing delivered in full");
+      await waitFor(
+        async () => billing.every((t) => storedTransactions(beaconFixture.dataDir).has(t.id)),
+        15_000,
+        "billing delivered in full",
+      );
     } finally {
       await agent.stop();
       await proxy.close();

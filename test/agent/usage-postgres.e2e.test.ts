@@ -10,7 +10,20 @@ import { agentConfig, beaconConfig, getJson, startAgentProcess, startBeacon, wai
 // The real PostgreSQL server on 127.0.0.1:5432 (.ci/run starts it), a schema of our own per run.
 const URL = "postgres://postgres@127.0.0.1:5432/test";
 const schema = `egress_usage_${process.pid}`;
-const measures = ["workspaces", "users", "projects", "experiments", "datasets", "evaluators", "run_rules", "annotation_queues", "prompts", "prompt_commits", "prompt_pulls", "active_pats_30d"] as const;
+const measures = [
+  "workspaces",
+  "users",
+  "projects",
+  "experiments",
+  "datasets",
+  "evaluators",
+  "run_rules",
+  "annotation_queues",
+  "prompts",
+  "prompt_commits",
+  "prompt_pulls",
+  "active_pats_30d",
+] as const;
 let admin: pg.Client;
 
 /** One table per measure, `n` rows in table i: the counts are 1..12. */
@@ -19,7 +32,9 @@ before(async () => {
   await admin.connect();
   await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
   for (const [i, measure] of measures.entries()) {
-    await admin.query(`CREATE TABLE ${schema}.${measure} (id serial primary key); INSERT INTO ${schema}.${measure} SELECT FROM generate_series(1, ${i + 1})`);
+    await admin.query(
+      `CREATE TABLE ${schema}.${measure} (id serial primary key); INSERT INTO ${schema}.${measure} SELECT FROM generate_series(1, ${i + 1})`,
+    );
   }
 });
 after(async () => {
@@ -28,7 +43,10 @@ after(async () => {
 });
 
 const queries = (overrides: Partial<Record<(typeof measures)[number], string>> = {}) =>
-  Object.fromEntries(measures.map((m) => [m, overrides[m] ?? `SELECT count(*) FROM ${schema}.${m}`])) as Record<keyof UsageMeasures, string>;
+  Object.fromEntries(measures.map((m) => [m, overrides[m] ?? `SELECT count(*) FROM ${schema}.${m}`])) as Record<
+    keyof UsageMeasures,
+    string
+  >;
 
 test("postgres source: one read-only query per measure gives the counts; a bad query, a write or a slow query gives none", async () => {
   const counts = await new PostgresMeasures({ url: URL, statementTimeoutMs: 2_000, queries: queries() }).current();
@@ -61,7 +79,10 @@ test("postgres source end to end: a failing query postpones the snapshot (no zer
   const fixture = agentConfig(beacon.url, {
     intervals: { flush: "50ms", usageSnapshot: "300ms" },
     selfTelemetry: { enabled: false },
-    usage: { source: "postgres", postgres: { url: URL, statementTimeout: "2s", queries: queries({ prompt_pulls: `SELECT count(*) FROM ${schema}.later` }) } },
+    usage: {
+      source: "postgres",
+      postgres: { url: URL, statementTimeout: "2s", queries: queries({ prompt_pulls: `SELECT count(*) FROM ${schema}.later` }) },
+    },
   });
   const agent = await startAgentProcess(fixture, { PLATFORM_LICENSE_KEY: license.key });
   const snapshots = () => storedSnapshots(beaconFixture.dataDir);

@@ -3,9 +3,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import pino from "pino";
-import { Outbox } from "../../src/agent/outbox.ts";
-import { FileMeasures, MeasuresUnavailableError, PushedMeasures } from "../../src/agent/usage/measures-source.ts";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
+import { FileMeasures, type MeasuresUnavailableError, PushedMeasures } from "../../src/agent/usage/measures-source.ts";
+import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { UsageSnapshotter, type StoredSnapshot } from "../../src/agent/usage/snapshotter.ts";
 import { usageMeasures } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
@@ -23,7 +23,16 @@ test("usage windows are contiguous across intervals and a restart; downtime make
   const open = () => {
     const outbox = new Outbox(dir, { now: () => now });
     const source = new PushedMeasures(outbox);
-    const snapshotter = new UsageSnapshotter({ outbox, source, intervalMs: 24 * HOUR, retryMs: 1_000, logger: pino({ level: "silent" }), health: new StreamHealth(pino({ level: "silent" }), "usage"), onEnqueued() {}, now: () => now });
+    const snapshotter = new UsageSnapshotter({
+      outbox,
+      source,
+      intervalMs: 24 * HOUR,
+      retryMs: 1_000,
+      logger: pino({ level: "silent" }),
+      health: new StreamHealth(pino({ level: "silent" }), "usage"),
+      onEnqueued() {},
+      now: () => now,
+    });
     return { outbox, source, snapshotter };
   };
   let { outbox, source, snapshotter } = open();
@@ -75,14 +84,17 @@ test("counts that cannot be read postpone the snapshot: nothing is stored, the w
   assert.equal(await snapshotter.tick(), false, "no file yet");
   writeFileSync(file, JSON.stringify({ ...usageMeasures(2), users: -1 }));
   assert.equal(await snapshotter.tick(), false, "a negative count is not a count");
-  await assert.rejects(new FileMeasures(file).current(), (err: MeasuresUnavailableError) => /users: must not be negative/.test(err.message));
+  await assert.rejects(new FileMeasures(file).current(), (err: MeasuresUnavailableError) =>
+    /users: must not be negative/.test(err.message),
+  );
   assert.deepEqual(snapshots(outbox), []);
   assert.match(health.lastError!.message, /snapshot postponed: usage\.file .*users: must not be negative/, "shown in status");
   writeFileSync(file, JSON.stringify(usageMeasures(2)));
   now += 10 * 60_000;
   assert.equal(await snapshotter.tick(), true);
-  assert.deepEqual(snapshots(outbox).map((s) => [s.from_timestamp, s.to_timestamp, s.measures.users]), [
-    ["2026-11-01T00:00:00.000+00:00", "2026-11-01T01:00:00.000+00:00", 2],
-  ]);
+  assert.deepEqual(
+    snapshots(outbox).map((s) => [s.from_timestamp, s.to_timestamp, s.measures.users]),
+    [["2026-11-01T00:00:00.000+00:00", "2026-11-01T01:00:00.000+00:00", 2]],
+  );
   outbox.close();
 });

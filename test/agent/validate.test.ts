@@ -43,15 +43,22 @@ test("validate lists every key with its value and where it came from: file, env,
   assert.deepEqual(row(stdout, "licenseKey"), ["(set; hidden)", "env PLATFORM_LICENSE_KEY"]);
   assert.equal(row(stdout, "proxy.https")?.[1], "env HTTPS_PROXY");
   // A password given as a query parameter is hidden like one in the user info; the harmless parameters stay.
-  assert.deepEqual(row(stdout, "usage.postgres.url"), ["postgres://REDACTED@db.internal:5432/platform?sslmode=require&password=REDACTED", "file"]);
+  assert.deepEqual(row(stdout, "usage.postgres.url"), [
+    "postgres://REDACTED@db.internal:5432/platform?sslmode=require&password=REDACTED",
+    "file",
+  ]);
   assert.deepEqual(row(stdout, "beaconUrl"), ["https://beacon.vendor.test/?access_token=REDACTED", "file"]);
-  for (const hidden of [secret, proxyPassword, dbPassword, urlToken]) assert.ok(!stdout.includes(hidden), `${hidden} is not in the listing`);
+  for (const hidden of [secret, proxyPassword, dbPassword, urlToken])
+    assert.ok(!stdout.includes(hidden), `${hidden} is not in the listing`);
 });
 
 test("validate shows what offline mode turns off, and --json gives the same rows", async () => {
   const dir = tempDir();
   const path = join(dir, "egress.yaml");
-  writeFileSync(path, `offline:\n  enabled: true\n  licenseFile: ${join(dir, "l.jwt")}\n  publicKeyFile: ${join(dir, "k.pem")}\nusageReporting: true\n`);
+  writeFileSync(
+    path,
+    `offline:\n  enabled: true\n  licenseFile: ${join(dir, "l.jwt")}\n  publicKeyFile: ${join(dir, "k.pem")}\nusageReporting: true\n`,
+  );
   const { code, stdout, stderr } = await runCli(["validate", "--config", path, "--json"]);
   assert.equal(code, 0, stderr);
   const values = (JSON.parse(stdout) as { values: { key: string; value: string; source: string }[] }).values;
@@ -63,13 +70,24 @@ test("validate shows what offline mode turns off, and --json gives the same rows
 test("validate exits 2 with one line per problem, unknown keys included, and prints no values", async () => {
   const dir = tempDir();
   const path = join(dir, "egress.yaml");
-  writeFileSync(path, "limits:\n  batchTransactions: 0\n  batchBytes: 5\nproxy:\n  https: socks://x\ntls:\n  caFile: /nonexistent/ca.pem\nlogLevel: loud\n");
+  writeFileSync(
+    path,
+    "limits:\n  batchTransactions: 0\n  batchBytes: 5\nproxy:\n  https: socks://x\ntls:\n  caFile: /nonexistent/ca.pem\nlogLevel: loud\n",
+  );
   const { code, stdout, stderr } = await runCli(["validate", "--config", path], { env: { PLATFORM_LICENSE_KEY: "k", EGRESS_CONFIG: "" } });
   assert.equal(code, 2);
   assert.equal(stdout, "");
   const problems = stderr.split("\n").filter((line) => line.startsWith("  "));
-  for (const expected of [/^ {2}limits\.batchTransactions: /, /^ {2}limits\.batchBytes: unknown key$/, /^ {2}proxy\.https: must be an http\(s\) URL$/, /^ {2}logLevel: /]) {
-    assert.ok(problems.some((line) => expected.test(line)), `${expected} in:\n${stderr}`);
+  for (const expected of [
+    /^ {2}limits\.batchTransactions: /,
+    /^ {2}limits\.batchBytes: unknown key$/,
+    /^ {2}proxy\.https: must be an http\(s\) URL$/,
+    /^ {2}logLevel: /,
+  ]) {
+    assert.ok(
+      problems.some((line) => expected.test(line)),
+      `${expected} in:\n${stderr}`,
+    );
   }
   // A file a key names is only read once the keys are valid; alone, a missing CA file is named too.
   writeFileSync(path, "tls:\n  caFile: /nonexistent/ca.pem\n");

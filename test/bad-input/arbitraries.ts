@@ -2,7 +2,7 @@ import fc from "fast-check";
 import type { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
 
 // fast-check arbitraries for the bad-input suite: valid trace transactions, and mutations of them that the
-// seed's schema must refuse, each knowing which field it broke, so a property can check the answer's `loc`.
+// wire schema must refuse, each knowing which field it broke, so a property can check the answer's `loc`.
 
 /**
  * Runs per property. The seed is fixed so CI sees the same cases every run; `FC_SEED=<n>` replays a failure
@@ -93,7 +93,14 @@ export const badBatch: fc.Arbitrary<BadBatch> = fc
       fc.constantFrom(...transactionFields).map((field) => ({ field, drop: true as const, value: undefined })),
       wrongValue.map((w) => ({ ...w, drop: false as const })),
     ),
-    extra: fc.option(fc.dictionary(fc.string().map((k) => `x_${k}`), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 3 }), { nil: undefined }),
+    extra: fc.option(
+      fc.dictionary(
+        fc.string().map((k) => `x_${k}`),
+        fc.jsonValue({ maxDepth: 2 }),
+        { minKeys: 1, maxKeys: 3 },
+      ),
+      { nil: undefined },
+    ),
   })
   .map(({ batch, at, change, extra }) => {
     const index = at % batch.length;

@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { deflateSync, gzipSync } from "node:zlib";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import { MAX_VALIDATION_ERRORS } from "../../src/protocol/validation-error.ts";
-import { logsRequest, metricsRequest, testLicense, traceTransaction, traceTransactions, tracesRequest, usageMeasures } from "../helpers/fixtures.ts";
+import {
+  logsRequest,
+  metricsRequest,
+  testLicense,
+  traceTransaction,
+  traceTransactions,
+  tracesRequest,
+  usageMeasures,
+} from "../helpers/fixtures.ts";
 import { beaconConfig, postJson, startBeacon, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
 import {
   assertError,
@@ -81,26 +89,62 @@ describe("beacon: bad input to every route", () => {
     const post = (path: string, body: unknown) => postJson(url(path), body, auth);
     assertValidation(await post("/v1/beacon/verify", { license: 42 }), ["body", "license"], "invalid_type");
     assertValidation(await post("/v1/beacon/verify", { license: "" }), ["body", "license"], "too_small");
-    assertValidation(await post("/v1/beacon/ingest-traces", { license: [license.key], trace_transactions: [] }), ["body", "license"], "invalid_type");
+    assertValidation(
+      await post("/v1/beacon/ingest-traces", { license: [license.key], trace_transactions: [] }),
+      ["body", "license"],
+      "invalid_type",
+    );
     const batch: Record<string, unknown>[] = traceTransactions(3);
     batch[2] = { ...batch[2], session_id: "session-1", trace_count: -5 };
-    assertValidation(await post("/v1/beacon/ingest-traces", { license: license.key, trace_transactions: batch }), ["body", "trace_transactions", 2, "trace_count"], "too_small");
+    assertValidation(
+      await post("/v1/beacon/ingest-traces", { license: license.key, trace_transactions: batch }),
+      ["body", "trace_transactions", 2, "trace_count"],
+      "too_small",
+    );
     const withoutId = { license: license.key, trace_transactions: [traceTransaction({ id: undefined })] };
     assertValidation(await post("/v1/beacon/ingest-traces", withoutId), ["body", "trace_transactions", 0, "id"], "missing");
-    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ from_timestamp: "yesterday" })), ["body", "from_timestamp"], "invalid_format");
-    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ to_timestamp: "2026-10-01T00:00:00Z" })), ["body", "to_timestamp"], "custom");
-    assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ measures: { ...usageMeasures(), users: "9" } })), ["body", "measures", "users"], "invalid_type");
+    assertValidation(
+      await post("/v1/beacon/usage-snapshot", snapshot({ from_timestamp: "yesterday" })),
+      ["body", "from_timestamp"],
+      "invalid_format",
+    );
+    assertValidation(
+      await post("/v1/beacon/usage-snapshot", snapshot({ to_timestamp: "2026-10-01T00:00:00Z" })),
+      ["body", "to_timestamp"],
+      "custom",
+    );
+    assertValidation(
+      await post("/v1/beacon/usage-snapshot", snapshot({ measures: { ...usageMeasures(), users: "9" } })),
+      ["body", "measures", "users"],
+      "invalid_type",
+    );
     assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ measures: [] })), ["body", "measures"], "invalid_type");
     const metrics = metricsRequest() as any;
     metrics.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].timeUnixNano = "soon";
-    assertValidation(await post("/v1/beacon/v1/metrics", metrics), ["body", "resourceMetrics", 0, "scopeMetrics", 0, "metrics", 0, "gauge", "dataPoints", 0, "timeUnixNano"]);
+    assertValidation(await post("/v1/beacon/v1/metrics", metrics), [
+      "body",
+      "resourceMetrics",
+      0,
+      "scopeMetrics",
+      0,
+      "metrics",
+      0,
+      "gauge",
+      "dataPoints",
+      0,
+      "timeUnixNano",
+    ]);
     const traces = tracesRequest() as any;
     traces.resourceSpans[0].scopeSpans[0].spans[0].spanId = 7;
-    assertValidation(await post("/v1/beacon/v1/traces", traces), ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "spanId"], "invalid_type");
+    assertValidation(
+      await post("/v1/beacon/v1/traces", traces),
+      ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "spanId"],
+      "invalid_type",
+    );
     assertValidation(await post("/v1/beacon/v1/logs", { resourceLogs: {} }), ["body", "resourceLogs"], "invalid_type");
     // Without a token the body is not even read: 401, not a validation of what an anonymous sender wrote.
     const unauthenticated = await postJson(url("/v1/beacon/v1/logs"), { resourceLogs: "x" });
-    assert.deepEqual([unauthenticated.status, unauthenticated.body.code], [401, "BEACON_ERR_TOKEN_REQUIRED"]);
+    assert.deepEqual([unauthenticated.status, unauthenticated.body.code], [401, "EGRESS_ERR_TOKEN_REQUIRED"]);
     nothingStored();
   });
 
@@ -116,20 +160,35 @@ describe("beacon: bad input to every route", () => {
     const logs = { ...logsRequest(), vendor: "x" } as any;
     logs.resourceLogs[0].scopeLogs[0].logRecords[0].customer_email = "alice@example.com";
     assert.equal((await postJson(url("/v1/beacon/v1/logs"), logs, auth)).status, 200);
-    assert.deepEqual(beaconStored(fixture.dataDir), { ...storedBefore, transactions: storedBefore.transactions + 1, otlp: storedBefore.otlp + 1 });
-    assert.ok(!beaconOtlpBodies(fixture.dataDir).some((body) => body.includes("alice@example.com") || body.includes('"vendor"')), "stored normalised, unknown fields gone");
+    assert.deepEqual(beaconStored(fixture.dataDir), {
+      ...storedBefore,
+      transactions: storedBefore.transactions + 1,
+      otlp: storedBefore.otlp + 1,
+    });
+    assert.ok(
+      !beaconOtlpBodies(fixture.dataDir).some((body) => body.includes("alice@example.com") || body.includes('"vendor"')),
+      "stored normalised, unknown fields gone",
+    );
   });
 
   test("huge bodies: over bodyLimit is 413; too many or too many bad items are 422 with at most 100 problems", async () => {
     for (const path of Object.keys(routes)) {
       const answer = await sendJson(url(path), JSON.stringify({ padding: "x".repeat(BODY_LIMIT) }), auth);
-      assertError(answer, 413, "ERR_BODY_TOO_LARGE");
+      assertError(answer, 413, "EGRESS_ERR_BODY_TOO_LARGE");
       assert.match(answer.json.detail, /limit \(bodyLimit\)$/, "names the beacon's own key");
     }
     const empties = (n: number) => `{"license":${JSON.stringify(license.key)},"trace_transactions":[${Array(n).fill("{}").join(",")}]}`;
-    const tooMany = assertValidation(await sendJson(url("/v1/beacon/ingest-traces"), empties(10_001)), ["body", "trace_transactions"], "too_big");
+    const tooMany = assertValidation(
+      await sendJson(url("/v1/beacon/ingest-traces"), empties(10_001)),
+      ["body", "trace_transactions"],
+      "too_big",
+    );
     assert.equal(tooMany.length, 1);
-    const capped = assertValidation(await sendJson(url("/v1/beacon/ingest-traces"), empties(10_000)), ["body", "trace_transactions", 0, "id"], "missing");
+    const capped = assertValidation(
+      await sendJson(url("/v1/beacon/ingest-traces"), empties(10_000)),
+      ["body", "trace_transactions", 0, "id"],
+      "missing",
+    );
     assert.equal(capped.length, MAX_VALIDATION_ERRORS);
     // 200,000 bad log records: more problems than the validator can even list; a clean 422 all the same.
     const wide = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[${Array(200_000).fill("[]").join(",")}]}]}]}`;
@@ -146,7 +205,7 @@ describe("beacon: bad input to every route", () => {
       }
     }
     // OTLP values nest by schema (arrayValue in arrayValue): 20,000 of them once overflowed the validator's stack (a 500).
-    const deepValue = '{"arrayValue":{"values":['.repeat(20_000) + "{}" + "]}}".repeat(20_000);
+    const deepValue = `${'{"arrayValue":{"values":['.repeat(20_000)}{}${"]}}".repeat(20_000)}`;
     const logs = JSON.stringify(logsRequest()).replace('{"stringValue":"connection pool nearly exhausted"}', deepValue);
     assertValidation(await sendJson(url("/v1/beacon/v1/logs"), logs, auth), ["body"], "json_invalid");
     nothingStored();
@@ -154,11 +213,17 @@ describe("beacon: bad input to every route", () => {
 
   test("other media types and any Content-Encoding are 415; a body cut off mid-stream is 400", async () => {
     for (const [path, good] of Object.entries(routes)) {
-      for (const { headers, body } of Object.values(wrongMediaTypes)) assertError(await send(url(path), body, { ...headers, ...auth }), 415);
+      for (const { headers, body } of Object.values(wrongMediaTypes))
+        assertError(await send(url(path), body, { ...headers, ...auth }), 415);
       assertError(await send(url(path), new Uint8Array([0x0a, 0x00]), { "content-type": "application/x-protobuf", ...auth }), 415);
       const json = JSON.stringify(good());
-      for (const [encoding, body] of [["gzip", gzipSync(json)], ["gzip", truncatedGzip(good())], ["deflate", deflateSync(json)], ["gzip", json]] as const) {
-        assertError(await sendJson(url(path), body, { "content-encoding": encoding, ...auth }), 415, "ERR_CONTENT_ENCODING");
+      for (const [encoding, body] of [
+        ["gzip", gzipSync(json)],
+        ["gzip", truncatedGzip(good())],
+        ["deflate", deflateSync(json)],
+        ["gzip", json],
+      ] as const) {
+        assertError(await sendJson(url(path), body, { "content-encoding": encoding, ...auth }), 415, "EGRESS_ERR_CONTENT_ENCODING");
       }
       assert.equal(await sendTruncated(url(path), json, auth), 400);
     }
@@ -168,11 +233,13 @@ describe("beacon: bad input to every route", () => {
   test("GET /v1/beacon/jwks.json ignores a query and answers only GET; unknown routes are 404 whatever the body", async () => {
     const jwks = await fetch(url("/v1/beacon/jwks.json?kid=../../etc&x[y]=1"));
     assert.equal(jwks.status, 200);
-    assert.ok(Array.isArray(((await jwks.json()) as { keys: unknown[] }).keys));
-    assertError(await sendJson(url("/v1/beacon/jwks.json"), "{bad"), 404, "ERR_NOT_FOUND");
+    const keys = (await jwks.json()) as { keys: unknown[] };
+    assert.ok(keys.keys.length > 0, "the signing key is published");
+    assert.deepEqual(keys, await (await fetch(url("/v1/beacon/jwks.json"))).json(), "the same keys as without the query");
+    assertError(await sendJson(url("/v1/beacon/jwks.json"), "{bad"), 404, "EGRESS_ERR_NOT_FOUND");
     for (const path of ["/v1/beacon/ingest", "/v1/beacon/v1/histograms", "/v1/transactions"]) {
-      assertError(await sendJson(url(path), deepArrays(100_000)), 404, "ERR_NOT_FOUND");
-      assertError(await send(url(path), "<x/>", { "content-type": "application/xml" }), 404, "ERR_NOT_FOUND");
+      assertError(await sendJson(url(path), deepArrays(100_000)), 404, "EGRESS_ERR_NOT_FOUND");
+      assertError(await send(url(path), "<x/>", { "content-type": "application/xml" }), 404, "EGRESS_ERR_NOT_FOUND");
     }
     nothingStored();
   });
@@ -182,6 +249,10 @@ describe("beacon: bad input to every route", () => {
       const response = await postJson(url(path), good(), auth);
       assert.equal(response.status, 200, `${path}: ${JSON.stringify(response.body)}`);
     }
-    assert.deepEqual(beaconStored(fixture.dataDir), { transactions: storedBefore.transactions + 2, otlp: storedBefore.otlp + 3, snapshots: storedBefore.snapshots + 1 });
+    assert.deepEqual(beaconStored(fixture.dataDir), {
+      transactions: storedBefore.transactions + 2,
+      otlp: storedBefore.otlp + 3,
+      snapshots: storedBefore.snapshots + 1,
+    });
   });
 });

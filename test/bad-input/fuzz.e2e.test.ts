@@ -24,10 +24,17 @@ interface Case {
 
 /** Bad bodies for a billing route whose request wraps the batch with `wrap`. */
 function badBodies(wrap: (transactions: unknown[]) => Record<string, unknown>, schema: z.ZodType): fc.Arbitrary<Case> {
-  const broken = badBatch.map((bad) => ({ body: JSON.stringify(wrap(bad.transactions)), loc: ["body", "trace_transactions", ...bad.loc!] }));
+  const broken = badBatch.map((bad) => ({
+    body: JSON.stringify(wrap(bad.transactions)),
+    loc: ["body", "trace_transactions", ...bad.loc!],
+  }));
   const junk = junkBody.map((body) => ({ body }));
   const mutated = fc
-    .tuple(fc.array(validTransaction, { minLength: 1, maxLength: 3 }), fc.nat(), fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined }))
+    .tuple(
+      fc.array(validTransaction, { minLength: 1, maxLength: 3 }),
+      fc.nat(),
+      fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined }),
+    )
     .map(([batch, pick, value]) => ({ body: JSON.stringify(mutateAt(wrap(batch), pick, value)) }));
   return fc.oneof(broken, junk, mutated).filter(({ body }) => {
     try {
@@ -53,15 +60,25 @@ describe("fuzzing the billing intakes of the running sidecar and beacon", () => 
       assert.equal(answer.status, 422, `answer ${answer.status} ${answer.bytes.toString().slice(0, 300)}`);
       const { detail } = HTTPValidationError.parse(answer.json);
       // The JSON reader's prototype-poisoning guard refuses a body with a `__proto__` (or `constructor.prototype`) key as a whole.
-      const refusedAsPoisoning = /"(?:__proto__|constructor)"\s*:/.test(body) && JSON.stringify(detail.map((d) => [d.loc, d.type])) === '[[["body"],"json_invalid"]]';
-      if (loc && !refusedAsPoisoning) assert.ok(detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(loc)), `no entry at ${JSON.stringify(loc)}: ${JSON.stringify(detail)}`);
+      const refusedAsPoisoning =
+        /"(?:__proto__|constructor)"\s*:/.test(body) &&
+        JSON.stringify(detail.map((d) => [d.loc, d.type])) === '[[["body"],"json_invalid"]]';
+      if (loc && !refusedAsPoisoning)
+        assert.ok(
+          detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(loc)),
+          `no entry at ${JSON.stringify(loc)}: ${JSON.stringify(detail)}`,
+        );
       assert.deepEqual(stored(), before, "a refused body stored nothing");
     });
 
   test("POST /v1/transactions (sidecar): 300 bad bodies, each a 422, nothing kept", async () => {
     const cases = badBodies((transactions) => ({ trace_transactions: transactions }), TransactionsRequest);
     await fc.assert(
-      property(() => `${pair.agent.url}/v1/transactions`, () => sidecarStored(pair.agentFixture.dataDir), cases),
+      property(
+        () => `${pair.agent.url}/v1/transactions`,
+        () => sidecarStored(pair.agentFixture.dataDir),
+        cases,
+      ),
       fcOptions(300),
     );
     await assertUp(pair.agent.url);
@@ -75,11 +92,18 @@ describe("fuzzing the billing intakes of the running sidecar and beacon", () => 
   test("POST /v1/beacon/ingest-traces (beacon): 300 bad bodies, each a 422, nothing stored", async () => {
     const cases = badBodies((transactions) => ({ license: pair.license.key, trace_transactions: transactions }), IngestTracesRequest);
     await fc.assert(
-      property(() => `${pair.beacon.url}/v1/beacon/ingest-traces`, () => beaconStored(pair.beaconFixture.dataDir).transactions, cases),
+      property(
+        () => `${pair.beacon.url}/v1/beacon/ingest-traces`,
+        () => beaconStored(pair.beaconFixture.dataDir).transactions,
+        cases,
+      ),
       fcOptions(300),
     );
     await assertUp(pair.beacon.url);
-    const good = await postJson(`${pair.beacon.url}/v1/beacon/ingest-traces`, { license: pair.license.key, trace_transactions: traceTransactions(2) });
+    const good = await postJson(`${pair.beacon.url}/v1/beacon/ingest-traces`, {
+      license: pair.license.key,
+      trace_transactions: traceTransactions(2),
+    });
     assert.deepEqual([good.status, good.body], [200, { inserted_count: 2 }]);
   });
 });

@@ -18,11 +18,21 @@ export interface RawAnswer {
 }
 
 /** POSTs exactly `body` with exactly `headers` (no content type unless given). */
-export async function send(url: string, body: string | Uint8Array, headers: Record<string, string> = {}, method = "POST"): Promise<RawAnswer> {
+export async function send(
+  url: string,
+  body: string | Uint8Array,
+  headers: Record<string, string> = {},
+  method = "POST",
+): Promise<RawAnswer> {
   const response = await fetch(url, { method, headers, body: typeof body === "string" ? Buffer.from(body) : body });
   const bytes = Buffer.from(await response.arrayBuffer());
   const contentType = response.headers.get("content-type") ?? "";
-  return { status: response.status, contentType, bytes, json: contentType.startsWith("application/json") ? JSON.parse(bytes.toString()) : undefined };
+  return {
+    status: response.status,
+    contentType,
+    bytes,
+    json: contentType.startsWith("application/json") ? JSON.parse(bytes.toString()) : undefined,
+  };
 }
 
 export const sendJson = (url: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
@@ -31,7 +41,9 @@ export const sendJson = (url: string, body: string | Uint8Array, headers: Record
 /** A request whose body stops short of its Content-Length (the client hangs up mid-body); the answer's status, if any. */
 export function sendTruncated(url: string, body: string, headers: Record<string, string> = {}): Promise<number | undefined> {
   const { hostname, port, pathname } = new URL(url);
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   const head = `POST ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
   return new Promise((resolve) => {
     let answer = "";
@@ -46,7 +58,7 @@ export function sendTruncated(url: string, body: string, headers: Record<string,
 }
 
 export const deepArrays = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
-export const deepObjects = (depth: number) => '{"a":'.repeat(depth) + "0" + "}".repeat(depth);
+export const deepObjects = (depth: number) => `${'{"a":'.repeat(depth)}0${"}".repeat(depth)}`;
 
 /** Bodies that are not JSON at all: each must be 422 `json_invalid` (or the OTLP 400). */
 export const malformedJson: Record<string, string> = {
@@ -68,7 +80,10 @@ export const wrongTopLevel: Record<string, string> = { array: "[]", null: "null"
 export const wrongMediaTypes: Record<string, { headers: Record<string, string>; body: string | Uint8Array }> = {
   "text/plain": { headers: { "content-type": "text/plain" }, body: "{}" },
   "application/xml": { headers: { "content-type": "application/xml" }, body: "<transactions/>" },
-  multipart: { headers: { "content-type": "multipart/form-data; boundary=x" }, body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n{}\r\n--x--\r\n' },
+  multipart: {
+    headers: { "content-type": "multipart/form-data; boundary=x" },
+    body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n{}\r\n--x--\r\n',
+  },
   "form-urlencoded": { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "trace_transactions=1" },
   "no content type": { headers: {}, body: new TextEncoder().encode("{}") },
 };
@@ -138,8 +153,9 @@ export function sidecarStored(dataDir: string): { inserted: number; pushedMeasur
 
 /** The stored body of one billing record, by transaction id. */
 export function sidecarRecordBody(dataDir: string, id: string): Record<string, unknown> | undefined {
-  const row = readOnly(join(dataDir, "outbox.db"), (db) =>
-    db.prepare("SELECT body FROM outbox WHERE stream = 'billing' AND record_id = ?").get(id) as { body: string } | undefined,
+  const row = readOnly(
+    join(dataDir, "outbox.db"),
+    (db) => db.prepare("SELECT body FROM outbox WHERE stream = 'billing' AND record_id = ?").get(id) as { body: string } | undefined,
   );
   return row && JSON.parse(row.body);
 }
@@ -154,7 +170,9 @@ export function beaconStored(dataDir: string): { transactions: number; otlp: num
 
 /** The stored OTLP batches of the beacon, as the JSON text it keeps. */
 export function beaconOtlpBodies(dataDir: string): string[] {
-  return readOnly(join(dataDir, "beacon.db"), (db) => (db.prepare("SELECT body FROM otlp_batches").all() as { body: string }[]).map((r) => r.body));
+  return readOnly(join(dataDir, "beacon.db"), (db) =>
+    (db.prepare("SELECT body FROM otlp_batches").all() as { body: string }[]).map((r) => r.body),
+  );
 }
 
 /** Asserts a server still serves: /healthz answers 200. */

@@ -44,7 +44,8 @@ function validationDetail(schema: z.ZodType, input: unknown) {
   }
 }
 
-const hasLoc = (detail: { loc: (string | number)[] }[], loc: (string | number)[]) => detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
+const hasLoc = (detail: { loc: (string | number)[] }[], loc: (string | number)[]) =>
+  detail.some((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
 
 describe("wire schemas, property-based", () => {
   test("generated valid trace transactions pass both request schemas unchanged", () => {
@@ -75,7 +76,10 @@ describe("wire schemas, property-based", () => {
   });
 
   test("unknown fields alone are dropped from a transaction, and refused (extra_forbidden) as usage measures", () => {
-    const extraKey = fc.string({ minLength: 1 }).filter((k) => k !== "__proto__").map((k) => `unknown_${k}`);
+    const extraKey = fc
+      .string({ minLength: 1 })
+      .filter((k) => k !== "__proto__")
+      .map((k) => `unknown_${k}`);
     fc.assert(
       fc.property(validTransaction, extraKey, fc.jsonValue(), (transaction, key, value) => {
         const parsed = parseRequest(TransactionsRequest, { trace_transactions: [{ ...transaction, [key]: value }] });
@@ -106,12 +110,19 @@ describe("wire schemas, property-based", () => {
   });
 
   test("nesting past 64 levels, of any shape, is a 422 json_invalid and never a stack overflow", () => {
-    const wrapper = fc.constantFrom((v: unknown) => [v], (v: unknown) => ({ resourceLogs: v }), (v: unknown) => ({ arrayValue: { values: [v] } }));
+    const wrapper = fc.constantFrom(
+      (v: unknown) => [v],
+      (v: unknown) => ({ resourceLogs: v }),
+      (v: unknown) => ({ arrayValue: { values: [v] } }),
+    );
     fc.assert(
       fc.property(fc.constantFrom(...Object.keys(requestSchemas)), fc.integer({ min: 65, max: 20_000 }), wrapper, (name, depth, wrap) => {
         let value: unknown = {};
         for (let level = 0; level < depth; level++) value = wrap(value);
-        assert.deepEqual(validationDetail(requestSchemas[name]!, value)?.map((d) => d.type), ["json_invalid"]);
+        assert.deepEqual(
+          validationDetail(requestSchemas[name]!, value)?.map((d) => d.type),
+          ["json_invalid"],
+        );
       }),
       fcOptions(60),
     );
@@ -121,7 +132,11 @@ describe("wire schemas, property-based", () => {
     fc.assert(
       fc.property(fc.constantFrom(...Object.keys(requestSchemas)), fc.nat(), fc.uuid(), (name, pick, secret) => {
         const marker = `SECRET-${secret}`;
-        const input = mutateAt({ license: 1, trace_transactions: [{ status: 2 }], resourceLogs: [{ scopeLogs: [{}] }], workspaces: "x" }, pick, marker);
+        const input = mutateAt(
+          { license: 1, trace_transactions: [{ status: 2 }], resourceLogs: [{ scopeLogs: [{}] }], workspaces: "x" },
+          pick,
+          marker,
+        );
         assert.ok(!JSON.stringify(validationDetail(requestSchemas[name]!, input) ?? []).includes(marker));
         assert.ok(!JSON.stringify(validationDetail(AuditQuery, { since: marker }) ?? []).includes(marker));
       }),

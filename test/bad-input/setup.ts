@@ -44,7 +44,10 @@ export async function stopPair(pair: Pair | undefined): Promise<void> {
   if (!pair) return;
   const codes = [await pair.agent.stop("SIGTERM"), await pair.beacon.stop("SIGTERM")];
   assert.deepEqual(codes, [0, 0], "both processes were still up and stopped cleanly");
-  for (const [name, service] of [["sidecar", pair.agent], ["beacon", pair.beacon]] as const) {
+  for (const [name, service] of [
+    ["sidecar", pair.agent],
+    ["beacon", pair.beacon],
+  ] as const) {
     const output = service.output();
     assert.ok(!output.includes('"msg":"request failed"'), `no request ended in a 500 at the ${name}:\n${output.slice(-2000)}`);
     assert.ok(!output.includes(pair.license.key), `the ${name} never logged the license key`);

@@ -80,12 +80,26 @@ describe("sidecar local API: bad input to the JSON routes", () => {
     for (const [patch, field, type] of cases) {
       const batch: Record<string, unknown>[] = traceTransactions(3);
       batch[1] = { ...batch[1], ...patch };
-      assertValidation(await postJson(url("/v1/transactions"), { trace_transactions: batch }), ["body", "trace_transactions", 1, field], type);
+      assertValidation(
+        await postJson(url("/v1/transactions"), { trace_transactions: batch }),
+        ["body", "trace_transactions", 1, field],
+        type,
+      );
     }
     assertValidation(await postJson(url("/v1/transactions"), { trace_transactions: {} }), ["body", "trace_transactions"], "invalid_type");
     assertValidation(await postJson(url("/v1/transactions"), { trace_transactions: [] }), ["body", "trace_transactions"], "too_small");
-    assertValidation(await postJson(url("/v1/transactions"), { trace_transactions: [null] }), ["body", "trace_transactions", 0], "invalid_type");
-    for (const [value, type] of [["1", "invalid_type"], [1.5, "invalid_type"], [-1, "too_small"], [null, "invalid_type"], [true, "invalid_type"]] as const) {
+    assertValidation(
+      await postJson(url("/v1/transactions"), { trace_transactions: [null] }),
+      ["body", "trace_transactions", 0],
+      "invalid_type",
+    );
+    for (const [value, type] of [
+      ["1", "invalid_type"],
+      [1.5, "invalid_type"],
+      [-1, "too_small"],
+      [null, "invalid_type"],
+      [true, "invalid_type"],
+    ] as const) {
       assertValidation(await postJson(url("/v1/usage/measures"), { ...usageMeasures(), prompts: value }), ["body", "prompts"], type);
     }
     const { users: _, ...withoutUsers } = usageMeasures();
@@ -94,28 +108,40 @@ describe("sidecar local API: bad input to the JSON routes", () => {
   });
 
   test("unknown fields: a usage measure is refused (extra_forbidden); on transactions they are ignored, never stored", async () => {
-    assertValidation(await postJson(url("/v1/usage/measures"), { ...usageMeasures(), customer_email: 1 }), ["body", "customer_email"], "extra_forbidden");
+    assertValidation(
+      await postJson(url("/v1/usage/measures"), { ...usageMeasures(), customer_email: 1 }),
+      ["body", "customer_email"],
+      "extra_forbidden",
+    );
     nothingStored();
-    // Undocumented in SEED-SPEC: a trace transaction's unknown fields are dropped at intake, so they never leave.
+    // A trace transaction's unknown fields are dropped at intake, so they never leave (docs/PROTOCOL.md).
     const transaction = { ...traceTransaction(), customer_email: "alice@example.com", nested: { deep: [1] } };
     const accepted = await postJson(url("/v1/transactions"), { trace_transactions: [transaction], also_unknown: true });
     assert.deepEqual([accepted.status, accepted.body], [202, { accepted: 1, duplicates: 0 }]);
     const stored = sidecarRecordBody(pair.agentFixture.dataDir, transaction.id);
-    assert.deepEqual(Object.keys(stored ?? {}).sort(), Object.keys(traceTransaction()).sort(), "only the seed's fields are kept");
+    assert.deepEqual(Object.keys(stored ?? {}).sort(), Object.keys(traceTransaction()).sort(), "only the documented fields are kept");
   });
 
   test("huge bodies: over limits.bodyLimit is 413; many bad items answer with at most 100 problems", async () => {
     for (const path of Object.keys(routes)) {
       const huge = JSON.stringify({ trace_transactions: [], padding: "x".repeat(BODY_LIMIT) });
-      assertError(await sendJson(url(path), huge), 413, "ERR_BODY_TOO_LARGE");
+      assertError(await sendJson(url(path), huge), 413, "EGRESS_ERR_BODY_TOO_LARGE");
     }
     const empties = (n: number) => `{"trace_transactions":[${Array(n).fill("{}").join(",")}]}`;
     const tooMany = assertValidation(await sendJson(url("/v1/transactions"), empties(10_001)), ["body", "trace_transactions"], "too_big");
     assert.equal(tooMany.length, 1, "an oversized list is refused as a whole, before its items");
-    const capped = assertValidation(await sendJson(url("/v1/transactions"), empties(10_000)), ["body", "trace_transactions", 0, "id"], "missing");
+    const capped = assertValidation(
+      await sendJson(url("/v1/transactions"), empties(10_000)),
+      ["body", "trace_transactions", 0, "id"],
+      "missing",
+    );
     assert.equal(capped.length, MAX_VALIDATION_ERRORS, "120,000 problems, the first 100 listed");
     const extraKeys = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]));
-    const manyUnknown = assertValidation(await postJson(url("/v1/usage/measures"), { ...usageMeasures(), ...extraKeys }), ["body", "k0"], "extra_forbidden");
+    const manyUnknown = assertValidation(
+      await postJson(url("/v1/usage/measures"), { ...usageMeasures(), ...extraKeys }),
+      ["body", "k0"],
+      "extra_forbidden",
+    );
     assert.equal(manyUnknown.length, MAX_VALIDATION_ERRORS);
     nothingStored();
   });
@@ -134,7 +160,7 @@ describe("sidecar local API: bad input to the JSON routes", () => {
   test("wrong media types are 415; any Content-Encoding (valid or truncated gzip, deflate, br) is 415", async (t) => {
     for (const [path, good] of Object.entries(routes)) {
       for (const [name, { headers, body }] of Object.entries(wrongMediaTypes)) {
-        await t.test(`${path}: ${name}`, async () => assertError(await send(url(path), body, headers), 415, "ERR_MEDIA_TYPE"));
+        await t.test(`${path}: ${name}`, async () => assertError(await send(url(path), body, headers), 415, "EGRESS_ERR_MEDIA_TYPE"));
       }
       assertError(await send(url(path), JSON.stringify(good()), { "content-type": "application/x-protobuf" }), 415);
       const json = JSON.stringify(good());
@@ -146,7 +172,7 @@ describe("sidecar local API: bad input to the JSON routes", () => {
         ["br", json],
       ];
       for (const [encoding, body] of encoded) {
-        assertError(await sendJson(url(path), body, { "content-encoding": encoding }), 415, "ERR_CONTENT_ENCODING");
+        assertError(await sendJson(url(path), body, { "content-encoding": encoding }), 415, "EGRESS_ERR_CONTENT_ENCODING");
       }
     }
     nothingStored();

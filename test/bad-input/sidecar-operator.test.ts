@@ -60,21 +60,29 @@ describe("sidecar operator routes and unknown routes: bad input", () => {
       assert.equal(response.status, 200, path);
       await response.arrayBuffer();
       for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
-        assertError(await send(url(path), "{not json", { "content-type": "application/json" }, method), 404, "ERR_NOT_FOUND");
+        assertError(await send(url(path), "{not json", { "content-type": "application/json" }, method), 404, "EGRESS_ERR_NOT_FOUND");
       }
     }
     const get = await fetch(url("/v1/transactions"));
-    assert.deepEqual([get.status, ((await get.json()) as { code: string }).code], [404, "ERR_NOT_FOUND"]);
-    assertError(await send(url("/v1/transactions"), JSON.stringify({ trace_transactions: traceTransactions(1) }), { "content-type": "application/json" }, "PUT"), 404);
+    assert.deepEqual([get.status, ((await get.json()) as { code: string }).code], [404, "EGRESS_ERR_NOT_FOUND"]);
+    assertError(
+      await send(
+        url("/v1/transactions"),
+        JSON.stringify({ trace_transactions: traceTransactions(1) }),
+        { "content-type": "application/json" },
+        "PUT",
+      ),
+      404,
+    );
   });
 
   test("unknown routes are 404 whatever the body: malformed, deep, huge, another media type", async () => {
     const before = sidecarStored(pair.agentFixture.dataDir);
     for (const path of ["/v1/transaction", "/v2/transactions", "/v1/transactions/extra", "/v1/beacon/ingest-traces", "/../etc/passwd"]) {
-      assertError(await sendJson(url(path), "{broken"), 404, "ERR_NOT_FOUND");
-      assertError(await sendJson(url(path), deepArrays(100_000)), 404, "ERR_NOT_FOUND");
-      assertError(await sendJson(url(path), `"${"x".repeat(BODY_LIMIT)}"`), 404, "ERR_NOT_FOUND");
-      assertError(await send(url(path), "<a/>", { "content-type": "application/xml" }), 404, "ERR_NOT_FOUND");
+      assertError(await sendJson(url(path), "{broken"), 404, "EGRESS_ERR_NOT_FOUND");
+      assertError(await sendJson(url(path), deepArrays(100_000)), 404, "EGRESS_ERR_NOT_FOUND");
+      assertError(await sendJson(url(path), `"${"x".repeat(BODY_LIMIT)}"`), 404, "EGRESS_ERR_NOT_FOUND");
+      assertError(await send(url(path), "<a/>", { "content-type": "application/xml" }), 404, "EGRESS_ERR_NOT_FOUND");
     }
     assert.deepEqual(sidecarStored(pair.agentFixture.dataDir), before);
     await assertUp(pair.agent.url);

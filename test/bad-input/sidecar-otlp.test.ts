@@ -6,7 +6,16 @@ import type { OtlpSignal } from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest } from "../helpers/fixtures.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { beaconResources, taggedRequest } from "../helpers/telemetry.ts";
-import { assertOtlpStatus, assertUp, beaconOtlpBodies, deepArrays, send, sidecarStored, wrongMediaTypes, wrongTopLevel } from "./harness.ts";
+import {
+  assertOtlpStatus,
+  assertUp,
+  beaconOtlpBodies,
+  deepArrays,
+  send,
+  sidecarStored,
+  wrongMediaTypes,
+  wrongTopLevel,
+} from "./harness.ts";
 import { BODY_LIMIT, startPair, stopPair, type Pair } from "./setup.ts";
 
 // The sidecar's OTLP/HTTP receiver (README: 200 with partialSuccess naming what was rejected, 400 with a Status
@@ -29,12 +38,14 @@ function deepProtobufLogs(depth: number): Buffer {
   const headers: number[][] = [];
   let length = inner.length;
   for (let i = 0; i < depth; i++) {
-    for (const tag of [0x0a, 0x2a]) { // ArrayValue.values (1), then AnyValue.arrayValue (5)
+    for (const tag of [0x0a, 0x2a]) {
+      // ArrayValue.values (1), then AnyValue.arrayValue (5)
       headers.push([tag, ...varint(length)]);
       length += headers.at(-1)!.length;
     }
   }
-  for (const tag of [0x2a, 0x12, 0x12, 0x0a]) { // LogRecord.body, ScopeLogs.logRecords, ResourceLogs.scopeLogs, request.resourceLogs
+  for (const tag of [0x2a, 0x12, 0x12, 0x0a]) {
+    // LogRecord.body, ScopeLogs.logRecords, ResourceLogs.scopeLogs, request.resourceLogs
     headers.push([tag, ...varint(length)]);
     length += headers.at(-1)!.length;
   }
@@ -87,7 +98,12 @@ describe("sidecar OTLP receiver: bad input", () => {
     assert.equal(accepted.status, 200, "the untruncated request is fine");
     storedBefore = sidecarStored(pair.agentFixture.dataDir);
     for (const signal of SIGNALS) {
-      const bodies = [new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]), valid.subarray(0, valid.length >> 1), valid.subarray(0, 3), Buffer.from('{"resourceLogs":[]}')];
+      const bodies = [
+        new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+        valid.subarray(0, valid.length >> 1),
+        valid.subarray(0, 3),
+        Buffer.from('{"resourceLogs":[]}'),
+      ];
       for (const body of bodies) assertOtlpStatus(await send(url(signal), body, PROTOBUF), 400, true);
     }
     assertOtlpStatus(await send(url("logs"), deepProtobufLogs(100_000), PROTOBUF), 400, true);
@@ -97,7 +113,10 @@ describe("sidecar OTLP receiver: bad input", () => {
     const json = Buffer.from(JSON.stringify(metricsRequest()));
     const gzip = gzipSync(json);
     const deflate = deflateSync(json);
-    for (const [headers, protobuf] of [[JSON_TYPE, false], [PROTOBUF, true]] as const) {
+    for (const [headers, protobuf] of [
+      [JSON_TYPE, false],
+      [PROTOBUF, true],
+    ] as const) {
       const cases: [string, Uint8Array][] = [
         ["gzip", gzip.subarray(0, gzip.length >> 1)],
         ["gzip", gzip.subarray(0, 10)],
@@ -148,7 +167,9 @@ describe("sidecar OTLP receiver: bad input", () => {
     await rejected(many, 60_000, /^60000 item\(s\) rejected: resourceLogs\.0\.scopeLogs\.0\.logRecords\.0\.flags: /);
     const deepValue = await send(url("logs"), deepProtobufLogs(30), PROTOBUF);
     assert.equal(deepValue.status, 200, "30 nested arrays decode; the item is then rejected alone");
-    const decoded = otlpProtoTypes.responses.logs.decode(deepValue.bytes) as unknown as { partialSuccess: { rejectedLogRecords: { toString(): string } } };
+    const decoded = otlpProtoTypes.responses.logs.decode(deepValue.bytes) as unknown as {
+      partialSuccess: { rejectedLogRecords: { toString(): string } };
+    };
     assert.equal(decoded.partialSuccess.rejectedLogRecords.toString(), "1");
   });
 
@@ -157,7 +178,11 @@ describe("sidecar OTLP receiver: bad input", () => {
     for (const signal of SIGNALS) {
       const request = taggedRequest(signal, marker);
       const list = Object.keys(request)[0]!;
-      const withUnknown = { ...request, vendorSecret: "s3cr3t-field", [list]: request[list].map((r: object) => ({ ...r, extra: { nested: "s3cr3t-field" } })) };
+      const withUnknown = {
+        ...request,
+        vendorSecret: "s3cr3t-field",
+        [list]: request[list].map((r: object) => ({ ...r, extra: { nested: "s3cr3t-field" } })),
+      };
       const response = await send(url(signal), JSON.stringify(withUnknown), JSON_TYPE);
       assert.deepEqual([response.status, response.json], [200, {}]);
     }

@@ -4,7 +4,16 @@ import { after, before, describe, test } from "node:test";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import { HTTPValidationError } from "../../src/protocol/validation-error.ts";
-import { OTHER_ORG_ID, logsRequest, metricsRequest, testLicense, traceTransaction, traceTransactions, tracesRequest, usageMeasures } from "../helpers/fixtures.ts";
+import {
+  OTHER_ORG_ID,
+  logsRequest,
+  metricsRequest,
+  testLicense,
+  traceTransaction,
+  traceTransactions,
+  tracesRequest,
+  usageMeasures,
+} from "../helpers/fixtures.ts";
 import { beaconConfig, postJson, runCli, startBeacon, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
 
 const active = testLicense({ id: "acme-prod", seats: 50 });
@@ -15,7 +24,10 @@ async function reportTotal(fixture: BeaconFixture): Promise<{ transactions: numb
   const { code, stdout, stderr } = await runCli(["beacon", "report", "--config", fixture.configPath, "--json"]);
   assert.equal(code, 0, stderr);
   const rows = JSON.parse(stdout) as { transactions: number; traces: number }[];
-  return rows.reduce((t, r) => ({ transactions: t.transactions + r.transactions, traces: t.traces + r.traces }), { transactions: 0, traces: 0 });
+  return rows.reduce((t, r) => ({ transactions: t.transactions + r.transactions, traces: t.traces + r.traces }), {
+    transactions: 0,
+    traces: 0,
+  });
 }
 
 function assertValidationError(response: { status: number; body: unknown }, loc: (string | number)[], type?: string) {
@@ -59,10 +71,10 @@ describe("beacon service", () => {
   test("verify: an unknown or expired license is refused with 403 and a code saying which", async () => {
     const unknown = await postJson(url("/v1/beacon/verify"), { license: "lic-not-a-real-key-000" });
     assert.equal(unknown.status, 403);
-    assert.equal(unknown.body.code, "BEACON_ERR_LICENSE_UNKNOWN");
+    assert.equal(unknown.body.code, "EGRESS_ERR_LICENSE_UNKNOWN");
     const old = await postJson(url("/v1/beacon/verify"), { license: expired.key });
     assert.equal(old.status, 403);
-    assert.equal(old.body.code, "BEACON_ERR_LICENSE_EXPIRED");
+    assert.equal(old.body.code, "EGRESS_ERR_LICENSE_EXPIRED");
     assert.match(old.body.detail, /initech-old expired at 2020-01-01/);
   });
 
@@ -116,27 +128,42 @@ describe("beacon service", () => {
 
   test("ingest: an unknown license is 403 and stores nothing", async () => {
     const before = await reportTotal(fixture);
-    const response = await postJson(url("/v1/beacon/ingest-traces"), { license: "lic-unknown-key-000", trace_transactions: traceTransactions(2) });
+    const response = await postJson(url("/v1/beacon/ingest-traces"), {
+      license: "lic-unknown-key-000",
+      trace_transactions: traceTransactions(2),
+    });
     assert.equal(response.status, 403);
-    assert.equal(response.body.code, "BEACON_ERR_LICENSE_UNKNOWN");
+    assert.equal(response.body.code, "EGRESS_ERR_LICENSE_UNKNOWN");
     assert.deepEqual(await reportTotal(fixture), before);
   });
 
   test("ingest: a bearer token is checked when sent: valid passes, forged is 401, another license's is 403", async () => {
     const { body } = await postJson(url("/v1/beacon/verify"), { license: active.key });
-    const ok = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${body.token}` });
+    const ok = await postJson(
+      url("/v1/beacon/ingest-traces"),
+      { license: active.key, trace_transactions: traceTransactions(1) },
+      { authorization: `Bearer ${body.token}` },
+    );
     assert.deepEqual([ok.status, ok.body], [200, { inserted_count: 1 }]);
 
     const [head, payload] = (body.token as string).split(".");
     const forged = `${head}.${payload}.${"A".repeat(86)}`;
-    const bad = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${forged}` });
+    const bad = await postJson(
+      url("/v1/beacon/ingest-traces"),
+      { license: active.key, trace_transactions: traceTransactions(1) },
+      { authorization: `Bearer ${forged}` },
+    );
     assert.equal(bad.status, 401);
-    assert.equal(bad.body.code, "BEACON_ERR_TOKEN_INVALID");
+    assert.equal(bad.body.code, "EGRESS_ERR_TOKEN_INVALID");
 
     const otherToken = (await postJson(url("/v1/beacon/verify"), { license: other.key })).body.token;
-    const mismatch = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${otherToken}` });
+    const mismatch = await postJson(
+      url("/v1/beacon/ingest-traces"),
+      { license: active.key, trace_transactions: traceTransactions(1) },
+      { authorization: `Bearer ${otherToken}` },
+    );
     assert.equal(mismatch.status, 403);
-    assert.equal(mismatch.body.code, "BEACON_ERR_TOKEN_MISMATCH");
+    assert.equal(mismatch.body.code, "EGRESS_ERR_TOKEN_MISMATCH");
   });
 
   test("tenants: one license's records, key or token can neither claim, read nor change another license's", async () => {
@@ -152,7 +179,10 @@ describe("beacon service", () => {
     try {
       for (const license of [active, other]) {
         const ids = store.transactionAttempts(license.id);
-        assert.ok(shared.every((t) => ids.has(t.id)), `${license.id} has its own copy`);
+        assert.ok(
+          shared.every((t) => ids.has(t.id)),
+          `${license.id} has its own copy`,
+        );
       }
     } finally {
       store.close();
@@ -160,25 +190,36 @@ describe("beacon service", () => {
 
     const offline = await runCli(["beacon", "issue-offline-license", "--config", fixture.configPath, "--license", active.id]);
     assert.equal(offline.code, 0, offline.stderr);
-    const asBearer = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: traceTransactions(1) }, { authorization: `Bearer ${offline.stdout.trim()}` });
+    const asBearer = await postJson(
+      url("/v1/beacon/ingest-traces"),
+      { license: active.key, trace_transactions: traceTransactions(1) },
+      { authorization: `Bearer ${offline.stdout.trim()}` },
+    );
     assert.equal(asBearer.status, 401);
-    assert.equal(asBearer.body.code, "BEACON_ERR_TOKEN_OFFLINE");
+    assert.equal(asBearer.body.code, "EGRESS_ERR_TOKEN_OFFLINE");
   });
 
   test("a bad bearer token is refused from the headers: the body is never waited for", async () => {
     for (const path of ["/v1/beacon/ingest-traces", "/v1/beacon/usage-snapshot", "/v1/beacon/v1/metrics"]) {
       // Announces 8 MiB and sends none of it: only a server that answers from the headers answers at all.
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const request = httpRequest(url(path), { method: "POST", headers: { "content-type": "application/json", "content-length": String(8 << 20), authorization: "Bearer not.a.token" } }, (response) => {
-          let body = "";
-          response.on("data", (chunk) => (body += chunk));
-          response.on("end", () => resolve({ status: response.statusCode!, body }));
-        });
+        const request = httpRequest(
+          url(path),
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", "content-length": String(8 << 20), authorization: "Bearer not.a.token" },
+          },
+          (response) => {
+            let body = "";
+            response.on("data", (chunk) => (body += chunk));
+            response.on("end", () => resolve({ status: response.statusCode!, body }));
+          },
+        );
         request.on("error", reject);
         request.flushHeaders();
       });
       assert.equal(answer.status, 401, path);
-      assert.equal(JSON.parse(answer.body).code, "BEACON_ERR_TOKEN_INVALID");
+      assert.equal(JSON.parse(answer.body).code, "EGRESS_ERR_TOKEN_INVALID");
     }
   });
 
@@ -191,7 +232,10 @@ describe("beacon service", () => {
         let inserted = 0;
         for (let b = 0; b < 6; b++) {
           const start = (sender * 37 + b * 61) % 350;
-          const response = await postJson(url("/v1/beacon/ingest-traces"), { license: active.key, trace_transactions: pool.slice(start, start + 50) });
+          const response = await postJson(url("/v1/beacon/ingest-traces"), {
+            license: active.key,
+            trace_transactions: pool.slice(start, start + 50),
+          });
           assert.equal(response.status, 200);
           inserted += response.body.inserted_count as number;
         }
@@ -213,7 +257,7 @@ describe("beacon service", () => {
 
   test("otlp: metrics, traces and logs need a bearer token; are validated, stored normalised under its license", async () => {
     const anonymous = await postJson(url("/v1/beacon/v1/metrics"), metricsRequest());
-    assert.deepEqual([anonymous.status, anonymous.body.code], [401, "BEACON_ERR_TOKEN_REQUIRED"]);
+    assert.deepEqual([anonymous.status, anonymous.body.code], [401, "EGRESS_ERR_TOKEN_REQUIRED"]);
     const { token } = (await postJson(url("/v1/beacon/verify"), { license: active.key })).body as { token: string };
     for (const [path, body] of [
       ["/v1/beacon/v1/metrics", metricsRequest()],
@@ -229,9 +273,19 @@ describe("beacon service", () => {
       assert.equal(traces.length, 1);
       const span = (traces[0]!.body as ReturnType<typeof tracesRequest>).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
       assert.equal(span.traceId, "5b8efff798038103d269b633813fc60c", "hex ids are stored lower-case");
-      assert.deepEqual(store.otlpBatches("metrics").map((b) => b.item_count), [2]);
-      assert.deepEqual(store.otlpBatches("logs").map((b) => b.item_count), [1]);
-      assert.deepEqual(new Set(store.otlpBatches().map((b) => b.license_id)), new Set([active.id]), "stored under the token's license; the anonymous request stored nothing");
+      assert.deepEqual(
+        store.otlpBatches("metrics").map((b) => b.item_count),
+        [2],
+      );
+      assert.deepEqual(
+        store.otlpBatches("logs").map((b) => b.item_count),
+        [1],
+      );
+      assert.deepEqual(
+        new Set(store.otlpBatches().map((b) => b.license_id)),
+        new Set([active.id]),
+        "stored under the token's license; the anonymous request stored nothing",
+      );
     } finally {
       store.close();
     }
@@ -243,15 +297,36 @@ describe("beacon service", () => {
     const metrics = metricsRequest();
     const metric = metrics.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]! as Record<string, unknown>;
     metric.sum = { dataPoints: [] };
-    assertValidationError(await postJson(url("/v1/beacon/v1/metrics"), metrics, bearer), ["body", "resourceMetrics", 0, "scopeMetrics", 0, "metrics", 0]);
+    assertValidationError(await postJson(url("/v1/beacon/v1/metrics"), metrics, bearer), [
+      "body",
+      "resourceMetrics",
+      0,
+      "scopeMetrics",
+      0,
+      "metrics",
+      0,
+    ]);
 
     const traces = tracesRequest();
     traces.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId = "not-hex";
-    assertValidationError(await postJson(url("/v1/beacon/v1/traces"), traces, bearer), ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "traceId"]);
+    assertValidationError(await postJson(url("/v1/beacon/v1/traces"), traces, bearer), [
+      "body",
+      "resourceSpans",
+      0,
+      "scopeSpans",
+      0,
+      "spans",
+      0,
+      "traceId",
+    ]);
 
     const logs = logsRequest() as { resourceLogs: { scopeLogs: { logRecords: Record<string, unknown>[] }[] }[] };
     logs.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.severityNumber = "WARN";
-    assertValidationError(await postJson(url("/v1/beacon/v1/logs"), logs, bearer), ["body", "resourceLogs", 0, "scopeLogs", 0, "logRecords", 0, "severityNumber"], "invalid_type");
+    assertValidationError(
+      await postJson(url("/v1/beacon/v1/logs"), logs, bearer),
+      ["body", "resourceLogs", 0, "scopeLogs", 0, "logRecords", 0, "severityNumber"],
+      "invalid_type",
+    );
 
     const store = new BeaconStore(fixture.dataDir, { readonly: true });
     try {
@@ -287,16 +362,36 @@ describe("beacon service", () => {
   });
 
   test("usage snapshot: unknown measures, negative counts, reversed windows and unknown licenses are refused", async () => {
-    const good = { license_key: active.key, from_timestamp: "2026-12-01T00:00:00Z", to_timestamp: "2026-12-02T00:00:00Z", measures: usageMeasures() };
+    const good = {
+      license_key: active.key,
+      from_timestamp: "2026-12-01T00:00:00Z",
+      to_timestamp: "2026-12-02T00:00:00Z",
+      measures: usageMeasures(),
+    };
     assertValidationError(
       await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), user_emails: 2 } }),
       ["body", "measures", "user_emails"],
       "extra_forbidden",
     );
-    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), users: -1 } }), ["body", "measures", "users"], "too_small");
-    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), prompts: undefined } }), ["body", "measures", "prompts"], "missing");
-    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, to_timestamp: good.from_timestamp }), ["body", "to_timestamp"]);
-    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, from_timestamp: "yesterday" }), ["body", "from_timestamp"], "invalid_format");
+    assertValidationError(
+      await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), users: -1 } }),
+      ["body", "measures", "users"],
+      "too_small",
+    );
+    assertValidationError(
+      await postJson(url("/v1/beacon/usage-snapshot"), { ...good, measures: { ...usageMeasures(), prompts: undefined } }),
+      ["body", "measures", "prompts"],
+      "missing",
+    );
+    assertValidationError(await postJson(url("/v1/beacon/usage-snapshot"), { ...good, to_timestamp: good.from_timestamp }), [
+      "body",
+      "to_timestamp",
+    ]);
+    assertValidationError(
+      await postJson(url("/v1/beacon/usage-snapshot"), { ...good, from_timestamp: "yesterday" }),
+      ["body", "from_timestamp"],
+      "invalid_format",
+    );
     const unknown = await postJson(url("/v1/beacon/usage-snapshot"), { ...good, license_key: "lic-unknown-key-000" });
     assert.equal(unknown.status, 403);
     const store = new BeaconStore(fixture.dataDir, { readonly: true });
@@ -319,7 +414,7 @@ describe("beacon service", () => {
     const huge = { license: active.key, trace_transactions: traceTransactions(1000) };
     const tooLarge = await postJson(url("/v1/beacon/ingest-traces"), huge);
     assert.equal(tooLarge.status, 413);
-    assert.equal(tooLarge.body.code, "ERR_BODY_TOO_LARGE");
+    assert.equal(tooLarge.body.code, "EGRESS_ERR_BODY_TOO_LARGE");
 
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml"]) {
       const response = await fetch(url("/v1/beacon/verify"), { method: "POST", headers: { "content-type": type }, body: "license=x" });
@@ -331,7 +426,7 @@ describe("beacon service", () => {
     const notFound = await fetch(url("/v1/beacon/nothing"));
     assert.equal(notFound.status, 404);
     const text = await notFound.text();
-    assert.equal(JSON.parse(text).code, "ERR_NOT_FOUND");
+    assert.equal(JSON.parse(text).code, "EGRESS_ERR_NOT_FOUND");
     assert.ok(!/at .*\.ts:\d+/.test(text), "no stack trace in an error body");
   });
 });
@@ -342,17 +437,26 @@ describe("beacon restart", () => {
     const fixture = beaconConfig([license]);
     const batch = traceTransactions(10);
     let beacon = await startBeacon(fixture);
-    assert.deepEqual((await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch })).body, { inserted_count: 10 });
+    assert.deepEqual((await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch })).body, {
+      inserted_count: 10,
+    });
     const token = (await postJson(`${beacon.url}/v1/beacon/verify`, { license: license.key })).body.token as string;
     assert.equal(await beacon.stop(), 0);
 
     beacon = await startBeacon(fixture);
     try {
-      assert.deepEqual((await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch })).body, { inserted_count: 0 });
+      assert.deepEqual(
+        (await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: batch })).body,
+        { inserted_count: 0 },
+      );
       const jwks = createRemoteJWKSet(new URL(`${beacon.url}/v1/beacon/jwks.json`));
       const { payload } = await jwtVerify(token, jwks);
       assert.equal(payload.sub, license.id);
-      const withToken = await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: [traceTransaction()] }, { authorization: `Bearer ${token}` });
+      const withToken = await postJson(
+        `${beacon.url}/v1/beacon/ingest-traces`,
+        { license: license.key, trace_transactions: [traceTransaction()] },
+        { authorization: `Bearer ${token}` },
+      );
       assert.deepEqual(withToken.body, { inserted_count: 1 });
     } finally {
       assert.equal(await beacon.stop(), 0);

@@ -44,7 +44,11 @@ describe("egress-agent beacon: configuration", () => {
 
   test("duplicate license ids are refused, and a license needs exactly one of key or keySha256", async () => {
     const license = testLicense();
-    const fixture = beaconConfig([license, { ...testLicense(), id: license.id }, { ...testLicense({ id: "nokey" }), key: undefined as unknown as string }]);
+    const fixture = beaconConfig([
+      license,
+      { ...testLicense(), id: license.id },
+      { ...testLicense({ id: "nokey" }), key: undefined as unknown as string },
+    ]);
     const { code, stderr } = await runCli(["beacon", "--config", fixture.configPath]);
     assert.equal(code, 2);
     assert.match(stderr, /licenses\[1\]\.id: duplicate license id "acme-prod"/);
@@ -55,7 +59,9 @@ describe("egress-agent beacon: configuration", () => {
     const { createHash } = await import("node:crypto");
     const key = "lic-hashed-key-123456789";
     const keySha256 = createHash("sha256").update(key).digest("hex");
-    const fixture = beaconConfig([{ id: "hashed", organizationId: ORG_ID, expiresAt: "2099-01-01T00:00:00Z", seats: 1, keySha256 } as never]);
+    const fixture = beaconConfig([
+      { id: "hashed", organizationId: ORG_ID, expiresAt: "2099-01-01T00:00:00Z", seats: 1, keySha256 } as never,
+    ]);
     const beacon = await startBeacon(fixture);
     try {
       const response = await postJson(`${beacon.url}/v1/beacon/verify`, { license: key });
@@ -87,7 +93,10 @@ describe("egress-agent beacon report", () => {
     try {
       const shared = traceTransactions(1, { trace_count: 100 });
       const batches: [typeof license, ReturnType<typeof traceTransactions>][] = [
-        [license, traceTransactions(3, { trace_count: 10, start_interval_time: "2026-10-31T23:59:00Z", end_interval_time: "2026-11-01T00:04:00Z" })],
+        [
+          license,
+          traceTransactions(3, { trace_count: 10, start_interval_time: "2026-10-31T23:59:00Z", end_interval_time: "2026-11-01T00:04:00Z" }),
+        ],
         [license, traceTransactions(2, { trace_count: 5 })],
         [license, traceTransactions(4, { trace_count: 1, organization_id: OTHER_ORG_ID })],
         [other, shared],
@@ -104,7 +113,10 @@ describe("egress-agent beacon report", () => {
     }
     const all = await runCli(["beacon", "report", "--config", fixture.configPath]);
     assert.equal(all.code, 0, all.stderr);
-    const lines = all.stdout.trim().split("\n").map((l) => l.split(/\s{2,}/));
+    const lines = all.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s{2,}/));
     assert.deepEqual(lines[0], ["MONTH", "LICENSE", "ORGANIZATION", "TRANSACTIONS", "TRACES"]);
     assert.deepEqual(lines.slice(1), [
       ["2026-10", "acme-prod", ORG_ID, "3", "30"],
@@ -115,8 +127,22 @@ describe("egress-agent beacon report", () => {
       ["total", "11", "145"],
     ]);
 
-    const filtered = await runCli(["beacon", "report", "--config", fixture.configPath, "--org", ORG_ID, "--month", "2026-11", "--license", "acme-prod", "--json"]);
-    assert.deepEqual(JSON.parse(filtered.stdout), [{ month: "2026-11", license_id: "acme-prod", organization_id: ORG_ID, transactions: 3, traces: 11 }]);
+    const filtered = await runCli([
+      "beacon",
+      "report",
+      "--config",
+      fixture.configPath,
+      "--org",
+      ORG_ID,
+      "--month",
+      "2026-11",
+      "--license",
+      "acme-prod",
+      "--json",
+    ]);
+    assert.deepEqual(JSON.parse(filtered.stdout), [
+      { month: "2026-11", license_id: "acme-prod", organization_id: ORG_ID, transactions: 3, traces: 11 },
+    ]);
 
     const none = await runCli(["beacon", "report", "--config", fixture.configPath, "--month", "2025-01"]);
     assert.equal(none.stdout, "no trace transactions ingested\n");

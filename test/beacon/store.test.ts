@@ -31,8 +31,19 @@ function legacyBeacon(version: 1 | 2 | 3, rows: ReturnType<typeof traceTransacti
     start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts,
     transaction_type, received_at) VALUES (${version === 3 ? uuidBytes("?") : "?"}, 'acme-prod', ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, '2026-11-01T10:06:00.000Z')`);
   for (const t of rows) {
-    insert.run(t.id, ORG_ID, t.tenant_id, t.session_id, t.trace_count, t.start_insertion_time, t.end_insertion_time,
-      t.start_interval_time, t.end_interval_time, t.status, t.transaction_type);
+    insert.run(
+      t.id,
+      ORG_ID,
+      t.tenant_id,
+      t.session_id,
+      t.trace_count,
+      t.start_insertion_time,
+      t.end_insertion_time,
+      t.start_interval_time,
+      t.end_interval_time,
+      t.status,
+      t.transaction_type,
+    );
   }
   db.close();
   return dir;
@@ -44,7 +55,9 @@ for (const version of [1, 2, 3] as const) {
     const dir = legacyBeacon(version, kept);
     const store = new BeaconStore(dir);
     try {
-      assert.deepEqual(store.traceReport(), [{ month: "2026-11", license_id: "acme-prod", organization_id: ORG_ID, transactions: 2, traces: 10 }]);
+      assert.deepEqual(store.traceReport(), [
+        { month: "2026-11", license_id: "acme-prod", organization_id: ORG_ID, transactions: 2, traces: 10 },
+      ]);
       assert.deepEqual(store.transactionAttempts(), new Map(kept.map((t) => [t.id, 2])));
       assert.equal(store.insertTransactions("acme-prod", kept, new Date()), 0, "ids stored before the upgrade are still duplicates");
       assert.equal(store.insertTransactions("acme-prod", [traceTransaction()], new Date()), 1);

@@ -14,7 +14,9 @@ test("a token checked once is still refused once it expires, and a tampered copy
   for (let i = 0; i < 3; i++) assert.equal((await issuer.verify(token)).sub, "acme-prod");
 
   const [header, payload, signature] = token.split(".");
-  const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, "base64url").toString()), sub: "other" })).toString("base64url");
+  const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, "base64url").toString()), sub: "other" })).toString(
+    "base64url",
+  );
   await assert.rejects(issuer.verify(`${header}.${forged}.${signature}`), { statusCode: 401, message: /bearer token is invalid/ });
 
   now += HOUR - 1_000;

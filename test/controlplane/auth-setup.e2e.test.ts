@@ -22,7 +22,9 @@ const provider = createServer((request, response) => {
     const form = new URLSearchParams(body);
     exchanges.push(form);
     const ok = form.get("code") === "good-code" && form.get("client_secret") === CLIENT_SECRET;
-    response.writeHead(ok ? 200 : 400, { "content-type": "application/json" }).end(JSON.stringify(ok ? { access_token: ACCESS_TOKEN, token_type: "bearer" } : { error: "bad_verification_code" }));
+    response
+      .writeHead(ok ? 200 : 400, { "content-type": "application/json" })
+      .end(JSON.stringify(ok ? { access_token: ACCESS_TOKEN, token_type: "bearer" } : { error: "bad_verification_code" }));
   });
 });
 let controlPlane: ServiceProcess;
@@ -38,7 +40,16 @@ before(async () => {
       listen: "127.0.0.1:0",
       dataDir: join(dir, "data"),
       apiKeys: [API_KEY],
-      auth: { providers: { github: { tokenUrl, authorizeUrl: "https://github.example.invalid/apps/x/installations/new", clientId: "Iv1.test", clientSecretFile: join(dir, "client-secret") } } },
+      auth: {
+        providers: {
+          github: {
+            tokenUrl,
+            authorizeUrl: "https://github.example.invalid/apps/x/installations/new",
+            clientId: "Iv1.test",
+            clientSecretFile: join(dir, "client-secret"),
+          },
+        },
+      },
     }),
   );
   controlPlane = await startService(["controlplane", "serve", "--config", join(dir, "controlplane.yaml")], "control plane listening");
@@ -52,7 +63,10 @@ const callback = (query: Record<string, string>, accept = "application/json") =>
   fetch(`${controlPlane.url}/v2/auth/setup/github?${new URLSearchParams(query)}`, { headers: { accept } });
 
 async function authRequest() {
-  const response = await fetch(`${controlPlane.url}/v2/auth/providers/github/auth-requests`, { method: "POST", headers: { "x-api-key": API_KEY } });
+  const response = await fetch(`${controlPlane.url}/v2/auth/providers/github/auth-requests`, {
+    method: "POST",
+    headers: { "x-api-key": API_KEY },
+  });
   assert.equal(response.status, 201);
   return (await response.json()) as { auth_id: string; state: string; authorize_url: string };
 }
@@ -65,16 +79,23 @@ test("a new installation: the state from the control plane, the code exchanged a
   assert.match(await page.text(), /Installation complete/);
   assert.deepEqual([exchanges.at(-1)!.get("grant_type"), exchanges.at(-1)!.get("client_id")], ["authorization_code", "Iv1.test"]);
 
-  const installations = (await (await fetch(`${controlPlane.url}/v2/auth/installations`, { headers: { "x-api-key": API_KEY } })).json()) as any;
+  const installations = (await (
+    await fetch(`${controlPlane.url}/v2/auth/installations`, { headers: { "x-api-key": API_KEY } })
+  ).json()) as any;
   assert.ok(installations.resources.some((i: any) => i.installation_id === 4711 && i.auth_id === auth_id && i.provider_id === "github"));
   assert.ok(!JSON.stringify(installations).includes(ACCESS_TOKEN), "the token is never answered");
-  const status = (await (await fetch(`${controlPlane.url}/v2/auth/auth-requests/${auth_id}`, { headers: { "x-api-key": API_KEY } })).json()) as any;
+  const status = (await (
+    await fetch(`${controlPlane.url}/v2/auth/auth-requests/${auth_id}`, { headers: { "x-api-key": API_KEY } })
+  ).json()) as any;
   assert.equal(status.status, "completed");
 
   const again = await callback({ code: "good-code", state, installation_id: "4711" });
   assert.equal(again.status, 400);
   assert.equal(((await again.json()) as any).status, "failed");
-  assert.ok(![CLIENT_SECRET, ACCESS_TOKEN, state.split(".")[1]!].some((secret) => controlPlane.output().includes(secret)), "no secret in the log");
+  assert.ok(
+    ![CLIENT_SECRET, ACCESS_TOKEN, state.split(".")[1]!].some((secret) => controlPlane.output().includes(secret)),
+    "no secret in the log",
+  );
 });
 
 test("update, a bad state, a provider error and a non-integer installation_id", async () => {

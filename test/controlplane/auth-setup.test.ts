@@ -6,11 +6,12 @@ import { test, type TestContext } from "node:test";
 import Database from "better-sqlite3";
 import { ApiKeys } from "../../src/controlplane/api-keys.ts";
 import { prefersHtml } from "../../src/controlplane/auth-pages.ts";
-import { installationToken, registerAuthRoutes } from "../../src/controlplane/auth-setup.ts";
+import { registerAuthRoutes } from "../../src/controlplane/auth-setup.ts";
+import { installationToken } from "../../src/controlplane/auth-store.ts";
 import { SecretBox } from "../../src/controlplane/secret-box.ts";
 import { HttpServer } from "../../src/http/server.ts";
 import { createLogger } from "../../src/log.ts";
-import { tempDir } from "../helpers/processes.ts";
+import { tempDir, waitFor } from "../helpers/processes.ts";
 
 // The auth service's routes on a loopback port, with a stand-in provider token endpoint: auth requests, the
 // setup callback (update, install, every refusal), the token exchange's failures, and what never leaks.
@@ -31,7 +32,15 @@ type TokenAnswer = (call: TokenCall, response: ServerResponse) => void;
 
 const grant: TokenAnswer = (_call, response) => {
   response.writeHead(200, { "content-type": "application/json" });
-  response.end(JSON.stringify({ access_token: ACCESS_TOKEN, token_type: "bearer", scope: "repo", refresh_token: "refresh-NEVER-SHOWN", expires_in: 3600 }));
+  response.end(
+    JSON.stringify({
+      access_token: ACCESS_TOKEN,
+      token_type: "bearer",
+      scope: "repo",
+      refresh_token: "refresh-NEVER-SHOWN",
+      expires_in: 3600,
+    }),
+  );
 };
 
 /** The control plane's auth routes, a stand-in provider and a clock the test moves. */
@@ -67,7 +76,12 @@ async function setup(t: TestContext, options: { exchangeTimeoutMs?: number } = {
   const deps = {
     db,
     providers: {
-      github: { tokenUrl, authorizeUrl: "https://github.example/apps/egress/installations/new?foo=bar", clientId: "client-gh", clientSecret: CLIENT_SECRET },
+      github: {
+        tokenUrl,
+        authorizeUrl: "https://github.example/apps/egress/installations/new?foo=bar",
+        clientId: "client-gh",
+        clientSecret: CLIENT_SECRET,
+      },
       gitlab: { tokenUrl, clientId: "client-gl", clientSecretFile: secretFile },
     },
     stateTtlMs: 15 * 60_000,
@@ -87,7 +101,8 @@ async function setup(t: TestContext, options: { exchangeTimeoutMs?: number } = {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const api = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { "x-api-key": API_KEY, ...init.headers } });
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${base}${path}`, { ...init, headers: { "x-api-key": API_KEY, ...init.headers } });
   /** A new auth request of `providerId`: its id and state. */
   const authRequest = async (providerId = "github") => {
     const response = await api(`/v2/auth/providers/${providerId}/auth-requests`, { method: "POST" });
@@ -96,7 +111,8 @@ async function setup(t: TestContext, options: { exchangeTimeoutMs?: number } = {
   };
   const callback = (providerId: string, query: Record<string, string>, accept?: string) =>
     fetch(`${base}/v2/auth/setup/${providerId}?${new URLSearchParams(query)}`, accept ? { headers: { accept } } : {});
-  const authStatus = async (authId: string) => (await (await api(`/v2/auth/auth-requests/${authId}`)).json()) as { status: string; error: string | null };
+  const authStatus = async (authId: string) =>
+    (await (await api(`/v2/auth/auth-requests/${authId}`)).json()) as { status: string; error: string | null };
   return { base, api, authRequest, callback, authStatus, calls, provider, clock, db, dbPath, box, lines, deps, logger };
 }
 
@@ -108,7 +124,10 @@ test("an auth request: 201 with a state and the authorize URL; GET shows its sta
   assert.equal(authId, created.auth_id);
   assert.equal(Buffer.from(secret!, "base64url").length, 32);
   const authorize = new URL(created.authorize_url!);
-  assert.deepEqual([authorize.searchParams.get("foo"), authorize.searchParams.get("client_id"), authorize.searchParams.get("state")], ["bar", "client-gh", created.state]);
+  assert.deepEqual(
+    [authorize.searchParams.get("foo"), authorize.searchParams.get("client_id"), authorize.searchParams.get("state")],
+    ["bar", "client-gh", created.state],
+  );
   assert.equal(created.status, "pending");
 
   const got = await (await api(`/v2/auth/auth-requests/${created.auth_id}`)).json();
@@ -126,7 +145,7 @@ test("an auth request: 201 with a state and the authorize URL; GET shows its sta
 
   const unknown = await api("/v2/auth/providers/bitbucket/auth-requests", { method: "POST" });
   assert.equal(unknown.status, 404);
-  assert.equal(((await unknown.json()) as { code: string }).code, "ERR_AUTH_PROVIDER_NOT_FOUND");
+  assert.equal(((await unknown.json()) as { code: string }).code, "EGRESS_ERR_AUTH_PROVIDER_NOT_FOUND");
   const prototypeKey = await api("/v2/auth/providers/constructor/auth-requests", { method: "POST" });
   assert.equal(prototypeKey.status, 404);
   assert.equal((await api("/v2/auth/auth-requests/00000000-0000-0000-0000-000000000000")).status, 404);
@@ -140,7 +159,7 @@ test("X-Api-Key is required on the auth routes (401) but not on the setup callba
     ["GET", "/v2/auth/installations"],
   ] as const) {
     const missing = await fetch(`${base}${path}`, { method });
-    assert.deepEqual([missing.status, ((await missing.json()) as { code: string }).code], [401, "ERR_API_KEY_MISSING"], path);
+    assert.deepEqual([missing.status, ((await missing.json()) as { code: string }).code], [401, "EGRESS_ERR_API_KEY_MISSING"], path);
     const wrong = await fetch(`${base}${path}`, { method, headers: { "x-api-key": "not-the-key-at-all" } });
     assert.equal(wrong.status, 401, path);
   }
@@ -161,7 +180,8 @@ test("setup_action=update: a success page, and no token exchange", async (t) => 
   assert.match(page, /<title>Installation updated<\/title>/);
   assert.match(page, /<meta name="referrer" content="no-referrer">/);
   assert.doesNotMatch(page, /<script/i);
-  for (const answer of [json, html]) assert.deepEqual([answer.headers.get("cache-control"), answer.headers.get("referrer-policy")], ["no-store", "no-referrer"]);
+  for (const answer of [json, html])
+    assert.deepEqual([answer.headers.get("cache-control"), answer.headers.get("referrer-policy")], ["no-store", "no-referrer"]);
   assert.equal(calls.length, 0, "the provider's token endpoint saw nothing");
 });
 
@@ -173,7 +193,12 @@ test("install: the state's code becomes a sealed token and an installation; the 
   assert.deepEqual(await answer.json(), { status: "installed", provider_id: "github", installation_id: 42 });
 
   assert.equal(calls.length, 1);
-  assert.deepEqual(Object.fromEntries(calls[0]!.form), { grant_type: "authorization_code", code: "code-123", client_id: "client-gh", client_secret: CLIENT_SECRET });
+  assert.deepEqual(Object.fromEntries(calls[0]!.form), {
+    grant_type: "authorization_code",
+    code: "code-123",
+    client_id: "client-gh",
+    client_secret: CLIENT_SECRET,
+  });
   assert.match(calls[0]!.headers["content-type"]!, /^application\/x-www-form-urlencoded/);
   assert.equal(calls[0]!.headers.accept, "application/json");
 
@@ -185,11 +210,14 @@ test("install: the state's code becomes a sealed token and an installation; the 
   const [installation] = listed.resources;
   assert.deepEqual(Object.keys(installation!).sort(), ["auth_id", "created_at", "id", "installation_id", "provider_id"]);
   assert.deepEqual([installation!.provider_id, installation!.installation_id, installation!.auth_id], ["github", 42, auth_id]);
-  assert.equal((await (await api("/v2/auth/installations?offset=1")).json() as { resources: unknown[] }).resources.length, 0);
+  assert.equal(((await (await api("/v2/auth/installations?offset=1")).json()) as { resources: unknown[] }).resources.length, 0);
   assert.equal((await api("/v2/auth/installations?limit=0")).status, 422);
 
   // Sealed at rest: neither the database file nor its WAL holds the token; the box opens it.
-  const stored = [dbPath, `${dbPath}-wal`].filter(existsSync).map((path) => readFileSync(path).toString("latin1")).join("");
+  const stored = [dbPath, `${dbPath}-wal`]
+    .filter(existsSync)
+    .map((path) => readFileSync(path).toString("latin1"))
+    .join("");
   assert.ok(stored.includes(auth_id), "the row is in the file");
   assert.ok(!stored.includes(ACCESS_TOKEN) && !stored.includes("refresh-NEVER-SHOWN"), "no token in plain text");
   assert.ok(!stored.includes(state.split(".")[1]!), "no state secret in plain text");
@@ -252,9 +280,17 @@ test("refused states: unknown, another provider's, expired; and a redirect witho
 
 test("two callbacks with one state at once: one exchange, one installation, the other refused", async (t) => {
   const { authRequest, callback, calls, provider } = await setup(t);
-  provider.answer = (call, response) => setTimeout(() => grant(call, response), 30);
+  // Each exchange is held until the other callback has its answer (or has begun an exchange too): the two overlap.
+  const held: (() => void)[] = [];
+  provider.answer = (call, response) => held.push(() => grant(call, response));
   const { state } = await authRequest();
-  const answers = await Promise.all([callback("github", { code: "c", state }), callback("github", { code: "c", state })]);
+  let answered = 0;
+  const both = [callback("github", { code: "c", state }), callback("github", { code: "c", state })].map((answer) =>
+    answer.finally(() => answered++),
+  );
+  await waitFor(() => answered === 1 || held.length === 2, 10_000, "one callback answered while the other's exchange is held");
+  for (const release of held) release();
+  const answers = await Promise.all(both);
   assert.deepEqual(answers.map((a) => a.status).sort(), [200, 400]);
   assert.equal(calls.length, 1);
 });
@@ -265,7 +301,7 @@ test("a control plane started again fails the requests whose exchange it left un
   provider.answer = (call, response) => (release = () => grant(call, response));
   const { auth_id, state } = await authRequest();
   const inFlight = callback("github", { code: "c", state, installation_id: "3" });
-  while (calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  await waitFor(() => calls.length > 0, 10_000, "the token exchange under way");
 
   registerAuthRoutes(new HttpServer({ logger, bodyLimit: { bytes: 1024 } }), deps); // as a restart over the same file does
   const interrupted = await authStatus(auth_id);
@@ -303,7 +339,11 @@ test("the provider's error: a failure page naming it, escaped; a state that came
     error: "access_denied",
     error_description: "The provider reported an error. Start the installation again.",
   });
-  const forged = await callback("github", { error: "Call 555 0100 now", error_description: phishing, state: "not-a-state" }, BROWSER_ACCEPT);
+  const forged = await callback(
+    "github",
+    { error: "Call 555 0100 now", error_description: phishing, state: "not-a-state" },
+    BROWSER_ACCEPT,
+  );
   const forgedPage = await forged.text();
   assert.ok(!forgedPage.includes("555") && !forgedPage.includes("evil.example"), forgedPage);
   assert.ok(forgedPage.includes("provider_error"));
@@ -386,7 +426,11 @@ test("an installation_id that is not an integer is a 422 HTTPValidationError at 
     const answer = await callback("github", { setup_action: "update", installation_id: bad });
     assert.equal(answer.status, 422, bad);
     const body = (await answer.json()) as { detail: { loc: unknown[]; msg: string }[] };
-    assert.deepEqual(body.detail.map((d) => d.loc), [["query", "installation_id"]], bad);
+    assert.deepEqual(
+      body.detail.map((d) => d.loc),
+      [["query", "installation_id"]],
+      bad,
+    );
   }
   const repeated = await fetch(`${base}/v2/auth/setup/github?code=a&code=b`);
   assert.equal(repeated.status, 422);
@@ -410,7 +454,9 @@ test("the client secret, the code, the state and the tokens never reach the log"
   await callback("github", { code: "code-SECRET-2", state }); // refused: used
   provider.answer = (_call, response) => {
     response.writeHead(401, { "content-type": "application/json" });
-    response.end(JSON.stringify({ error: "invalid_client", error_description: `client_secret ${CLIENT_SECRET} is wrong`, access_token: ACCESS_TOKEN }));
+    response.end(
+      JSON.stringify({ error: "invalid_client", error_description: `client_secret ${CLIENT_SECRET} is wrong`, access_token: ACCESS_TOKEN }),
+    );
   };
   const second = await authRequest();
   assert.equal((await callback("github", { code: "code-SECRET-3", state: second.state })).status, 502);
@@ -421,7 +467,14 @@ test("the client secret, the code, the state and the tokens never reach the log"
   assert.ok(messages.includes("setup callback: installation recorded"));
   assert.ok(messages.includes("setup callback: token exchange failed"));
   assert.ok(messages.includes("setup callback: state refused"));
-  for (const secret of [CLIENT_SECRET, ACCESS_TOKEN, "refresh-NEVER-SHOWN", "code-SECRET", state.split(".")[1]!, second.state.split(".")[1]!]) {
+  for (const secret of [
+    CLIENT_SECRET,
+    ACCESS_TOKEN,
+    "refresh-NEVER-SHOWN",
+    "code-SECRET",
+    state.split(".")[1]!,
+    second.state.split(".")[1]!,
+  ]) {
     assert.ok(!log.includes(secret), `the log holds ${secret}`);
   }
 });

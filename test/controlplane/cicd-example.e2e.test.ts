@@ -106,7 +106,12 @@ async function ask(deploymentId: string): Promise<string> {
   const response = await fetch(`${deployment.url}/a2a/agent`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: "1", method: "message/send", params: { message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: "hi" }] } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: "1",
+      method: "message/send",
+      params: { message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: "hi" }] } },
+    }),
   });
   return ((await response.json()) as any).result.artifacts[0].parts[0].text;
 }
@@ -120,7 +125,10 @@ test("the docs' CI/CD example: create, wait on the newest revision, new code at 
   // The pipeline's next run: new code at the same path, then the example's PATCH ("This creates a new revision
   // because source_revision_config is included").
   commit("v2");
-  await patchDeployment(deploymentId, { source_config: { build_on_push: true }, source_revision_config: { repo_ref: "main", langgraph_config_path: GRAPH_CONFIG } });
+  await patchDeployment(deploymentId, {
+    source_config: { build_on_push: true },
+    source_revision_config: { repo_ref: "main", langgraph_config_path: GRAPH_CONFIG },
+  });
   const second = await latestRevisionId(deploymentId);
   assert.notEqual(second, first);
   await waitForDeployment(deploymentId, second);

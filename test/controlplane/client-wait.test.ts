@@ -11,7 +11,13 @@ beforeEach(() => (time = SimulatedTime.start()));
 afterEach(() => time.stop());
 
 const stamp = "2026-11-01T00:00:00Z";
-const config = { repo_ref: null, langgraph_config_path: "/srv/graph.json", image_uri: null, source_tarball_path: null, repo_commit_sha: null };
+const config = {
+  repo_ref: null,
+  langgraph_config_path: "/srv/graph.json",
+  image_uri: null,
+  source_tarball_path: null,
+  repo_commit_sha: null,
+};
 const deployment = (revision: string) => ({
   id: "d1",
   tenant_id: "t1",
@@ -51,7 +57,8 @@ function controlPlane(answer: (path: string) => Response | Promise<Response>) {
   return { calls, restore: () => fetchMock.mock.restore() };
 }
 
-const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 const client = () => new ControlPlaneClient({ baseUrl: "http://127.0.0.1:9", apiKey: "k" });
 
 /** Runs the wait on simulated time until it settles or `ms` pass; the outcome and the requests it made. */
@@ -60,7 +67,10 @@ async function waitOn(answer: (path: string) => Response | Promise<Response>, ti
   let outcome: unknown;
   const waiting = client()
     .waitDeployed("d1", { timeoutMs })
-    .then((value) => (outcome = value), (err) => (outcome = err));
+    .then(
+      (value) => (outcome = value),
+      (err) => (outcome = err),
+    );
   try {
     for (let done = 0; done < ms && outcome === undefined; done += MINUTE) await time.advance(MINUTE, 1_000);
     return { outcome, requests: plane.calls.count, waiting };
@@ -91,7 +101,10 @@ test("a control plane that restarts (unreachable, then 503) is asked again on th
   let outcome: unknown;
   void client()
     .waitDeployed("d1", { timeoutMs: HOUR })
-    .then((value) => (outcome = value), (err) => (outcome = err));
+    .then(
+      (value) => (outcome = value),
+      (err) => (outcome = err),
+    );
   try {
     await time.advance(10 * MINUTE, 1_000);
     const whileDown = plane.calls.count;
@@ -124,7 +137,7 @@ test("a control plane still away at the timeout ends the wait with its error", a
 });
 
 test("the local deployer's start wait: /ok asked every 100 ms until the start timeout, no faster, then it gives up", async () => {
-  const { untilHealthy } = await import("../../src/controlplane/local-deployer.ts");
+  const { untilHealthy } = await import("../../src/controlplane/agent-process.ts");
   const { EventEmitter } = await import("node:events");
   for (const answer of [() => new Response("starting", { status: 503 }), () => Promise.reject(new TypeError("fetch failed"))]) {
     const plane = controlPlane(answer);

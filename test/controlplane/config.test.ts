@@ -29,12 +29,24 @@ test("PLATFORM_API_KEY from the environment gets the rules of a key in the file:
   const good = "a-key-of-24-characters!!";
   assert.deepEqual(load({}, { PLATFORM_API_KEY: good }).apiKeys, [good]);
   assert.deepEqual(load({}, { PLATFORM_API_KEY: hashApiKey(good) }).apiKeys, [hashApiKey(good)]);
-  assert.match(problems(() => load({}, { PLATFORM_API_KEY: "ab" })), /^env PLATFORM_API_KEY: must be a key of at least 16 characters/);
+  assert.match(
+    problems(() => load({}, { PLATFORM_API_KEY: "ab" })),
+    /^env PLATFORM_API_KEY: must be a key of at least 16 characters/,
+  );
   // A malformed digest, which made every request a 500: refused, in the env and in the file alike.
   const malformed = `sha256:${"ab".repeat(30)}`;
-  assert.match(problems(() => load({}, { PLATFORM_API_KEY: malformed })), /^env PLATFORM_API_KEY: /);
-  assert.match(problems(() => load({ apiKeys: [malformed] })), /^apiKeys\[0\]: /m);
-  assert.match(problems(() => load({ apiKeys: ["sha256:XYZ"] })), /^apiKeys\[0\]: /m);
+  assert.match(
+    problems(() => load({}, { PLATFORM_API_KEY: malformed })),
+    /^env PLATFORM_API_KEY: /,
+  );
+  assert.match(
+    problems(() => load({ apiKeys: [malformed] })),
+    /^apiKeys\[0\]: /m,
+  );
+  assert.match(
+    problems(() => load({ apiKeys: ["sha256:XYZ"] })),
+    /^apiKeys\[0\]: /m,
+  );
 });
 
 test("the X-Api-Key check answers 401 for any header, never a 500", () => {
@@ -54,14 +66,26 @@ test("agentServer.runAsUidBase needs a control plane running as root: otherwise 
   const dir = tempDir();
   chmodSync(dir, 0o777);
   const path = join(dir, "controlplane.yaml");
-  writeFileSync(path, stringify({ listen: "127.0.0.1:0", dataDir: join(dir, "data"), apiKeys: ["a-key-of-24-characters!!"], agentServer: { runAsUidBase: 300000 } }));
+  writeFileSync(
+    path,
+    stringify({
+      listen: "127.0.0.1:0",
+      dataDir: join(dir, "data"),
+      apiKeys: ["a-key-of-24-characters!!"],
+      agentServer: { runAsUidBase: 300000 },
+    }),
+  );
   chmodSync(path, 0o644);
   const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
-  const result = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "controlplane", "serve", "--config", path], {
-    env: { ...process.env, HOME: "/tmp" },
-    encoding: "utf8",
-    timeout: 30_000,
-  });
+  const result = spawnSync(
+    "setpriv",
+    ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "controlplane", "serve", "--config", path],
+    {
+      env: { ...process.env, HOME: "/tmp" },
+      encoding: "utf8",
+      timeout: 30_000,
+    },
+  );
   assert.equal(result.status, 2, result.stderr);
   assert.match(result.stderr, /agentServer\.runAsUidBase: the control plane must run as root/);
 });

@@ -7,7 +7,7 @@ import pino from "pino";
 import { parseAllDocuments, stringify } from "yaml";
 import type { DeployTarget } from "../../src/controlplane/deployer.ts";
 import { imageReferenceProblem, KubernetesDeployer } from "../../src/controlplane/kubernetes-deployer.ts";
-import { startService, tempDir } from "../helpers/processes.ts";
+import { startService, tempDir, waitFor } from "../helpers/processes.ts";
 
 // The kubernetes deployer renders manifests (no cluster here): checked as a kubectl would read them, then once through
 // the real control plane process.
@@ -15,16 +15,28 @@ import { startService, tempDir } from "../helpers/processes.ts";
 const IMAGE = "registry.example.com/agents/notes:1.2.3";
 const DNS_1123_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const dirs: string[] = [];
-after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 function newDeployer(agentServer = {}) {
   const outputDir = tempDir("kubernetes-deployer-");
   dirs.push(outputDir);
-  return { deployer: new KubernetesDeployer({ outputDir, namespace: "agents", agentServer, logger: pino({ level: "silent" }) }), outputDir };
+  return {
+    deployer: new KubernetesDeployer({ outputDir, namespace: "agents", agentServer, logger: pino({ level: "silent" }) }),
+    outputDir,
+  };
 }
 
 function target(image: string | null = IMAGE, secrets: Record<string, string> = {}): DeployTarget {
-  return { deploymentId: randomUUID(), revisionId: randomUUID(), source: "external_docker", sourceRevisionConfig: image === null ? {} : { image_uri: image }, secrets, ordinal: 1 };
+  return {
+    deploymentId: randomUUID(),
+    revisionId: randomUUID(),
+    source: "external_docker",
+    sourceRevisionConfig: image === null ? {} : { image_uri: image },
+    secrets,
+    ordinal: 1,
+  };
 }
 
 /** The file's documents as kubectl reads them, by kind. */
@@ -32,10 +44,12 @@ function manifests(path: string): Record<string, any> {
   const text = readFileSync(path, "utf8");
   assert.doesNotMatch(text, /: [&*]\w/, "no YAML anchors or aliases");
   const docs = parseAllDocuments(text);
-  assert.ok(Array.isArray(docs), "one YAML stream");
   for (const doc of docs) assert.deepEqual(doc.errors, []);
   const objects = docs.map((doc) => doc.toJS());
-  assert.deepEqual(objects.map((o) => o.kind), ["Secret", "Deployment", "Service"]);
+  assert.deepEqual(
+    objects.map((o) => o.kind),
+    ["Secret", "Deployment", "Service"],
+  );
   return Object.fromEntries(objects.map((o) => [o.kind, o]));
 }
 
@@ -79,8 +93,20 @@ test("deploy renders a Secret, a Deployment and a Service, owner-only, and retur
   assert.equal(pod.metadata.annotations["egress-agent/revision-id"], deployment.revisionId);
   for (const [key, value] of Object.entries(Deployment.spec.selector.matchLabels)) assert.equal(pod.metadata.labels[key], value);
   assert.equal(pod.spec.automountServiceAccountToken, false);
-  assert.deepEqual(pod.spec.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } });
-  assert.deepEqual(pod.spec.volumes.map((v: any) => [v.name, "emptyDir" in v]), [["data", true], ["tmp", true]]);
+  assert.deepEqual(pod.spec.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 10001,
+    runAsGroup: 10001,
+    fsGroup: 10001,
+    seccompProfile: { type: "RuntimeDefault" },
+  });
+  assert.deepEqual(
+    pod.spec.volumes.map((v: any) => [v.name, "emptyDir" in v]),
+    [
+      ["data", true],
+      ["tmp", true],
+    ],
+  );
 
   const [container] = pod.spec.containers;
   assert.equal(container.image, IMAGE);
@@ -110,12 +136,27 @@ test("deploy renders a Secret, a Deployment and a Service, owner-only, and retur
 test("without a sidecar the args stop at --data-dir; graphConfigPath names the graph.json in the image", async () => {
   const outputDir = tempDir("kubernetes-deployer-");
   dirs.push(outputDir);
-  const deployer = new KubernetesDeployer({ outputDir, namespace: "default", graphConfigPath: "/deps/notes/graph.json", agentServer: {}, logger: pino({ level: "silent" }) });
+  const deployer = new KubernetesDeployer({
+    outputDir,
+    namespace: "default",
+    graphConfigPath: "/deps/notes/graph.json",
+    agentServer: {},
+    logger: pino({ level: "silent" }),
+  });
   const deployment = target();
   await deployer.create(deployment);
   await deployer.deploy(deployment, undefined);
   const { Deployment } = manifests(join(outputDir, deployment.deploymentId, "current.yaml"));
-  assert.deepEqual(Deployment.spec.template.spec.containers[0].args, ["a2a", "serve", "--config", "/deps/notes/graph.json", "--listen", "0.0.0.0:2024", "--data-dir", "/data"]);
+  assert.deepEqual(Deployment.spec.template.spec.containers[0].args, [
+    "a2a",
+    "serve",
+    "--config",
+    "/deps/notes/graph.json",
+    "--listen",
+    "0.0.0.0:2024",
+    "--data-dir",
+    "/data",
+  ]);
   assert.deepEqual(manifests(join(outputDir, deployment.deploymentId, "current.yaml")).Secret.stringData, {});
 });
 
@@ -124,7 +165,12 @@ test("a new revision writes its own file, and current.yaml rolls the pods with i
   const first = target();
   await deployer.create(first);
   const serving = await deployer.deploy(first, undefined);
-  const second = { ...first, revisionId: randomUUID(), sourceRevisionConfig: { image_uri: `registry.example.com/agents/notes@sha256:${"ab".repeat(32)}` }, secrets: { TOKEN: "rotated" } };
+  const second = {
+    ...first,
+    revisionId: randomUUID(),
+    sourceRevisionConfig: { image_uri: `registry.example.com/agents/notes@sha256:${"ab".repeat(32)}` },
+    secrets: { TOKEN: "rotated" },
+  };
   assert.deepEqual(await deployer.deploy(second, serving), serving, "the URL stays the Service's");
 
   const dir = join(outputDir, first.deploymentId);
@@ -141,20 +187,42 @@ test("a new revision writes its own file, and current.yaml rolls the pods with i
 
 test("create refuses source local and a missing image; build refuses a malformed image reference", async () => {
   const { deployer } = newDeployer();
-  await assert.rejects(deployer.create({ ...target(), source: "local", sourceRevisionConfig: { langgraph_config_path: "/x/graph.json" } }), {
-    name: "DeployerError",
-    message: /source "external_docker" only, not "local"/,
-  });
+  await assert.rejects(
+    deployer.create({ ...target(), source: "local", sourceRevisionConfig: { langgraph_config_path: "/x/graph.json" } }),
+    {
+      name: "DeployerError",
+      message: /source "external_docker" only, not "local"/,
+    },
+  );
   await assert.rejects(deployer.create(target(null)), { name: "DeployerError", message: /image_uri is required/ });
-  await assert.rejects(deployer.create({ ...target(), deploymentId: "../escape" }), { name: "DeployerError", message: /cannot name Kubernetes objects/ });
-  for (const bad of ["registry.example.com/agents/notes", "Registry/Notes:1", "notes:bad tag", "notes@sha256:abc", "reg istry.example.com/notes:1", "/notes:1", "notes:"]) {
+  await assert.rejects(deployer.create({ ...target(), deploymentId: "../escape" }), {
+    name: "DeployerError",
+    message: /cannot name Kubernetes objects/,
+  });
+  for (const bad of [
+    "registry.example.com/agents/notes",
+    "Registry/Notes:1",
+    "notes:bad tag",
+    "notes@sha256:abc",
+    "reg istry.example.com/notes:1",
+    "/notes:1",
+    "notes:",
+  ]) {
     await assert.rejects(deployer.build(target(bad)), { name: "DeployerError", message: /is not an image reference/ }, bad);
   }
 });
 
 test("image references: registry with port, nested paths, tags and digests", () => {
   const digest = `sha256:${"0123456789abcdef".repeat(4)}`;
-  for (const good of [IMAGE, "notes:1", "localhost:5000/notes:dev", "ghcr.io/org/team/notes:v1.2.3-rc.1", `ghcr.io/org/notes@${digest}`, `ghcr.io/org/notes:1@${digest}`, "my-registry:5000/a__b/c.d:latest"]) {
+  for (const good of [
+    IMAGE,
+    "notes:1",
+    "localhost:5000/notes:dev",
+    "ghcr.io/org/team/notes:v1.2.3-rc.1",
+    `ghcr.io/org/notes@${digest}`,
+    `ghcr.io/org/notes:1@${digest}`,
+    "my-registry:5000/a__b/c.d:latest",
+  ]) {
     assert.equal(imageReferenceProblem(good), undefined, good);
   }
   assert.match(imageReferenceProblem("ghcr.io/org/notes")!, /neither a tag nor a digest/);
@@ -180,19 +248,36 @@ test("through the control plane: an image deploys as manifests at the Service's 
   dirs.push(dir);
   const apiKey = `k8s-key-${randomUUID()}`;
   const configPath = join(dir, "controlplane.yaml");
-  writeFileSync(configPath, stringify({ listen: "127.0.0.1:0", dataDir: join(dir, "data"), apiKeys: [apiKey], deployer: "kubernetes", kubernetes: { namespace: "agents" } }));
+  writeFileSync(
+    configPath,
+    stringify({
+      listen: "127.0.0.1:0",
+      dataDir: join(dir, "data"),
+      apiKeys: [apiKey],
+      deployer: "kubernetes",
+      kubernetes: { namespace: "agents" },
+    }),
+  );
   const controlPlane = await startService(["controlplane", "serve", "--config", configPath], "control plane listening");
   const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${controlPlane.url}${path}`, { method, headers: { "x-api-key": apiKey, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${controlPlane.url}${path}`, {
+      method,
+      headers: { "x-api-key": apiKey, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as any };
   };
-  const settled = async (deployment: any) => {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((done) => setTimeout(done, 50))) {
-      const revision = (await api("GET", `/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}`)).body;
-      if (!revision.status.endsWith("ING") && !revision.status.startsWith("AWAITING") && revision.status !== "QUEUED") return revision;
-    }
-    throw new Error("the revision did not settle within 10 s");
-  };
+  const settled = (deployment: any) =>
+    waitFor(
+      async () => {
+        const revision = (await api("GET", `/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}`)).body;
+        return !revision.status.endsWith("ING") && !revision.status.startsWith("AWAITING") && revision.status !== "QUEUED"
+          ? revision
+          : undefined;
+      },
+      10_000,
+      "the revision to settle",
+    );
   try {
     const created = await api("POST", "/v2/deployments", {
       name: "k8s",
@@ -210,7 +295,11 @@ test("through the control plane: an image deploys as manifests at the Service's 
     assert.ok(existsSync(join(dir, "data", "manifests", deployment.id, `${revision.id}.yaml`)));
     assert.ok(!controlPlane.output().includes("sk-test"), "the secret value is not logged");
 
-    const local = await api("POST", "/v2/deployments", { name: "local-on-k8s", source: "local", source_revision_config: { langgraph_config_path: "/srv/graph.json" } });
+    const local = await api("POST", "/v2/deployments", {
+      name: "local-on-k8s",
+      source: "local",
+      source_revision_config: { langgraph_config_path: "/srv/graph.json" },
+    });
     assert.ok(local.status < 300, JSON.stringify(local.body));
     const failed = await settled(local.body);
     assert.equal(failed.status, "CREATE_FAILED");

@@ -23,13 +23,25 @@ const dirs: string[] = [];
 function newDeployer(startTimeoutMs = 20_000) {
   const dataDir = tempDir("local-deployer-");
   dirs.push(dataDir);
-  const deployer = new LocalDeployer({ dataDir, cli: { node: process.execPath, args: [CLI] }, agentServer: { startTimeoutMs }, logger: pino({ level: "silent" }) });
+  const deployer = new LocalDeployer({
+    dataDir,
+    cli: { node: process.execPath, args: [CLI] },
+    agentServer: { startTimeoutMs },
+    logger: pino({ level: "silent" }),
+  });
   return { deployer, dataDir };
 }
 
 let ordinals = 0;
 function target(config: string, secrets: Record<string, string> = {}, deploymentId = randomUUID()): DeployTarget {
-  return { deploymentId, revisionId: randomUUID(), source: "local", sourceRevisionConfig: { langgraph_config_path: config }, secrets, ordinal: ++ordinals };
+  return {
+    deploymentId,
+    revisionId: randomUUID(),
+    source: "local",
+    sourceRevisionConfig: { langgraph_config_path: config },
+    secrets,
+    ordinal: ++ordinals,
+  };
 }
 
 function running(pid: number): boolean {
@@ -53,7 +65,12 @@ async function send(serving: Serving, assistant: string, text: string, contextId
   const response = await fetch(`${serving.url}/a2a/${assistant}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: "1", method: "message/send", params: { message: { kind: "message", role: "user", messageId: randomUUID(), contextId, parts: [{ kind: "text", text }] } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: "1",
+      method: "message/send",
+      params: { message: { kind: "message", role: "user", messageId: randomUUID(), contextId, parts: [{ kind: "text", text }] } },
+    }),
   });
   const body = (await response.json()) as any;
   assert.equal(body.result?.status?.state, "completed", JSON.stringify(body));
@@ -88,7 +105,10 @@ test("a redeploy replaces the process on the same port, and the conversation con
   const first = await deployer.deploy(deployment, undefined);
   const { contextId } = await send(first, "notes", "the door code is 4711");
 
-  const second = await deployer.deploy({ ...deployment, revisionId: randomUUID(), sourceRevisionConfig: { langgraph_config_path: TEST_GRAPHS } }, first);
+  const second = await deployer.deploy(
+    { ...deployment, revisionId: randomUUID(), sourceRevisionConfig: { langgraph_config_path: TEST_GRAPHS } },
+    first,
+  );
   assert.equal(running(first.pid!), false, "the previous agent server is stopped");
   assert.notEqual(second.pid, first.pid);
   assert.equal(second.url, first.url);
@@ -122,7 +142,10 @@ test("the agent server gets the deployment's secrets on an explicit base environ
   assert.equal(env.SOME_SECRET, "s3cret-value-42");
   assert.ok(!env.names.includes("PLATFORM_API_KEY"));
   const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS", "SOME_SECRET"]);
-  assert.deepEqual(env.names.filter((name) => !allowed.has(name)), []);
+  assert.deepEqual(
+    env.names.filter((name) => !allowed.has(name)),
+    [],
+  );
   assert.equal(env.PATH, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   assert.equal(env.HOME, join(dataDir, "deployments", deployment.deploymentId, "home"));
   await deployer.stop(deployment.deploymentId, serving);
@@ -162,15 +185,24 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
   const dataDir = tempDir("local-deployer-");
   dirs.push(dataDir);
   const base = 300_000;
-  const deployer = new LocalDeployer({ dataDir, cli: { node: process.execPath, args: [CLI] }, agentServer: { startTimeoutMs: 20_000, runAsUidBase: base }, logger: pino({ level: "silent" }) });
+  const deployer = new LocalDeployer({
+    dataDir,
+    cli: { node: process.execPath, args: [CLI] },
+    agentServer: { startTimeoutMs: 20_000, runAsUidBase: base },
+    logger: pino({ level: "silent" }),
+  });
   // As the control plane leaves them (umask 077): owner-only, root's.
   new Database(join(dataDir, "controlplane.db")).close();
   writeFileSync(join(dataDir, "secrets.key"), "control-plane-secret-key");
   for (const file of ["controlplane.db", "secrets.key"]) chmodSync(join(dataDir, file), 0o600);
   const { other, deployment, serving, seen } = await snoopBeside(deployer);
-  assert.deepEqual([seen.secretsKey, seen.deployments, seen.nativeDatabase, seen.ownHome], ["ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "allowed"]);
+  assert.deepEqual(
+    [seen.secretsKey, seen.deployments, seen.nativeDatabase, seen.ownHome],
+    ["ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "ERR_ACCESS_DENIED", "allowed"],
+  );
   // Beneath Node's model, the OS's: the files are root's and owner-only, the process another user.
-  for (const file of ["controlplane.db", "secrets.key"]) assert.deepEqual([statSync(join(dataDir, file)).uid, statSync(join(dataDir, file)).mode & 0o077], [0, 0], file);
+  for (const file of ["controlplane.db", "secrets.key"])
+    assert.deepEqual([statSync(join(dataDir, file)).uid, statSync(join(dataDir, file)).mode & 0o077], [0, 0], file);
   const ownDir = join(dataDir, "deployments", deployment.deploymentId);
   assert.deepEqual([statSync(ownDir).uid, statSync(ownDir).mode & 0o777], [base + deployment.ordinal, 0o700]);
   assert.equal(statSync(join(dataDir, "deployments", other.deploymentId)).uid, base + other.ordinal, "another deployment is another user");
@@ -180,25 +212,41 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
 
 test("a graph whose directory holds the control plane's data dir is refused: the sandbox could not keep the data dir out", async () => {
   const { deployer, dataDir } = newDeployer();
-  writeFileSync(join(dataDir, "graph.json"), JSON.stringify({ graphs: { notes: `${NOTES.replace(/graph\.json$/, "")}notes-agent.ts:graph` } }));
-  await assert.rejects(deployer.create(target(join(dataDir, "graph.json"))), { name: "DeployerError", message: /holds the control plane's data dir/ });
+  writeFileSync(
+    join(dataDir, "graph.json"),
+    JSON.stringify({ graphs: { notes: `${NOTES.replace(/graph\.json$/, "")}notes-agent.ts:graph` } }),
+  );
+  await assert.rejects(deployer.create(target(join(dataDir, "graph.json"))), {
+    name: "DeployerError",
+    message: /holds the control plane's data dir/,
+  });
 });
 
 test("create refuses another source and a graph.json that is not there", async () => {
   const { deployer } = newDeployer();
-  await assert.rejects(deployer.create({ ...target(NOTES), source: "external_docker" }), { name: "DeployerError", message: /source "local" only/ });
-  await assert.rejects(deployer.create(target("/nonexistent/graph.json")), { name: "DeployerError", message: /\/nonexistent\/graph\.json is not an existing file/ });
+  await assert.rejects(deployer.create({ ...target(NOTES), source: "external_docker" }), {
+    name: "DeployerError",
+    message: /source "local" only/,
+  });
+  await assert.rejects(deployer.create(target("/nonexistent/graph.json")), {
+    name: "DeployerError",
+    message: /\/nonexistent\/graph\.json is not an existing file/,
+  });
 });
 
 test("a build of a bad graph.json fails naming the key; the build gets no secrets; the message quotes no file", async () => {
   const { deployer } = newDeployer();
   const graphs = tempDir("local-deployer-graphs-");
   dirs.push(graphs);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the graph module's own source, which uses a template literal
   writeFileSync(join(graphs, "thrower.mjs"), "throw new Error(`no model for key ${process.env.SOME_SECRET}`);\n");
   writeFileSync(join(graphs, "graph.json"), JSON.stringify({ graphs: { thrower: "./thrower.mjs:graph" } }));
   const deployment = target(join(graphs, "graph.json"), { SOME_SECRET: "s3cret-value-42" });
   await deployer.create(deployment);
-  const err = await deployer.build(deployment).then(() => assert.fail("build passed"), (e: unknown) => e);
+  const err = await deployer.build(deployment).then(
+    () => assert.fail("build passed"),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof DeployerError);
   assert.match(err.message, /exit code 2/);
   assert.match(err.message, /graphs\.thrower: cannot load .*thrower\.mjs: no model for key undefined/, "the build step has no secrets");
@@ -207,18 +255,27 @@ test("a build of a bad graph.json fails naming the key; the build gets no secret
 
   // A graph.json pointed at a file that is not JSON (/etc/passwd, secrets.key): where it fails, never what is there.
   writeFileSync(join(graphs, "not-json"), "root-secret-line:x:0:0:root:/root:/bin/bash\n");
-  const notJson = await deployer.build(target(join(graphs, "not-json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
+  const notJson = await deployer.build(target(join(graphs, "not-json"))).then(
+    () => assert.fail("build passed"),
+    (e: unknown) => e as Error,
+  );
   assert.match(notJson.message, /not valid JSON/);
   assert.doesNotMatch(notJson.message, /root|secret-line|bash/);
   // A module that does not parse: the parser's quoted token is blanked.
   writeFileSync(join(graphs, "broken.mjs"), "export const graph = sk_live_0123456789abcdef token;\n");
   writeFileSync(join(graphs, "broken.json"), JSON.stringify({ graphs: { broken: "./broken.mjs:graph" } }));
-  const broken = await deployer.build(target(join(graphs, "broken.json"))).then(() => assert.fail("build passed"), (e: unknown) => e as Error);
+  const broken = await deployer.build(target(join(graphs, "broken.json"))).then(
+    () => assert.fail("build passed"),
+    (e: unknown) => e as Error,
+  );
   assert.match(broken.message, /graphs\.broken: cannot load/);
   assert.doesNotMatch(broken.message, /sk_live|0123456789abcdef|token/);
 
   writeFileSync(join(graphs, "empty.json"), JSON.stringify({ graphs: {} }));
-  await assert.rejects(deployer.build(target(join(graphs, "empty.json"))), { name: "DeployerError", message: /graphs: must name at least one graph/ });
+  await assert.rejects(deployer.build(target(join(graphs, "empty.json"))), {
+    name: "DeployerError",
+    message: /graphs: must name at least one graph/,
+  });
 });
 
 test("a deploy whose agent server exits before it is healthy fails with the end of its log", async () => {
@@ -228,7 +285,11 @@ test("a deploy whose agent server exits before it is healthy fails with the end 
   await deployer.build(deployment);
   // The check passes, but serve cannot open its data dir: a file is in the way.
   writeFileSync(join(dataDir, "deployments", deployment.deploymentId, "agent-server"), "");
-  await assert.rejects(deployer.deploy(deployment, undefined), { name: "DeployerError", message: /the agent server exited \(code 1\) before answering \/ok: egress-agent: .*(EEXIST|ENOTDIR).*\(the whole output is in .*agent-server\.log\)/s });
+  await assert.rejects(deployer.deploy(deployment, undefined), {
+    name: "DeployerError",
+    message:
+      /the agent server exited \(code 1\) before answering \/ok: egress-agent: .*(EEXIST|ENOTDIR).*\(the whole output is in .*agent-server\.log\)/s,
+  });
   assert.deepEqual(processesWith(dataDir), []);
 });
 

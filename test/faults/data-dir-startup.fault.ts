@@ -1,28 +1,55 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import Database from "better-sqlite3";
-import { MARKER_FILE } from "../../src/agent/data-dir.ts";
+import { MARKER_FILE } from "../../src/agent/storage/data-dir.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
-import { agentConfig, freePort, getJson, postJson, runCli, startAgentProcess, startService, type AgentFixture } from "../helpers/processes.ts";
+import {
+  agentConfig,
+  getJson,
+  NOWHERE,
+  postJson,
+  runCli,
+  startAgentProcess,
+  startService,
+  type AgentFixture,
+} from "../helpers/processes.ts";
 
 const license = testLicense();
 const env = { PLATFORM_LICENSE_KEY: license.key };
-let beaconUrl: string; // nothing listens there: records stay undelivered in the outbox
 
 const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 /** The data dir's files and their sizes: what a refused start must leave exactly as it was (but the empty lock file it may create). */
-const listing = (dir: string) => readdirSync(dir).filter((name) => name !== "sidecar.lock").sort().map((name) => `${name} ${statSync(join(dir, name)).size}`);
+const listing = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name !== "sidecar.lock")
+    .sort()
+    .map((name) => `${name} ${statSync(join(dir, name)).size}`);
 
 /** A sidecar with `count` undelivered transactions in its outbox, stopped by `signal`. */
 async function seeded(count: number, signal: NodeJS.Signals = "SIGTERM"): Promise<AgentFixture> {
-  const fixture = agentConfig(beaconUrl, { usageReporting: false, selfTelemetry: { enabled: false } });
+  const fixture = agentConfig(NOWHERE, { usageReporting: false, selfTelemetry: { enabled: false } });
   const agent = await startAgentProcess(fixture, env);
   for (let posted = 0; posted < count; posted += 300) {
-    assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(Math.min(300, count - posted)) })).status, 202);
+    assert.equal(
+      (await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(Math.min(300, count - posted)) })).status,
+      202,
+    );
   }
   await agent.stop(signal);
   return fixture;
@@ -31,7 +58,7 @@ async function seeded(count: number, signal: NodeJS.Signals = "SIGTERM"): Promis
 let template: AgentFixture;
 /** A copy of the seeded data dir (900 undelivered records, stopped cleanly), with its own config. */
 function copyOfTemplate(): AgentFixture {
-  const fixture = agentConfig(beaconUrl, { usageReporting: false, selfTelemetry: { enabled: false } });
+  const fixture = agentConfig(NOWHERE, { usageReporting: false, selfTelemetry: { enabled: false } });
   cpSync(template.dataDir, fixture.dataDir, { recursive: true });
   return fixture;
 }
@@ -54,7 +81,6 @@ async function refusedStart(fixture: AgentFixture, code: string): Promise<string
 
 describe("data dir checks at start: a missing, damaged or swapped outbox is refused (exit 3), never silently replaced", () => {
   before(async () => {
-    beaconUrl = `http://127.0.0.1:${await freePort()}`;
     template = await seeded(900);
     assert.ok(existsSync(join(template.dataDir, MARKER_FILE)), "the first start wrote the data dir marker");
   });
@@ -136,7 +162,10 @@ describe("data dir checks at start: a missing, damaged or swapped outbox is refu
     const agent = await startService(["start", "--config", fixture.configPath, "--new-outbox"], "sidecar listening", env);
     let setAside: string;
     try {
-      const line = agent.output().split("\n").find((l) => l.includes("--new-outbox: what was in the data dir is moved aside"));
+      const line = agent
+        .output()
+        .split("\n")
+        .find((l) => l.includes("--new-outbox: what was in the data dir is moved aside"));
       assert.ok(line, `the log says what --new-outbox did:\n${agent.output()}`);
       const entry = JSON.parse(line) as { reason: string; setAside: string; files: string[] };
       assert.equal(entry.reason, "EGRESS_ERR_OUTBOX_CORRUPT");
@@ -166,7 +195,11 @@ describe("data dir checks at start: a missing, damaged or swapped outbox is refu
     } finally {
       await agent.stop();
     }
-    assert.deepEqual(readdirSync(fixture.dataDir).filter((name) => name.startsWith("set-aside")), [], "nothing moved aside");
+    assert.deepEqual(
+      readdirSync(fixture.dataDir).filter((name) => name.startsWith("set-aside")),
+      [],
+      "nothing moved aside",
+    );
   });
 });
 
@@ -175,11 +208,15 @@ function startAsNobody(fixture: AgentFixture) {
   chmodSync(fixture.dir, 0o755);
   chmodSync(fixture.configPath, 0o644);
   const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
-  return spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath], {
-    env: { ...process.env, ...env, HOME: "/tmp" },
-    encoding: "utf8",
-    timeout: 30_000,
-  });
+  return spawnSync(
+    "setpriv",
+    ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, cli, "start", "--config", fixture.configPath],
+    {
+      env: { ...process.env, ...env, HOME: "/tmp" },
+      encoding: "utf8",
+      timeout: 30_000,
+    },
+  );
 }
 
 test("a data dir the process cannot write (a volume without fsGroup): exit 3 naming the path, the UID, the owner and the fix", async (t) => {
@@ -230,7 +267,10 @@ test("outbox files another user wrote (owner-only): exit 3 naming the file, its 
   chownSync(fixture.dataDir, 65534, 65534);
   const result = startAsNobody(fixture);
   assert.equal(result.status, 3, result.stderr);
-  assert.match(result.stderr, /EGRESS_ERR_DATA_DIR_NOT_WRITABLE: \/\S+ is not readable and writable by this process \(uid 65534, gid 65534/);
+  assert.match(
+    result.stderr,
+    /EGRESS_ERR_DATA_DIR_NOT_WRITABLE: \/\S+ is not readable and writable by this process \(uid 65534, gid 65534/,
+  );
   assert.match(result.stderr, /it is owned by uid 0, gid 0, mode 600\. Run the sidecar as the user that wrote it/);
   assert.doesNotMatch(result.stderr, /unable to open database file/);
 });

@@ -51,11 +51,15 @@ class Instance {
       const i = this.#queue.shift();
       if (url === undefined || i === undefined) {
         if (i !== undefined) this.#queue.unshift(i);
-        await sleep(20);
+        await sleep(20); // an instance looks again a little later, as one that finds no sidecar does
         continue;
       }
       try {
-        const response = await fetch(`${url}/v1/transactions`, { method: "POST", headers: { "content-type": "application/json" }, body: this.#bodies[i] });
+        const response = await fetch(`${url}/v1/transactions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: this.#bodies[i],
+        });
         const body = (await response.json()) as { duplicates?: number };
         if (response.status !== 202) {
           this.errors.push(`${response.status} ${JSON.stringify(body)}`);
@@ -65,7 +69,7 @@ class Instance {
         this.duplicates += body.duplicates ?? 0;
       } catch {
         this.#queue.push(i); // not acknowledged: send it again to the next sidecar
-        await sleep(20);
+        await sleep(20); // an instance's pause before it retries
       }
     }
   }
@@ -117,7 +121,9 @@ test(`${KILLS} kill -9 at random moments while ${TOTAL} transactions flow: the b
     const processed = proxy.requests(INGEST).filter((r) => r.upstream?.status === 200);
     const resent = processed.reduce((n, r) => n + r.records, 0) - TOTAL;
     console.log(`# kills at ${deliveredAtKill.join(", ")} delivered`);
-    console.log(`# ${KILLS} kills, ${midSend} with a send in flight; ${resent} records re-sent and deduplicated; ${instance.duplicates} re-posted records kept once by the sidecar`);
+    console.log(
+      `# ${KILLS} kills, ${midSend} with a send in flight; ${resent} records re-sent and deduplicated; ${instance.duplicates} re-posted records kept once by the sidecar`,
+    );
     assert.deepEqual(instance.errors, [], "the sidecar answered every post it lived through with 202");
     assertExactlyOnce({ beaconDataDir: beaconFixture.dataDir, accepted, proxy, billing });
     assert.ok(midSend > 0 && resent > 0, "some kills landed mid-send and their batches went again");

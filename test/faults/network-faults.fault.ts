@@ -38,7 +38,13 @@ const kinds: FaultKind[] = [
     inserted: [20, 0],
     storedAttempts: 0,
   },
-  ...[500, 502, 503, 504].map((code) => ({ name: `${code}`, faults: [status(code)], answered: [code, 200], inserted: [20], storedAttempts: 1 })),
+  ...[500, 502, 503, 504].map((code) => ({
+    name: `${code}`,
+    faults: [status(code)],
+    answered: [code, 200],
+    inserted: [20],
+    storedAttempts: 1,
+  })),
   { name: "429 without Retry-After", faults: [status(429)], answered: [429, 200], inserted: [20], storedAttempts: 1 },
   {
     name: "429 with Retry-After: 2 (seconds)",
@@ -46,7 +52,8 @@ const kinds: FaultKind[] = [
     answered: [429, 200],
     inserted: [20],
     storedAttempts: 1,
-    check: ([refused, retried]) => assert.ok(retried!.at - refused!.at >= 2_000 - CLOCK_SLACK_MS, `retried ${retried!.at - refused!.at} ms after Retry-After: 2`),
+    check: ([refused, retried]) =>
+      assert.ok(retried!.at - refused!.at >= 2_000 - CLOCK_SLACK_MS, `retried ${retried!.at - refused!.at} ms after Retry-After: 2`),
   },
   {
     name: "503 with Retry-After as an HTTP date",
@@ -60,7 +67,8 @@ const kinds: FaultKind[] = [
     inserted: [20],
     storedAttempts: 1,
     // An HTTP date has whole seconds: the sidecar may go at the second the date names, not before.
-    check: ([, retried]) => assert.ok(retried!.at >= Math.floor(retryAfterDate / 1000) * 1000 - CLOCK_SLACK_MS, "no retry before the Retry-After date"),
+    check: ([, retried]) =>
+      assert.ok(retried!.at >= Math.floor(retryAfterDate / 1000) * 1000 - CLOCK_SLACK_MS, "no retry before the Retry-After date"),
   },
   {
     name: "hang past retry.requestTimeout",
@@ -108,19 +116,40 @@ describe("network faults between sidecar and beacon", () => {
           const batch = traceTransactions(20);
           const carries = (body: any) => body?.trace_transactions?.some((tx: { id: string }) => tx.id === batch[0]!.id);
           let injected = 0;
-          proxy.decide = (path, body) => (path === INGEST && carries(body) && injected < kind.faults.length ? kind.faults[injected++]!() : { pass: true });
+          proxy.decide = (path, body) =>
+            path === INGEST && carries(body) && injected < kind.faults.length ? kind.faults[injected++]!() : { pass: true };
           if (kind.refuse) proxy.refuseConnections(kind.refuse);
           accepted.push(...(await accept(agent, batch)));
           await waitFor(async () => (await drained(agent.url)).completed === accepted.length, 15_000, "batch delivered");
 
           const sends = proxy.requests(INGEST).filter((r) => carries(r.body));
-          assert.equal(proxy.refused.length, kinds.slice(0, kinds.indexOf(kind) + 1).reduce((n, k) => n + (k.refuse ?? 0), 0), "connections refused");
-          assert.deepEqual(sends.map((r) => r.answered), kind.answered, "what the sidecar was answered, send by send");
-          assert.deepEqual(sends.flatMap((r) => (r.upstream ? [r.upstream.body.inserted_count] : [])), kind.inserted, "the beacon's inserted_count, send by send");
+          assert.equal(
+            proxy.refused.length,
+            kinds.slice(0, kinds.indexOf(kind) + 1).reduce((n, k) => n + (k.refuse ?? 0), 0),
+            "connections refused",
+          );
+          assert.deepEqual(
+            sends.map((r) => r.answered),
+            kind.answered,
+            "what the sidecar was answered, send by send",
+          );
+          assert.deepEqual(
+            sends.flatMap((r) => (r.upstream ? [r.upstream.body.inserted_count] : [])),
+            kind.inserted,
+            "the beacon's inserted_count, send by send",
+          );
           const attempts = kind.refuse ?? 0;
-          assert.deepEqual(sends.map((r) => r.body.trace_transactions[0].num_failed_send_attempts), kind.answered.map((_, i) => attempts + i), "each failed send is counted once");
+          assert.deepEqual(
+            sends.map((r) => r.body.trace_transactions[0].num_failed_send_attempts),
+            kind.answered.map((_, i) => attempts + i),
+            "each failed send is counted once",
+          );
           const stored = storedTransactions(beaconFixture.dataDir);
-          assert.deepEqual(new Set(batch.map((tx) => stored.get(tx.id))), new Set([kind.storedAttempts]), "stored once, with the first stored copy's count");
+          assert.deepEqual(
+            new Set(batch.map((tx) => stored.get(tx.id))),
+            new Set([kind.storedAttempts]),
+            "stored once, with the first stored copy's count",
+          );
           kind.check?.(sends);
         });
       }
@@ -146,13 +175,20 @@ describe("network faults between sidecar and beacon", () => {
       status(503, { "retry-after": "1" }),
       status(429, { "retry-after": "1" }),
     ];
-    proxy.decide = (path) => (path === INGEST && random() < 0.5 ? actions[Math.floor(random() * actions.length)]!() : { pass: true, delayMs: Math.floor(random() * 20) });
-    const agent = await startAgentProcess(agentConfig(proxy.url, { ...billingOnly, retry: { ...retry, requestTimeout: "800ms" }, limits: { batchTransactions: 40 } }), { PLATFORM_LICENSE_KEY: license.key });
+    proxy.decide = (path) =>
+      path === INGEST && random() < 0.5
+        ? actions[Math.floor(random() * actions.length)]!()
+        : { pass: true, delayMs: Math.floor(random() * 20) };
+    const agent = await startAgentProcess(
+      agentConfig(proxy.url, { ...billingOnly, retry: { ...retry, requestTimeout: "800ms" }, limits: { batchTransactions: 40 } }),
+      { PLATFORM_LICENSE_KEY: license.key },
+    );
     const accepted: string[] = [];
     try {
       for (let i = 0; i < 24; i++) {
         const batch = traceTransactions(25);
         accepted.push(...(await accept(agent, batch)));
+        // Batches at random moments: the traffic's shape, not a wait for anything.
         await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 80)));
       }
       const billing = await drained(agent.url, 60_000);
@@ -170,8 +206,16 @@ describe("network faults between sidecar and beacon", () => {
       assert.ok(faulted >= 10, `the schedule injected ${faulted} faults`);
       for (const id of accepted) {
         const history = sends.get(id)!;
-        assert.deepEqual(history.map((s) => s.attempts), history.map((_, i) => i), `record ${id}: each failed send counted once`);
-        assert.equal(stored.get(id), history.findIndex((s) => s.stored), `record ${id}: the beacon kept its first stored copy`);
+        assert.deepEqual(
+          history.map((s) => s.attempts),
+          history.map((_, i) => i),
+          `record ${id}: each failed send counted once`,
+        );
+        assert.equal(
+          stored.get(id),
+          history.findIndex((s) => s.stored),
+          `record ${id}: the beacon kept its first stored copy`,
+        );
       }
     } finally {
       proxy.decide = () => ({ pass: true });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { DestinationStream } from "pino";
 import { startAgent } from "../../src/agent/daemon.ts";
-import { loadAgentConfig } from "../../src/config/agent-config.ts";
+import { loadAgentConfig } from "../../src/agent/config.ts";
 import { createLogger } from "../../src/log.ts";
 import type { AgentStatus } from "../../src/protocol/local-api.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
@@ -34,7 +34,8 @@ interface AuditEntry {
 }
 
 /** States in order, repeats collapsed: what a user polling /v1/status saw. */
-const transitions = (samples: Sample[]) => samples.map((s) => s.status.license.state).filter((state, i, all) => i === 0 || all[i - 1] !== state);
+const transitions = (samples: Sample[]) =>
+  samples.map((s) => s.status.license.state).filter((state, i, all) => i === 0 || all[i - 1] !== state);
 
 test("a one-hour beacon outage on a fast clock: intake goes on, the license passes through grace, backoff stays capped, and everything is delivered once", async () => {
   const clock = fastClock(RATE);
@@ -80,10 +81,14 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
   const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, clock.real(at - clock.now()))));
 
   try {
-    const first = (await waitFor(async () => {
-      const s = (await getJson(`${agent.url}/v1/status`)) as AgentStatus;
-      return s.license.state === "valid" && s.streams.billing!.completed > 0 ? s : undefined;
-    }, 10_000, "license valid and first delivery")) as AgentStatus;
+    const first = (await waitFor(
+      async () => {
+        const s = (await getJson(`${agent.url}/v1/status`)) as AgentStatus;
+        return s.license.state === "valid" && s.streams.billing!.completed > 0 ? s : undefined;
+      },
+      10_000,
+      "license valid and first delivery",
+    )) as AgentStatus;
     watching = true;
     const verifiedAt = Date.parse(first.license.verifiedAt!);
     const tokenExpiry = Date.parse(first.license.expiresAt!);
@@ -100,9 +105,17 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
     const lateBilling = late.streams.billing!;
     assert.equal(storedTransactions(beaconFixture.dataDir).size, storedBefore, "nothing reached the beacon during the outage");
     assert.equal(lateBilling.pending + lateBilling.sending, accepted.length - storedBefore, "every transaction accepted meanwhile is held");
-    assert.ok(lateBilling.oldestPendingAgeSeconds! >= 55 * 60 && lateBilling.oldestPendingAgeSeconds! <= 62 * 60, `oldest pending ${lateBilling.oldestPendingAgeSeconds} s`);
-    const gauge = Number(/egress_outbox_oldest_pending_age_seconds\{stream="billing"\} (\S+)/.exec(await (await fetch(`${agent.url}/metrics`)).text())![1]);
-    assert.ok(Math.abs(gauge - lateBilling.oldestPendingAgeSeconds!) < 180, `/metrics says the oldest record waited ${gauge} s, status ${lateBilling.oldestPendingAgeSeconds} s`);
+    assert.ok(
+      lateBilling.oldestPendingAgeSeconds! >= 55 * 60 && lateBilling.oldestPendingAgeSeconds! <= 62 * 60,
+      `oldest pending ${lateBilling.oldestPendingAgeSeconds} s`,
+    );
+    const gauge = Number(
+      /egress_outbox_oldest_pending_age_seconds\{stream="billing"\} (\S+)/.exec(await (await fetch(`${agent.url}/metrics`)).text())![1],
+    );
+    assert.ok(
+      Math.abs(gauge - lateBilling.oldestPendingAgeSeconds!) < 180,
+      `/metrics says the oldest record waited ${gauge} s, status ${lateBilling.oldestPendingAgeSeconds} s`,
+    );
     assert.equal(late.license.state, "grace", "past the token's expiry, within license.gracePeriod");
     assert.equal(late.license.verifiedAt, first.license.verifiedAt, "grace counts from the last good verification");
     assert.match(late.license.lastError ?? "", /unreachable/);
@@ -124,12 +137,20 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
     samples.push({ at: clock.now(), status: final });
     assert.deepEqual(transitions(samples), ["valid", "grace", "valid"]);
     const firstGrace = samples.find((s) => s.status.license.state === "grace")!;
-    assert.ok(firstGrace.at >= tokenExpiry && firstGrace.at - tokenExpiry < minutes(2), `grace began ${(firstGrace.at - tokenExpiry) / 1000} s after the token expired`);
+    assert.ok(
+      firstGrace.at >= tokenExpiry && firstGrace.at - tokenExpiry < minutes(2),
+      `grace began ${(firstGrace.at - tokenExpiry) / 1000} s after the token expired`,
+    );
     const backToValid = samples.find((s) => s.at > firstGrace.at && s.status.license.state === "valid")!;
-    assert.ok(backToValid.at >= outageEnd && backToValid.at - outageEnd < 2 * MAX_BACKOFF, `valid again ${(backToValid.at - outageEnd) / 1000} s after the outage`);
+    assert.ok(
+      backToValid.at >= outageEnd && backToValid.at - outageEnd < 2 * MAX_BACKOFF,
+      `valid again ${(backToValid.at - outageEnd) / 1000} s after the outage`,
+    );
 
     // Backoff during the hour, from the sidecar's audit log: capped at maxBackoff, never a flood, never given up.
-    const audit = (await getJson(`${agent.url}/v1/audit?since=${new Date(outageStart).toISOString()}&limit=1000`)) as { entries: AuditEntry[] };
+    const audit = (await getJson(`${agent.url}/v1/audit?since=${new Date(outageStart).toISOString()}&limit=1000`)) as {
+      entries: AuditEntry[];
+    };
     const failed = audit.entries.filter((e) => e.status === null && Date.parse(e.at) <= outageEnd);
     for (const stream of ["billing", "license"]) {
       const times = failed.filter((e) => e.stream === stream).map((e) => Date.parse(e.at));
@@ -140,7 +161,11 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
       const waits = gaps.slice(stream === "license" ? 1 : 0);
       assert.ok(Math.max(...waits) <= BACKOFF_BOUND, `${stream}: longest wait ${Math.max(...waits) / 1000} s`);
     }
-    assert.equal(proxy.refused.length, audit.entries.filter((e) => e.status === null).length, "each refused connection is one failed attempt in the audit log");
+    assert.equal(
+      proxy.refused.length,
+      audit.entries.filter((e) => e.status === null).length,
+      "each refused connection is one failed attempt in the audit log",
+    );
     const billingFailures = failed.filter((e) => e.stream === "billing").length;
     assert.equal(Math.max(...stored.values()), billingFailures, "the batch that waited out the hour carries its failed sends");
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Outbox } from "../../src/agent/outbox.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
 import { FaultProxy, type SeenRequest } from "../helpers/fault-proxy.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
@@ -14,16 +14,24 @@ interface Probe {
 }
 
 /** Polls /readyz until the process exits, noting whether the held send was still waiting at each answer. */
-async function probeUntilExit(url: string, held: SeenRequest, exited: Promise<number | null>, onStopping: () => Promise<void>): Promise<Probe[]> {
+async function probeUntilExit(
+  url: string,
+  held: SeenRequest,
+  exited: Promise<number | null>,
+  onStopping: () => Promise<void>,
+): Promise<Probe[]> {
   let done = false;
   void exited.then(() => (done = true));
   const probes: Probe[] = [];
   while (!done) {
     const sendHeld = held.abandonedAt === undefined;
-    const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status, () => 0);
+    const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+      (r) => r.status,
+      () => 0,
+    );
     probes.push({ status, sendHeld });
     if (status === 503 && probes.filter((p) => p.status === 503).length === 1) await onStopping();
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, 25)); // the probe's period
   }
   return probes;
 }
@@ -70,15 +78,28 @@ test("SIGTERM while a send hangs: /readyz 503 and intake refused during the drai
 
     assert.equal(code, 0, `exit code; output:\n${agent.output().slice(-3_000)}`);
     assert.ok(took < 10_000, `stopped in ${took} ms`);
-    assert.ok(probes.some((p) => p.status === 503 && p.sendHeld), `/readyz answered 503 while the send was held: ${JSON.stringify(probes.slice(0, 5))}`);
+    assert.ok(
+      probes.some((p) => p.status === 503 && p.sendHeld),
+      `/readyz answered 503 while the send was held: ${JSON.stringify(probes.slice(0, 5))}`,
+    );
     const firstNotReady = probes.findIndex((p) => p.status !== 200);
-    assert.ok(probes.slice(firstNotReady).every((p) => p.status !== 200), "never ready again once stopping");
+    assert.ok(
+      probes.slice(firstNotReady).every((p) => p.status !== 200),
+      "never ready again once stopping",
+    );
     assert.equal(lateAnswer?.status, 503, "intake refused while stopping");
     assert.equal(lateAnswer?.body.code, "EGRESS_ERR_STOPPING");
-    assert.ok(held.abandonedAt !== undefined && held.abandonedAt - signalled >= 4_000, `the in-flight send got its drain grace (cut after ${held.abandonedAt! - signalled} ms)`);
+    assert.ok(
+      held.abandonedAt !== undefined && held.abandonedAt - signalled >= 4_000,
+      `the in-flight send got its drain grace (cut after ${held.abandonedAt! - signalled} ms)`,
+    );
 
     const after = outboxAfterExit(fixture);
-    assert.deepEqual({ pending: after.counts.pending, sending: after.counts.sending, completed: after.counts.completed }, { pending: 40, sending: 0, completed: accepted.length - 40 }, "the cut batch is pending again; the late batch was not kept");
+    assert.deepEqual(
+      { pending: after.counts.pending, sending: after.counts.sending, completed: after.counts.completed },
+      { pending: 40, sending: 0, completed: accepted.length - 40 },
+      "the cut batch is pending again; the late batch was not kept",
+    );
     assert.deepEqual(after.attempts, new Set([0]), "a send cut by the shutdown is not a failed attempt");
     return held;
   }
@@ -98,7 +119,11 @@ test("SIGTERM while a send hangs: /readyz 503 and intake refused during the drai
       const held = await stopDuringHeldSend();
       assert.deepEqual(proxy.discardHeld(), [held]);
       await restartAndDrain();
-      assert.deepEqual([...storedTransactions(beaconFixture.dataDir).values()].every((n) => n === 0), true, "stored with no failed attempt");
+      assert.deepEqual(
+        [...storedTransactions(beaconFixture.dataDir).values()].every((n) => n === 0),
+        true,
+        "stored with no failed attempt",
+      );
     });
 
     await t.test("the beacon did get the held request, after the sidecar had gone: the re-send counts nothing twice", async () => {
@@ -108,10 +133,17 @@ test("SIGTERM while a send hangs: /readyz 503 and intake refused during the drai
       assert.deepEqual(held.upstream, { status: 200, body: { inserted_count: 40 } }, "the beacon stored the held batch");
       const billing = await restartAndDrain();
       const resent = proxy.requests(INGEST).at(-1)!;
-      assert.deepEqual(resent.body.trace_transactions.map((tx: { id: string }) => tx.id), held.body.trace_transactions.map((tx: { id: string }) => tx.id), "the same batch went again");
+      assert.deepEqual(
+        resent.body.trace_transactions.map((tx: { id: string }) => tx.id),
+        held.body.trace_transactions.map((tx: { id: string }) => tx.id),
+        "the same batch went again",
+      );
       assert.deepEqual(resent.upstream, { status: 200, body: { inserted_count: 0 } }, "and the beacon kept it once");
       const stored = assertExactlyOnce({ beaconDataDir: beaconFixture.dataDir, accepted, proxy, billing });
-      assert.ok([...stored.values()].every((n) => n === 0), "no failed attempt recorded for either cut send");
+      assert.ok(
+        [...stored.values()].every((n) => n === 0),
+        "no failed attempt recorded for either cut send",
+      );
     });
   } finally {
     await proxy.close();

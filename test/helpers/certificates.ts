@@ -7,7 +7,10 @@ export async function loopbackCertificates(dir: string): Promise<{ caFile: strin
   const ca = await generate([{ name: "commonName", value: "egress-agent test CA" }], {
     keyType: "ec",
     algorithm: "sha256",
-    extensions: [{ name: "basicConstraints", cA: true, critical: true }, { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true }],
+    extensions: [
+      { name: "basicConstraints", cA: true, critical: true },
+      { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
+    ],
   });
   const server = await generate([{ name: "commonName", value: "beacon.test" }], {
     keyType: "ec",

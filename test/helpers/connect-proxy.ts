@@ -19,7 +19,10 @@ export class ConnectProxy {
         client.end("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n");
         return;
       }
-      const [host, port] = [request.url!.slice(0, request.url!.lastIndexOf(":")), Number(request.url!.slice(request.url!.lastIndexOf(":") + 1))];
+      const [host, port] = [
+        request.url!.slice(0, request.url!.lastIndexOf(":")),
+        Number(request.url!.slice(request.url!.lastIndexOf(":") + 1)),
+      ];
       const upstream = connect(port, host, () => {
         client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
         upstream.write(head);
@@ -29,7 +32,10 @@ export class ConnectProxy {
       for (const socket of [client, upstream]) {
         this.#sockets.add(socket);
         socket.on("close", () => this.#sockets.delete(socket));
-        socket.on("error", () => [client, upstream].forEach((s) => s.destroy()));
+        socket.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
       }
     });
   }

@@ -1,5 +1,14 @@
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { NOWHERE } from "./processes.ts";
 
 /**
  * Faults that need the beacon's own answer or the connection itself:
@@ -13,7 +22,10 @@ import type { AddressInfo, Socket } from "node:net";
 export type Fault = "reset-mid-response" | "drop-after-200" | "hang";
 
 /** What the proxy does with one request: pass it to the beacon (after a delay), answer it itself, or inject a fault. */
-export type FaultAction = { pass: true; delayMs?: number } | { status: number; headers?: Record<string, string>; body?: unknown } | { fault: Fault };
+export type FaultAction =
+  | { pass: true; delayMs?: number }
+  | { status: number; headers?: Record<string, string>; body?: unknown }
+  | { fault: Fault };
 
 export interface SeenRequest {
   path: string;
@@ -85,12 +97,25 @@ export class FaultProxy {
     return proxy;
   }
 
+  /**
+   * The address of a beacon that is not up yet, for a sidecar given it before the beacon starts: every connection is
+   * refused until `forwardTo(beaconUrl)`. The proxy keeps the port bound throughout; a port found free and bound
+   * again later could be taken by another process meanwhile.
+   */
+  static async refusing(options: { now?: () => number; keepBodies?: boolean } = {}): Promise<FaultProxy> {
+    const proxy = await FaultProxy.start(NOWHERE, options);
+    proxy.refuseConnections();
+    return proxy;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
   }
 
-  set target(url: string) {
-    this.#target = url;
+  /** From now on, passes requests on to `target` and refuses no connection. */
+  forwardTo(target: string): void {
+    this.#target = target;
+    this.acceptConnections();
   }
 
   /**
@@ -146,7 +171,10 @@ export class FaultProxy {
     if ("pass" in action && action.delayMs) await new Promise((resolve) => setTimeout(resolve, action.delayMs));
     const upstream = await this.#forward(entry, req.headers, raw);
     if (!upstream) {
-      if (!res.destroyed) res.writeHead((entry.answered = 502)).end();
+      if (!res.destroyed) {
+        entry.answered = 502;
+        res.writeHead(502).end();
+      }
       return;
     }
     const socket = res.socket;
@@ -158,7 +186,9 @@ export class FaultProxy {
       entry.answered = status;
       const head = `HTTP/1.1 ${status} OK\r\ncontent-type: application/json\r\ncontent-length: ${upstream.raw.length}\r\n\r\n`;
       const part = fault === "reset-mid-response" ? upstream.raw.subarray(0, Math.floor(upstream.raw.length / 2)) : Buffer.alloc(0);
-      socket.write(Buffer.concat([Buffer.from(head), part]), () => (fault === "reset-mid-response" ? socket.resetAndDestroy() : socket.destroy()));
+      socket.write(Buffer.concat([Buffer.from(head), part]), () =>
+        fault === "reset-mid-response" ? socket.resetAndDestroy() : socket.destroy(),
+      );
       return;
     }
     entry.answered = upstream.status;
@@ -166,20 +196,28 @@ export class FaultProxy {
   }
 
   /** Sends the request on to the beacon and records its answer in `entry.upstream`; undefined when unreachable. */
-  #forward(entry: SeenRequest, headers: IncomingHttpHeaders, raw: Buffer): Promise<{ status: number; headers: IncomingHttpHeaders; raw: Buffer } | undefined> {
+  #forward(
+    entry: SeenRequest,
+    headers: IncomingHttpHeaders,
+    raw: Buffer,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; raw: Buffer } | undefined> {
     const outgoing = Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.includes(name)));
     return new Promise((resolve) => {
-      const upstream = httpRequest(`${this.#target}${entry.path}`, { method: "POST", headers: { ...outgoing, "content-length": raw.length }, agent: this.#upstreamAgent }, (up) => {
-        const chunks: Buffer[] = [];
-        up.on("data", (chunk: Buffer) => chunks.push(chunk));
-        up.on("error", () => resolve(undefined));
-        up.on("end", () => {
-          const body = Buffer.concat(chunks);
-          entry.upstream = { status: up.statusCode ?? 0, body: parseJson(body) };
-          const kept = Object.fromEntries(Object.entries(up.headers).filter(([name]) => !HOP_BY_HOP.includes(name)));
-          resolve({ status: up.statusCode ?? 502, headers: kept, raw: body });
-        });
-      });
+      const upstream = httpRequest(
+        `${this.#target}${entry.path}`,
+        { method: "POST", headers: { ...outgoing, "content-length": raw.length }, agent: this.#upstreamAgent },
+        (up) => {
+          const chunks: Buffer[] = [];
+          up.on("data", (chunk: Buffer) => chunks.push(chunk));
+          up.on("error", () => resolve(undefined));
+          up.on("end", () => {
+            const body = Buffer.concat(chunks);
+            entry.upstream = { status: up.statusCode ?? 0, body: parseJson(body) };
+            const kept = Object.fromEntries(Object.entries(up.headers).filter(([name]) => !HOP_BY_HOP.includes(name)));
+            resolve({ status: up.statusCode ?? 502, headers: kept, raw: body });
+          });
+        },
+      );
       upstream.on("error", () => resolve(undefined));
       upstream.end(raw);
     });
@@ -193,7 +231,10 @@ export class FaultProxy {
     const held = this.#held.splice(0);
     for (const { entry, headers, raw, res } of held) {
       const upstream = await this.#forward(entry, headers, raw);
-      if (upstream && !res.destroyed) res.writeHead((entry.answered = upstream.status), upstream.headers).end(upstream.raw);
+      if (upstream && !res.destroyed) {
+        entry.answered = upstream.status;
+        res.writeHead(upstream.status, upstream.headers).end(upstream.raw);
+      }
     }
     return held.map((h) => h.entry);
   }
@@ -201,7 +242,7 @@ export class FaultProxy {
   /** Forgets every held request, as one lost on the way: the beacon never sees it. */
   discardHeld(): SeenRequest[] {
     const held = this.#held.splice(0);
-    held.forEach((h) => h.res.destroy());
+    for (const h of held) h.res.destroy();
     return held.map((h) => h.entry);
   }
 
@@ -216,12 +257,15 @@ export class FaultProxy {
 
   /** Sum of the beacon's `inserted_count` over every forwarded request of `path` it answered 2xx, seen or not by the sidecar. */
   insertedCount(path = "/v1/beacon/ingest-traces"): number {
-    return this.requests(path).reduce((sum, r) => sum + (r.upstream && r.upstream.status < 300 ? Number(r.upstream.body?.inserted_count ?? 0) : 0), 0);
+    return this.requests(path).reduce(
+      (sum, r) => sum + (r.upstream && r.upstream.status < 300 ? Number(r.upstream.body?.inserted_count ?? 0) : 0),
+      0,
+    );
   }
 
   close(): Promise<void> {
     this.#refuseLeft = 0;
-    this.#held.splice(0).forEach((h) => h.res.destroy());
+    for (const h of this.#held.splice(0)) h.res.destroy();
     this.#server.closeAllConnections();
     this.#upstreamAgent.destroy();
     return new Promise((resolve) => this.#server.close(() => resolve()));

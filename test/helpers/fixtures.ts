@@ -66,7 +66,7 @@ export function usageMeasures(value = 1): UsageMeasures {
 
 const nanos = (date: string) => (BigInt(Date.parse(date)) * 1_000_000n).toString();
 
-/** The seed's sample metrics request: a latency gauge and a failed-requests counter. */
+/** The platform's sample metrics request (docs/PROTOCOL.md): a latency gauge and a failed-requests counter. */
 export function metricsRequest() {
   return {
     resourceMetrics: [

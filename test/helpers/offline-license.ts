@@ -8,7 +8,16 @@ import { beaconConfig, runCli } from "./processes.ts";
 export async function offlineLicenseFiles(dir: string, license = testLicense()) {
   const beacon = beaconConfig([license], {}, dir);
   const licenseFile = join(dir, "offline.jwt");
-  const issued = await runCli(["beacon", "issue-offline-license", "--config", beacon.configPath, "--license", license.id, "--output", licenseFile]);
+  const issued = await runCli([
+    "beacon",
+    "issue-offline-license",
+    "--config",
+    beacon.configPath,
+    "--license",
+    license.id,
+    "--output",
+    licenseFile,
+  ]);
   assert.equal(issued.code, 0, issued.stderr);
   const key = await runCli(["beacon", "public-key", "--config", beacon.configPath]);
   assert.equal(key.code, 0, key.stderr);
@@ -16,4 +25,3 @@ export async function offlineLicenseFiles(dir: string, license = testLicense()) 
   writeFileSync(publicKeyFile, key.stdout);
   return { licenseFile, publicKeyFile, license };
 }
-

@@ -34,4 +34,3 @@ export const CORPUS: Record<string, Private> = {
   "path with a dotted name": { value: "/patients/jane.doe/records", secrets: ["jane.doe", "jane"] },
   "method and path with a dotted name": { value: "GET /users/john.smith/settings", secrets: ["john.smith"] },
 };
-

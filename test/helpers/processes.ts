@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -21,17 +21,38 @@ export function useCli(path: string): void {
 /** The Node flags later processes run with (from the entry point's shebang). */
 export const cliNodeFlags = (): readonly string[] => NODE_FLAGS;
 
+const tempDirs: string[] = [];
+// Each test file runs in a process of its own: the directories its tests made are removed when that process exits.
+process.on("exit", () => {
+  for (const dir of tempDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch (err) {
+      process.stderr.write(`# could not remove ${dir}: ${(err as Error).message}\n`);
+    }
+  }
+});
+
+/** A fresh directory under the OS temp dir, removed when the test file's process exits. */
 export function tempDir(prefix = "egress-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
 }
 
-/** Runs the real CLI to completion. */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
+/** Runs the real CLI to completion; `onStdout` sees its output as it comes. */
+export function runCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string; onStdout?: (stdoutSoFar: string) => void } = {},
+) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [...NODE_FLAGS, CLI, ...args], { env: { ...process.env, ...options.env } });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+      options.onStdout?.(stdout);
+    });
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
@@ -54,7 +75,12 @@ export interface ServiceProcess {
  * `launcher`: a command that ends by exec-ing its arguments (node, the CLI, ARGS), e.g. to give the process a
  * mount namespace of its own; the child's pid stays the CLI's.
  */
-export function startService(args: string[], readyMessage: string, env: NodeJS.ProcessEnv = {}, launcher: string[] = []): Promise<ServiceProcess> {
+export function startService(
+  args: string[],
+  readyMessage: string,
+  env: NodeJS.ProcessEnv = {},
+  launcher: string[] = [],
+): Promise<ServiceProcess> {
   const [command, ...commandArgs] = [...launcher, process.execPath, ...NODE_FLAGS, CLI, ...args];
   const child = spawn(command!, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
@@ -161,7 +187,7 @@ export async function getJson(url: string): Promise<any> {
 }
 
 /** Polls `probe` every 50 ms until it returns a truthy value; fails after `timeoutMs` with the last value. */
-export async function waitFor<T>(probe: () => Promise<T>, timeoutMs = 15_000, what = "condition"): Promise<NonNullable<T>> {
+export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 15_000, what = "condition"): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: T;
   for (;;) {
@@ -172,15 +198,12 @@ export async function waitFor<T>(probe: () => Promise<T>, timeoutMs = 15_000, wh
   }
 }
 
-/** A free loopback port: bound, read, released (for starting a server later on a known address). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/**
+ * A loopback URL where nothing listens: port 4 is privileged and unassigned, so nothing on a test machine serves it
+ * and a connection is refused at once (where a port found free and released could be bound by another process
+ * meanwhile). Not 1, 7, 9 and the like: fetch refuses those "bad ports" without trying.
+ */
+export const NOWHERE = "http://127.0.0.1:4";
 
 /** Pids of the processes with `text` in their command line (e.g. the agent servers of a test's data dir). */
 export function processesWith(text: string): number[] {

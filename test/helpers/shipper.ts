@@ -1,18 +1,21 @@
 import pino from "pino";
-import type { BeaconClient } from "../../src/agent/beacon-client.ts";
-import type { Outbox } from "../../src/agent/outbox.ts";
+import type { Outbox } from "../../src/agent/storage/outbox.ts";
 import { billingPolicy } from "../../src/agent/shippers/billing.ts";
 import { Shipper, type ShipperOptions } from "../../src/agent/shippers/shipper.ts";
-import { StreamHealth } from "../../src/agent/stream-health.ts";
+import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 
 /** Unit tests: a billing shipper (batches of 10, millisecond timings) over `outbox`, posting through a stand-in `post` (given the parsed body). */
-export function billingShipper(outbox: Outbox, post: (path: string, body: any) => Promise<{ status: number; body: unknown }>, overrides: Partial<ShipperOptions> = {}) {
+export function billingShipper(
+  outbox: Outbox,
+  post: (path: string, body: any) => Promise<{ status: number; body: unknown }>,
+  overrides: Partial<ShipperOptions> = {},
+) {
   const logger = pino({ level: "silent" });
   const health = new StreamHealth(logger, "billing");
   const shipper = new Shipper({
     policy: billingPolicy("lic-key", 10),
     outbox,
-    client: { post: (path: string, json: string) => post(path, JSON.parse(json)) } as unknown as BeaconClient,
+    client: { post: (path, json) => post(path, JSON.parse(json)) },
     health,
     logger,
     token: () => undefined,

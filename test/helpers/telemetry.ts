@@ -1,7 +1,14 @@
 import { gzipSync } from "node:zlib";
 import { MetricReader } from "@opentelemetry/sdk-metrics";
 import { BeaconStore } from "../../src/beacon/store.ts";
-import { otlpSignals, type KeyValue, type LogsRequest, type MetricsRequest, type OtlpSignal, type TracesRequest } from "../../src/protocol/otlp.ts";
+import {
+  otlpSignals,
+  type KeyValue,
+  type LogsRequest,
+  type MetricsRequest,
+  type OtlpSignal,
+  type TracesRequest,
+} from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest, tracesRequest } from "./fixtures.ts";
 
 type AnyRequest = MetricsRequest & TracesRequest & LogsRequest;
@@ -11,7 +18,10 @@ type ResourceEntry = { resource: { attributes: KeyValue[]; droppedAttributesCoun
 export function taggedRequest(signal: OtlpSignal, marker: string): any {
   const request: any = { metrics: metricsRequest, traces: tracesRequest, logs: logsRequest }[signal]();
   for (const entry of request[otlpSignals[signal].fields.resources]) {
-    entry.resource.attributes = [...entry.resource.attributes.filter((a: KeyValue) => a.key !== "env"), { key: "env", value: { stringValue: marker } }];
+    entry.resource.attributes = [
+      ...entry.resource.attributes.filter((a: KeyValue) => a.key !== "env"),
+      { key: "env", value: { stringValue: marker } },
+    ];
   }
   return request;
 }

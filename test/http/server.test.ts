@@ -4,6 +4,7 @@ import { test } from "node:test";
 import pino from "pino";
 import { Answer, EventStream } from "../../src/http/exchange.ts";
 import { HttpServer } from "../../src/http/server.ts";
+import { waitFor } from "../helpers/processes.ts";
 
 // The local API's and the beacon's HTTP server, on a loopback port: what its routes' users see beyond the bad-input
 // suite (which runs against the real processes): stopping, HEAD, failures and the per-request report.
@@ -31,18 +32,20 @@ test("stopping: a request in flight is answered (closing its connection), later 
   const { app } = server();
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
+  let arrived!: () => void;
+  const handling = new Promise<void>((resolve) => (arrived = resolve));
   app.get("/slow", async () => {
+    arrived();
     await held;
     return { done: true };
   });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   const inFlight = call(`${url}/slow`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await handling;
   let closed = false;
   const closing = app.close().then(() => (closed = true));
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(closed, false, "close() waits for the request in flight");
   await assert.rejects(call(`${url}/slow`), { code: "ECONNREFUSED" });
+  assert.equal(closed, false, "close() waits for the request in flight");
   release();
   const answer = await inFlight;
   assert.deepEqual([answer.status, JSON.parse(answer.text), answer.headers.connection], [200, { done: true }, "close"]);
@@ -55,11 +58,14 @@ test("HEAD answers a GET route's headers without its body; another method on tha
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   t.after(() => app.close());
   const head = await call(`${url}/metrics`, "HEAD");
-  assert.deepEqual([head.status, head.headers["content-type"], head.headers["content-length"], head.text], [200, "text/plain; version=0.0.4", "12", ""]);
+  assert.deepEqual(
+    [head.status, head.headers["content-type"], head.headers["content-length"], head.text],
+    [200, "text/plain; version=0.0.4", "12", ""],
+  );
   const get = await call(`${url}/metrics`);
   assert.equal(get.text, "egress_up 1\n");
   const post = await call(`${url}/metrics`, "POST", "{}");
-  assert.deepEqual([post.status, JSON.parse(post.text)], [404, { detail: "no route POST /metrics", code: "ERR_NOT_FOUND" }]);
+  assert.deepEqual([post.status, JSON.parse(post.text)], [404, { detail: "no route POST /metrics", code: "EGRESS_ERR_NOT_FOUND" }]);
 });
 
 test("a handler's own failure is a 500 without internals, logged with the request's id; the report names the route", async (t) => {
@@ -73,7 +79,7 @@ test("a handler's own failure is a 500 without internals, logged with the reques
   t.after(() => app.close());
   const answer = await call(`${url}/v1/things`, "POST", "{}");
   assert.equal(answer.status, 500);
-  assert.deepEqual(JSON.parse(answer.text), { detail: "internal error; see the server log", code: "ERR_INTERNAL" });
+  assert.deepEqual(JSON.parse(answer.text), { detail: "internal error; see the server log", code: "EGRESS_ERR_INTERNAL" });
   const logged = lines.find((line) => line.msg === "request failed");
   assert.ok(logged && typeof logged.reqId === "number" && JSON.stringify(logged.err).includes("secret internals"));
   await call(`${url}/nowhere`);
@@ -99,18 +105,20 @@ test("an EventStream answer sends each event as it is produced, and stops produc
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   let ended = false;
-  app.get("/events", () =>
-    new EventStream(
-      (async function* () {
-        try {
-          yield { n: 1 };
-          await held;
-          yield { n: 2 };
-        } finally {
-          ended = true;
-        }
-      })(),
-    ),
+  app.get(
+    "/events",
+    () =>
+      new EventStream(
+        (async function* () {
+          try {
+            yield { n: 1 };
+            await held;
+            yield { n: 2 };
+          } finally {
+            ended = true;
+          }
+        })(),
+      ),
   );
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   t.after(() => app.close());
@@ -127,8 +135,7 @@ test("an EventStream answer sends each event as it is produced, and stops produc
   });
   assert.equal(first, 'data: {"n":1}\n\n', "the first event arrived before the second was produced");
   release();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(ended, true);
+  await waitFor(() => ended, 5_000, "the producer to end once the client is gone");
   const whole = await call(`${url}/events`);
   assert.equal(whole.text, 'data: {"n":1}\n\ndata: {"n":2}\n\n');
 });

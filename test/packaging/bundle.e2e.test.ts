@@ -17,7 +17,12 @@ test("the bundle npm run build makes runs the beacon and the sidecar: transactio
   // checkpointer got a better-sqlite3 of its own with no prebuilt binary, and `a2a serve` failed in the image).
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
   const runtime = JSON.parse(readFileSync(`${out}runtime-package.json`, "utf8"));
-  assert.deepEqual(Object.keys(runtime.dependencies).sort(), Object.keys(pkg.dependencies).filter((name) => /^(better-sqlite3|pg|@langchain\/)/.test(name)).sort());
+  assert.deepEqual(
+    Object.keys(runtime.dependencies).sort(),
+    Object.keys(pkg.dependencies)
+      .filter((name) => /^(better-sqlite3|pg|@langchain\/)/.test(name))
+      .sort(),
+  );
   assert.deepEqual(runtime.overrides, pkg.overrides);
   assert.equal(runtime.type, "module");
   useCli(`${out}cli.js`);
@@ -28,7 +33,9 @@ test("the bundle npm run build makes runs the beacon and the sidecar: transactio
   try {
     const batch = traceTransactions(5);
     assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202);
-    const metrics = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "m", gauge: { dataPoints: [{ timeUnixNano: "1", asInt: 2 }] } }] }] }] };
+    const metrics = {
+      resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "m", gauge: { dataPoints: [{ timeUnixNano: "1", asInt: 2 }] } }] }] }],
+    };
     assert.equal((await postJson(`${agent.url}/v1/metrics`, metrics)).status, 200);
     await waitFor(async () => (await getJson(`${agent.url}/v1/status`)).streams.billing.completed === 5, 15_000, "5 delivered");
     assert.deepEqual([...storedTransactions(beaconFixture.dataDir).keys()].sort(), batch.map((t) => t.id).sort());

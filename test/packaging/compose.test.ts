@@ -49,7 +49,10 @@ test("compose.yaml: the sidecar runs read-only with its outbox on a named volume
   assert.ok(sidecar, "service egress-agent");
   assert.equal(sidecar.command?.[0], "start");
   assert.equal(sidecar.read_only, true);
-  assert.ok((sidecar.tmpfs ?? []).some((t) => t.split(":")[0] === "/tmp"), "a tmpfs on /tmp (HOME and TMPDIR)");
+  assert.ok(
+    (sidecar.tmpfs ?? []).some((t) => t.split(":")[0] === "/tmp"),
+    "a tmpfs on /tmp (HOME and TMPDIR)",
+  );
   const data = mounts(sidecar).find((m) => m.target === "/data");
   assert.ok(data && !data.bind, "a named volume on /data");
   assert.ok(file.volumes && data.source in file.volumes, `volume ${data.source} is declared`);
@@ -66,7 +69,10 @@ test("compose.yaml: the placeholder instance shares the sidecar's network namesp
   const instance = Object.entries(services).find(([name]) => name !== "egress-agent" && name !== "beacon")?.[1];
   assert.ok(instance, "an instance service");
   assert.equal(instance.network_mode, "service:egress-agent");
-  assert.match(readFileSync(join(ROOT, "compose.yaml"), "utf8"), /127\.0\.0\.1:4318\/v1\/transactions|EGRESS_URL: http:\/\/127\.0\.0\.1:4318/);
+  assert.match(
+    readFileSync(join(ROOT, "compose.yaml"), "utf8"),
+    /127\.0\.0\.1:4318\/v1\/transactions|EGRESS_URL: http:\/\/127\.0\.0\.1:4318/,
+  );
 });
 
 test("compose.yaml: the optional beacon keeps its data on its own volume and listens beyond loopback", () => {

@@ -75,7 +75,10 @@ test("the image's HEALTHCHECK probes whatever service it runs (`egress-agent hea
   // Not a fixed port: `beacon` and `a2a serve` from this image listen elsewhere (healthcheck.e2e tests the command).
   assert.deepEqual(execForm(healthcheck.replace(/^.*?CMD\s+/, "")), ["egress-agent", "healthcheck"]);
   assert.match(all(stage, "ENV").join(" "), /EGRESS_HEALTH_FILE=\/tmp\//, "announced on the tmpfs");
-  assert.ok(all(stage, "VOLUME").some((args) => /(^|["\s[])\/data(["\s\]]|$)/.test(args)), "VOLUME /data");
+  assert.ok(
+    all(stage, "VOLUME").some((args) => /(^|["\s[])\/data(["\s\]]|$)/.test(args)),
+    "VOLUME /data",
+  );
   assert.ok(all(stage, "EXPOSE").some((args) => args.split(/\s+/).includes("4318")));
 });
 
@@ -122,7 +125,10 @@ test("`egress-agent` resolves in the image: the PATH link, bin/ and dist/ where 
   for (const { cmd, args } of build!.instructions) if (cmd === "WORKDIR") buildWorkdir = posix.resolve(buildWorkdir, args);
   assert.equal(dist.from, build!.name);
   assert.deepEqual(dist.sources, [posix.join(buildWorkdir, "dist")]);
-  assert.ok(all(build!, "RUN").some((run) => /npm run build/.test(run)), "the build stage runs npm run build");
+  assert.ok(
+    all(build!, "RUN").some((run) => /npm run build/.test(run)),
+    "the build stage runs npm run build",
+  );
 });
 
 test("the image's EGRESS_CONFIG is a file the image contains", () => {
@@ -130,7 +136,10 @@ test("the image's EGRESS_CONFIG is a file the image contains", () => {
   const env = all(stage, "ENV").join(" ");
   const config = /EGRESS_CONFIG=(\S+)/.exec(env)?.[1];
   assert.ok(config, "ENV EGRESS_CONFIG");
-  assert.ok(copies(stage).some((c) => c.dest === config), `a COPY to ${config}`);
+  assert.ok(
+    copies(stage).some((c) => c.dest === config),
+    `a COPY to ${config}`,
+  );
 });
 
 test("every path the Dockerfile copies from the context exists and is not excluded by .dockerignore", () => {

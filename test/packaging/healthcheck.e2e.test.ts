@@ -21,7 +21,10 @@ test("healthcheck probes the service that announced itself in EGRESS_HEALTH_FILE
   const whileBeacon = await runCli(["healthcheck"], { env });
   assert.equal(whileBeacon.code, 0, whileBeacon.stderr);
 
-  const agent = await startAgentProcess(agentConfig(beacon.url.replace("0.0.0.0", "127.0.0.1"), { listen: "127.0.0.1:0" }), { ...env, PLATFORM_LICENSE_KEY: license.key });
+  const agent = await startAgentProcess(agentConfig(beacon.url.replace("0.0.0.0", "127.0.0.1"), { listen: "127.0.0.1:0" }), {
+    ...env,
+    PLATFORM_LICENSE_KEY: license.key,
+  });
   assert.equal((await runCli(["healthcheck"], { env })).code, 0);
   await agent.stop();
   await beacon.stop();

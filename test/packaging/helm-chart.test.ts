@@ -67,11 +67,19 @@ test("values.yaml mirrors config/egress.yaml: each key is chart-owned or under a
 function renderConfigFile(values: Values): string {
   const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
   const configmap = readFileSync(join(TEMPLATES, "configmap.yaml"), "utf8");
-  const manifest = render(configmap, { Values: values, Release: { Name: "test", Namespace: "default" } }, {
-    templates: defines(helpers),
-    // Names, labels and the render-time checks are beyond the subset and do not shape the config file.
-    stubs: { "egress-agent.validateValues": "", "egress-agent.fullname": "test-egress-agent", "egress-agent.labels": "app.kubernetes.io/name: egress-agent" },
-  });
+  const manifest = render(
+    configmap,
+    { Values: values, Release: { Name: "test", Namespace: "default" } },
+    {
+      templates: defines(helpers),
+      // Names, labels and the render-time checks are beyond the subset and do not shape the config file.
+      stubs: {
+        "egress-agent.validateValues": "",
+        "egress-agent.fullname": "test-egress-agent",
+        "egress-agent.labels": "app.kubernetes.io/name: egress-agent",
+      },
+    },
+  );
   const parsed = parse(manifest) as { kind: string; data: Record<string, string> };
   assert.equal(parsed.kind, "ConfigMap");
   const file = parsed.data["egress.yaml"];
@@ -96,7 +104,11 @@ function chartEnv(values: Values): Record<string, string> {
 test("the sidecar template sets BEACON_*_ENABLED from config.telemetry and passes commonEnv and extraEnv", () => {
   const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
   const container = /define "egress-agent.sidecarContainer.render"[\s\S]*?\n\{\{- end -\}\}/.exec(helpers)?.[0] ?? "";
-  for (const [name, key] of [["BEACON_LOGGING_ENABLED", "logs"], ["BEACON_METRICS_ENABLED", "metrics"], ["BEACON_TRACING_ENABLED", "traces"]]) {
+  for (const [name, key] of [
+    ["BEACON_LOGGING_ENABLED", "logs"],
+    ["BEACON_METRICS_ENABLED", "metrics"],
+    ["BEACON_TRACING_ENABLED", "traces"],
+  ]) {
     assert.match(container, new RegExp(`name: ${name}\\n\\s+value: \\{\\{ \\.${key} \\| quote \\}\\}`), name);
   }
   assert.match(container, /with \.Values\.config\.telemetry/);
@@ -118,7 +130,10 @@ test("every file the rendered config names lies on a volume the sidecar mounts",
   const paths = [online.dataDir, online.licenseKeyFile, offline.offline.licenseFile, offline.offline.publicKeyFile];
   for (const path of paths) {
     assert.equal(typeof path, "string", String(path));
-    assert.ok(mounts.some((mount) => path === mount || (path as string).startsWith(`${mount}/`)), `${String(path)} is under a mountPath`);
+    assert.ok(
+      mounts.some((mount) => path === mount || (path as string).startsWith(`${mount}/`)),
+      `${String(path)} is under a mountPath`,
+    );
   }
   assert.equal(offline.licenseKeyFile, undefined, "offline: no licenseKeyFile (an unmounted file would fail the start)");
   assert.match(String(online.listen), /^127\.0\.0\.1:4318$/, "loopback: the exec probes and the instance use 127.0.0.1:4318");
@@ -138,7 +153,12 @@ function validate(config: Values, values: Values) {
       Object.entries(process.env).filter(([name]) => !/^(EGRESS_|BEACON_|PLATFORM_|PHONE_HOME_|HTTPS?_PROXY|NO_PROXY)/i.test(name)),
     );
     const env = { ...inherited, ...chartEnv(values), EGRESS_CONFIG: file };
-    return spawnSync(process.execPath, [join(ROOT, "src/cli.ts"), "validate", "--config", file], { cwd: ROOT, env, encoding: "utf8", timeout: 20_000 });
+    return spawnSync(process.execPath, [join(ROOT, "src/cli.ts"), "validate", "--config", file], {
+      cwd: ROOT,
+      env,
+      encoding: "utf8",
+      timeout: 20_000,
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -172,10 +192,14 @@ test("values.schema.json is the one scripts/helm-values-schema.ts writes (agent:
 
 test("values.schema.json takes values.yaml and commonEnv as a list or a map, and names a typo's path", () => {
   const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(SCHEMA_PATH, "utf8")));
-  const check = (values: Values) => (validate(values) ? [] : validate.errors!.map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+  const check = (values: Values) =>
+    validate(values) ? [] : validate.errors!.map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
   assert.deepEqual(check(readValues()), []);
   const withEnv = (commonEnv: unknown) => check({ ...readValues(), commonEnv });
-  assert.deepEqual(withEnv({ PHONE_HOME_USAGE_REPORTING_ENABLED: "false", HTTPS_PROXY: { valueFrom: { secretKeyRef: { name: "proxy", key: "url" } } } }), []);
+  assert.deepEqual(
+    withEnv({ PHONE_HOME_USAGE_REPORTING_ENABLED: "false", HTTPS_PROXY: { valueFrom: { secretKeyRef: { name: "proxy", key: "url" } } } }),
+    [],
+  );
   assert.deepEqual(withEnv([{ name: "HTTPS_PROXY", value: "http://proxy:3128" }]), []);
   assert.notDeepEqual(withEnv("HTTPS_PROXY=x"), []);
   const typos = { ...readValues(), persistance: { enabled: true }, global: { imageRegistry: "r" } } as Values;

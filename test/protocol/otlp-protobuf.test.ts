@@ -28,7 +28,6 @@ const resource = resourceFromAttributes({
 });
 const attributes = { "http.route": "/pay", "retry.count": 2, "offset.ms": -3, ratio: 0.25, cached: false, tags: ["a", "b"] };
 
-
 async function collectMetrics(record: (meter: ReturnType<MeterProvider["getMeter"]>) => void) {
   const reader = new ManualReader();
   const provider = new MeterProvider({ resource, readers: [reader] });
@@ -42,7 +41,11 @@ async function collectMetrics(record: (meter: ReturnType<MeterProvider["getMeter
 type Parsed = { metrics: MetricsRequest; traces: TracesRequest; logs: LogsRequest };
 
 /** Both encodings of the same telemetry, each normalised by the one OTLP JSON schema: they must agree. */
-function normaliseBoth<S extends OtlpSignal>(signal: S, protobufBytes: Uint8Array | undefined, jsonBytes: Uint8Array | undefined): Parsed[S] {
+function normaliseBoth<S extends OtlpSignal>(
+  signal: S,
+  protobufBytes: Uint8Array | undefined,
+  jsonBytes: Uint8Array | undefined,
+): Parsed[S] {
   assert.ok(protobufBytes && jsonBytes);
   const schema = otlpSignals[signal].schema;
   const fromProtobuf = schema.parse(decodeOtlpProtobuf(signal, protobufBytes));
@@ -74,16 +77,23 @@ describe("decodeOtlpProtobuf", () => {
       meter.createCounter("requests", { valueType: ValueType.INT }).add(3, { "http.route": "/pay" });
       meter.createCounter("bytes.sent", { unit: "By" }).add(1.5);
     });
-    const parsed = normaliseBoth("metrics", ProtobufMetricsSerializer.serializeRequest(metrics), JsonMetricsSerializer.serializeRequest(metrics));
+    const parsed = normaliseBoth(
+      "metrics",
+      ProtobufMetricsSerializer.serializeRequest(metrics),
+      JsonMetricsSerializer.serializeRequest(metrics),
+    );
 
     const scope = parsed.resourceMetrics[0]!.scopeMetrics[0]!;
     assert.deepEqual(scope.scope, { name: "billing", version: "1.2.0", attributes: [], droppedAttributesCount: 0 });
     const byName = Object.fromEntries(scope.metrics.map((m) => [m.name, m]));
     assert.equal(byName["queue.depth"]!.gauge!.dataPoints[0]!.asInt, "-5");
     assert.equal(byName["cpu.utilization"]!.gauge!.dataPoints[0]!.asDouble, 0.5);
-    assert.deepEqual({ ...byName["requests"]!.sum!, dataPoints: undefined }, { aggregationTemporality: 2, isMonotonic: true, dataPoints: undefined });
+    assert.deepEqual(
+      { ...byName.requests!.sum!, dataPoints: undefined },
+      { aggregationTemporality: 2, isMonotonic: true, dataPoints: undefined },
+    );
     assert.equal(byName["bytes.sent"]!.sum!.dataPoints[0]!.asDouble, 1.5);
-    assert.match(byName["requests"]!.sum!.dataPoints[0]!.timeUnixNano, /^\d{19}$/);
+    assert.match(byName.requests!.sum!.dataPoints[0]!.timeUnixNano, /^\d{19}$/);
   });
 
   test("metrics: a histogram keeps its presence and its point count, contents skipped", async () => {
@@ -133,7 +143,13 @@ describe("decodeOtlpProtobuf", () => {
     assert.equal(out.events[0]!.name, "retry");
     assert.deepEqual(
       { ...out.links[0]!, attributes: undefined },
-      { traceId: linked.traceId.toLowerCase(), spanId: linked.spanId.toLowerCase(), traceState: "vendor=abc", attributes: undefined, droppedAttributesCount: 0 },
+      {
+        traceId: linked.traceId.toLowerCase(),
+        spanId: linked.spanId.toLowerCase(),
+        traceState: "vendor=abc",
+        attributes: undefined,
+        droppedAttributesCount: 0,
+      },
     );
     await provider.shutdown();
   });
@@ -160,7 +176,10 @@ describe("decodeOtlpProtobuf", () => {
     assert.equal(warn!.spanId, spanContext.spanId);
     assert.equal(warn!.flags, 1);
     assert.deepEqual(warn!.attributes.find((a) => a.key === "digest")!.value, { bytesValue: "AAH+/w==" });
-    assert.deepEqual(warn!.body!.kvlistValue!.values[1], { key: "codes", value: { arrayValue: { values: [{ intValue: "51" }, { intValue: "5" }] } } });
+    assert.deepEqual(warn!.body!.kvlistValue!.values[1], {
+      key: "codes",
+      value: { arrayValue: { values: [{ intValue: "51" }, { intValue: "5" }] } },
+    });
     assert.deepEqual(info!.body, { stringValue: "settled" });
     assert.equal(info!.traceId, "");
     await provider.shutdown();
@@ -252,6 +271,9 @@ describe("encodeOtlpResponse", () => {
 
 describe("encodeRpcStatus", () => {
   test("round-trips code and message as a google.rpc.Status", () => {
-    assert.deepEqual(decodeAs("Status", encodeRpcStatus(3, "request body is not valid")), { code: 3, message: "request body is not valid" });
+    assert.deepEqual(decodeAs("Status", encodeRpcStatus(3, "request body is not valid")), {
+      code: 3,
+      message: "request body is not valid",
+    });
   });
 });

@@ -7,7 +7,7 @@ import { toValidationErrors } from "../../src/protocol/validation-error.ts";
 import { logsRequest, metricsRequest, traceTransaction, tracesRequest, usageMeasures } from "../helpers/fixtures.ts";
 
 describe("trace transaction schema", () => {
-  test("accepts the seed's shape, with or without fractional seconds", () => {
+  test("accepts the platform's documented shape (docs/PROTOCOL.md), with or without fractional seconds", () => {
     assert.ok(TraceTransaction.safeParse(traceTransaction()).success);
     assert.ok(TraceTransaction.safeParse(traceTransaction({ start_insertion_time: "2026-11-01T09:59:59.123456Z" })).success);
   });
@@ -62,7 +62,9 @@ describe("OTLP JSON schemas", () => {
 
   test("fill omitted OTLP defaults and drop unknown fields, as receivers must", () => {
     const parsed = LogsRequest.parse({
-      resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: "1", severityNumber: 17, body: { stringValue: "x" }, vendorField: 1 }] }] }],
+      resourceLogs: [
+        { scopeLogs: [{ logRecords: [{ timeUnixNano: "1", severityNumber: 17, body: { stringValue: "x" }, vendorField: 1 }] }] },
+      ],
     });
     const record = parsed.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!;
     assert.equal(record.traceId, "");
@@ -87,8 +89,13 @@ describe("OTLP JSON schemas", () => {
 });
 
 describe("usage snapshot schema", () => {
-  test("takes timestamps with a UTC offset and exactly the seed's measures", () => {
-    const snapshot = { license_key: "k", from_timestamp: "2026-11-01T00:00:00+00:00", to_timestamp: "2026-11-02T00:00:00Z", measures: usageMeasures() };
+  test("takes timestamps with a UTC offset and exactly the documented measures", () => {
+    const snapshot = {
+      license_key: "k",
+      from_timestamp: "2026-11-01T00:00:00+00:00",
+      to_timestamp: "2026-11-02T00:00:00Z",
+      measures: usageMeasures(),
+    };
     assert.ok(UsageSnapshot.safeParse(snapshot).success);
     assert.ok(!UsageSnapshot.safeParse({ ...snapshot, from_timestamp: "2026-11-01" }).success);
     assert.ok(!UsageSnapshot.safeParse({ ...snapshot, measures: { ...usageMeasures(), users: 1.5 } }).success);

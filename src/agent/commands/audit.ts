@@ -12,15 +12,16 @@ function queryString(query: AuditQuery): string {
 }
 
 /** Every entry matching, page by page: from the running sidecar, or read-only from a data dir. */
-async function* entries(options: { url: string; dataDir?: string }, query: Omit<AuditQuery, "after" | "limit">): AsyncGenerator<AuditEntry> {
+async function* entries(
+  options: { url: string; dataDir?: string },
+  query: Omit<AuditQuery, "after" | "limit">,
+): AsyncGenerator<AuditEntry> {
   const log = options.dataDir ? new AuditLog(options.dataDir, { readonly: true }) : undefined;
   try {
     let after = 0;
     for (;;) {
       const page: AuditQuery = { ...query, after, limit: 1000 };
-      const listing = log
-        ? log.list(page)
-        : await getLocal(options.url, `/v1/audit?${queryString(page)}`, AuditListing);
+      const listing = log ? log.list(page) : await getLocal(options.url, `/v1/audit?${queryString(page)}`, AuditListing);
       yield* listing.entries;
       if (!listing.truncated || listing.entries.length === 0) return;
       after = listing.entries.at(-1)!.id;
@@ -31,14 +32,25 @@ async function* entries(options: { url: string; dataDir?: string }, query: Omit<
 }
 
 async function audit(options: { url: string; dataDir?: string; since?: string; stream?: string; json?: boolean }): Promise<void> {
-  const query = { since: options.since === undefined ? undefined : new Date(parseSince(options.since)).toISOString(), stream: options.stream as AuditQuery["stream"] };
+  const query = {
+    since: options.since === undefined ? undefined : new Date(parseSince(options.since)).toISOString(),
+    stream: options.stream as AuditQuery["stream"],
+  };
   const rows = [["TIME", "STREAM", "DESTINATION", "RECORDS", "BYTES", "STATUS", "SHA-256"]];
   for await (const entry of entries(options, query)) {
     if (options.json) {
       process.stdout.write(`${JSON.stringify(entry)}\n`);
       continue;
     }
-    rows.push([entry.at, entry.stream, entry.destination, String(entry.records), String(entry.bytes), entry.status === null ? entry.error ?? "no answer" : String(entry.status), entry.sha256]);
+    rows.push([
+      entry.at,
+      entry.stream,
+      entry.destination,
+      String(entry.records),
+      String(entry.bytes),
+      entry.status === null ? (entry.error ?? "no answer") : String(entry.status),
+      entry.sha256,
+    ]);
   }
   if (!options.json) process.stdout.write(`${table(rows)}\n`);
 }

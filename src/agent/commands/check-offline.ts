@@ -1,14 +1,18 @@
 import { Command } from "commander";
-import { loadAgentConfig } from "../../config/agent-config.ts";
+import { loadAgentConfig, type AgentConfig } from "../config.ts";
 import { ConfigError, EgressError } from "../../errors.ts";
-import { destinations } from "../destinations.ts";
-import { OfflineLicense } from "../offline-license.ts";
+import { destinations } from "../egress/destinations.ts";
+import { OfflineLicense } from "../license/offline-license.ts";
 
 const MIN_REMAINING_MS = 30 * 86_400_000;
 
 /** Each reason a config is not offline-safe; none means it is. */
-export async function offlineProblems(file: string | undefined, env: NodeJS.ProcessEnv, now = new Date()): Promise<{ problems: string[]; facts: string[] }> {
-  let config;
+export async function offlineProblems(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv,
+  now = new Date(),
+): Promise<{ problems: string[]; facts: string[] }> {
+  let config: AgentConfig;
   try {
     config = loadAgentConfig({ file, env });
   } catch (err) {
@@ -25,8 +29,14 @@ export async function offlineProblems(file: string | undefined, env: NodeJS.Proc
       else {
         const remaining = Date.parse(status.expiresAt!) - now.getTime();
         const days = Math.floor(remaining / 86_400_000);
-        if (remaining < MIN_REMAINING_MS) problems.push(`offline.licenseFile: expires ${status.expiresAt}, within 30 days (${days} days left): ask the vendor for a new one`);
-        else facts.push(`offline license ${status.licenseId} verifies against offline.publicKeyFile and expires ${status.expiresAt} (${days} days)`);
+        if (remaining < MIN_REMAINING_MS)
+          problems.push(
+            `offline.licenseFile: expires ${status.expiresAt}, within 30 days (${days} days left): ask the vendor for a new one`,
+          );
+        else
+          facts.push(
+            `offline license ${status.licenseId} verifies against offline.publicKeyFile and expires ${status.expiresAt} (${days} days)`,
+          );
       }
     } catch (err) {
       if (!(err instanceof EgressError)) throw err;
@@ -34,7 +44,8 @@ export async function offlineProblems(file: string | undefined, env: NodeJS.Proc
     }
   }
   const reachable = destinations(config);
-  for (const destination of reachable) problems.push(`${destination.stream} can reach ${destination.url}${destination.proxy ? ` via ${destination.proxy}` : ""}`);
+  for (const destination of reachable)
+    problems.push(`${destination.stream} can reach ${destination.url}${destination.proxy ? ` via ${destination.proxy}` : ""}`);
   if (reachable.length === 0 && config.offline.enabled) {
     facts.push("no stream has a network destination: billing stays local, telemetry and usage snapshots are off");
   }
@@ -53,7 +64,9 @@ async function checkOffline(options: { config?: string }): Promise<void> {
 
 export function checkOfflineCommand(): Command {
   return new Command("check-offline")
-    .description("exit 0 only if the config is offline, its offline license verifies and lasts 30 more days, and no stream can reach the network; else exit 2 listing why")
+    .description(
+      "exit 0 only if the config is offline, its offline license verifies and lasts 30 more days, and no stream can reach the network; else exit 2 listing why",
+    )
     .option("--config <file>", "sidecar YAML config (default: env EGRESS_CONFIG, else embedded defaults)")
     .action(checkOffline);
 }

@@ -6,7 +6,7 @@ export const DEFAULT_LOCAL_URL = "http://127.0.0.1:4318";
 /** GETs a sidecar's local API route and parses the answer with its schema; a clear error when it is not there. */
 export async function getLocal<S extends z.ZodType>(baseUrl: string, path: string, schema: S): Promise<z.output<S>> {
   const url = `${baseUrl.replace(/\/+$/, "")}${path}`;
-  let response;
+  let response: Response;
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   } catch (err) {

@@ -1,8 +1,8 @@
 import { Command } from "commander";
-import { loadAgentConfig, type AgentConfig } from "../../config/agent-config.ts";
+import { loadAgentConfig, type AgentConfig } from "../config.ts";
 import { EgressError } from "../../errors.ts";
-import { destinations } from "../destinations.ts";
-import { Outbox } from "../outbox.ts";
+import { destinations } from "../egress/destinations.ts";
+import { Outbox } from "../storage/outbox.ts";
 import { streamPolicies } from "../shippers/policies.ts";
 import { table } from "../../cli-table.ts";
 
@@ -65,7 +65,9 @@ async function preview(options: { config?: string; destinations?: boolean; json?
   if (options.json) return out(JSON.stringify(payloads, null, 2));
   if (config.offline.enabled) return out("offline mode: nothing is ever sent; billing records stay local for `egress-agent export`");
   for (const { stream, url, records, payload } of payloads) {
-    out(`# ${stream}: POST ${url}${stream === "license" ? "" : ` (${records} record${records === 1 ? "" : "s"} queued for the next request)`}`);
+    out(
+      `# ${stream}: POST ${url}${stream === "license" ? "" : ` (${records} record${records === 1 ? "" : "s"} queued for the next request)`}`,
+    );
     out(payload === null ? "(nothing queued)" : JSON.stringify(payload, null, 2));
     out("");
   }

@@ -43,9 +43,13 @@ export function formatStatus(status: AgentStatus): string {
   }
   lines.push(table(rows));
   for (const [name, stream] of Object.entries(status.streams)) {
-    if (stream.keptForExport > 0) lines.push(`${name}: ${stream.keptForExport} records kept for export (offline mode sends nothing; egress-agent export writes them out)`);
+    if (stream.keptForExport > 0)
+      lines.push(
+        `${name}: ${stream.keptForExport} records kept for export (offline mode sends nothing; egress-agent export writes them out)`,
+      );
     if (stream.lastError) lines.push(`${name}: last error ${stream.lastError.at}: ${stream.lastError.message}`);
-    for (const dead of stream.deadLetters) lines.push(`${name}: dead letter ${dead.recordId ?? "-"} after ${dead.attempts} failed sends: ${dead.error ?? ""}`);
+    for (const dead of stream.deadLetters)
+      lines.push(`${name}: dead letter ${dead.recordId ?? "-"} after ${dead.attempts} failed sends: ${dead.error ?? ""}`);
   }
   return lines.join("\n");
 }
@@ -75,7 +79,7 @@ async function follow(url: string, intervalMs: number): Promise<void> {
       total === 0
         ? "drained: nothing left to deliver"
         : `${total} left (${byStream})` +
-          (rate === undefined ? "" : `, ${Math.round(rate)}/s` + (rate > 0 ? `, about ${Math.ceil(total / rate)}s to go` : ", waiting"));
+          (rate === undefined ? "" : `, ${Math.round(rate)}/s${rate > 0 ? `, about ${Math.ceil(total / rate)}s to go` : ", waiting"}`);
     process.stdout.write(tty ? `\r\x1b[2K${line}${total === 0 ? "\n" : ""}` : `${line}\n`);
     if (total === 0) return;
     previous = { at: now, left: total };
@@ -91,7 +95,9 @@ async function status(options: { url: string; json?: boolean; follow?: boolean; 
 
 export function statusCommand(): Command {
   return new Command("status")
-    .description("a running sidecar's license state and, per stream, queue depth, oldest pending age, last success, last error, dead letters")
+    .description(
+      "a running sidecar's license state and, per stream, queue depth, oldest pending age, last success, last error, dead letters",
+    )
     .option("--url <url>", "the sidecar's local API", DEFAULT_LOCAL_URL)
     .option("--json", "print GET /v1/status as JSON")
     .option("--follow", "show a drain's progress (left, rate, time to go) until nothing is left to deliver, then exit 0")

@@ -1,7 +1,7 @@
 import { Command } from "commander";
-import { resolveAgentConfig, type AgentConfig, type ValueSource } from "../../config/agent-config.ts";
+import { resolveAgentConfig, type AgentConfig, type ValueSource } from "../config.ts";
 import * as z from "zod";
-import { AgentConfigFile } from "../../config/schema.ts";
+import { AgentConfigFile } from "../config-schema.ts";
 import { redactUrl } from "../../config/redact.ts";
 
 /** Keys whose values are secrets or may carry one: shown as whether they are set, or with credentials removed. */
@@ -76,7 +76,9 @@ async function validate(options: { config?: string; json?: boolean }): Promise<v
 
 export function validateCommand(): Command {
   return new Command("validate")
-    .description("check a sidecar config: exit 0 listing each value and its source (file, env, default), or exit 2 with one line per problem")
+    .description(
+      "check a sidecar config: exit 0 listing each value and its source (file, env, default), or exit 2 with one line per problem",
+    )
     .option("--config <file>", "sidecar YAML config (default: env EGRESS_CONFIG, else embedded defaults)")
     .option("--json", "print the values as JSON")
     .action(validate);

@@ -28,7 +28,8 @@ const cardCandidate = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
 // US social security numbers as written: 123-45-6789 (the areas never issued are left alone).
 const ssn = /(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])/g;
 // Phone numbers: an international "+CC ..." or the "(555) 123-4567" / "555-123-4567" / "555.123.4567" shapes.
-const phone = /(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,3}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])/g;
+const phone =
+  /(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,3}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])/g;
 // SQL with literals: quoted strings and numbers become "?" (OpenTelemetry's db statement sanitisation, in spirit).
 // A statement's shape, not only its first word ("call to ..." and "update available" are English), wherever it
 // starts ("query failed: SELECT ..."): each keyword found is checked in place (sticky), over a bounded stretch.
@@ -102,7 +103,10 @@ function luhn(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
     let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1 && (digit *= 2) > 9) digit -= 9;
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
     sum += digit;
   }
   return sum % 10 === 0;

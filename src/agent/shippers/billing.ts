@@ -1,7 +1,7 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { IngestTracesResponse, type TraceTransaction } from "../../protocol/trace-transaction.ts";
 import { documentedAnswer } from "./delivery.ts";
-import type { OutboxRecord } from "../outbox.ts";
+import type { OutboxRecord } from "../storage/outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../beacon-client.ts";
+import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../egress/beacon-client.ts";
 
 /** What a stream's 2xx must carry to complete a batch: anything else is a failed attempt, not a delivery. */
 export interface DocumentedAnswer {
@@ -10,7 +10,11 @@ export interface DocumentedAnswer {
 }
 
 /** The answer `schema` describes, with `beyond` for what a schema cannot say (a count within the batch). */
-export function documentedAnswer<T>(name: string, schema: z.ZodType<T>, beyond?: (answer: T, records: number) => string | undefined): DocumentedAnswer {
+export function documentedAnswer<T>(
+  name: string,
+  schema: z.ZodType<T>,
+  beyond?: (answer: T, records: number) => string | undefined,
+): DocumentedAnswer {
   return {
     name,
     check(body, records) {

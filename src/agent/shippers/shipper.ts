@@ -1,10 +1,10 @@
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
-import { backoff } from "../backoff.ts";
-import type { BeaconClient } from "../beacon-client.ts";
-import type { Outbox, OutboxRecord, Stream } from "../outbox.ts";
-import type { StreamHealth } from "../stream-health.ts";
-import { isDiskFull } from "../disk-space.ts";
+import { backoff } from "../egress/backoff.ts";
+import type { BeaconTransport } from "../egress/beacon-client.ts";
+import type { Outbox, OutboxRecord, Stream } from "../storage/outbox.ts";
+import type { StreamHealth } from "../storage/stream-health.ts";
+import { isDiskFull } from "../storage/disk-space.ts";
 import { classify, classifyError, RetryableDeliveryError, type DocumentedAnswer, type Outcome } from "./delivery.ts";
 
 /** How one stream is shipped: where to, in what batches, in what envelope. */
@@ -25,7 +25,7 @@ export interface StreamPolicy {
 export interface ShipperOptions {
   policy: StreamPolicy;
   outbox: Outbox;
-  client: BeaconClient;
+  client: BeaconTransport;
   health: StreamHealth;
   logger: Logger;
   /** The current license token, sent as Bearer when there is one. */
@@ -104,48 +104,63 @@ export class Shipper {
   }
 
   async #loop(): Promise<void> {
-    const { outbox, policy, flushMs } = this.#o;
-    const inFlight = this.#inFlight;
     while (!this.#stopping.signal.aborted) {
-      // A healthy stream keeps several batches in flight (the beacon works on one while the next travels);
-      // a failing one probes with a single batch, so an outage is never met with a burst.
-      if (inFlight.size >= (this.#healthy && this.#retrying.size === 0 ? this.#o.concurrency : 1)) {
+      if (this.#inFlight.size >= this.#capacity()) {
         await this.#idle(Infinity); // a finishing batch wakes the loop
-        continue;
-      }
-      if (this.#stranded.size > 0 && !this.#release([])) {
+      } else if (this.#stranded.size > 0 && !this.#release([])) {
         await sleep(this.#o.maxBackoffMs, this.#stopping.signal);
-        continue;
+      } else {
+        const waitMs = this.#nextBatchInMs();
+        if (waitMs > 0) await this.#idle(waitMs);
+        else this.#launch();
       }
-      const pausedMs = this.#pausedUntil - this.#now();
-      const { count, bytes, oldestAt } = outbox.pendingHead(policy.stream, policy.batchSize);
-      const full = count >= policy.batchSize || bytes >= (policy.batchBytes ?? Infinity);
-      const waitMs = Math.max(pausedMs, count === 0 ? Infinity : full ? 0 : oldestAt! + flushMs - this.#now());
-      if (waitMs > 0) {
-        await this.#idle(waitMs);
-        continue;
-      }
-      // Async so that a claim that throws (a full disk) rejects `shipping` instead of ending the loop.
-      const shipping: Promise<void> = (async () => this.#ship(outbox.claim(policy.stream, policy.batchSize, policy.batchBytes)))()
-        .catch((err) => {
-          // A full disk, a bug or a corrupt record must not stop a stream for good: the batch is released (or kept
-          // claimed until the outbox can be written again; the beacon dedups a re-send); retry later.
-          if (isDiskFull(err)) {
-            this.#o.health.failure(`data dir full: delivery state could not be written (${(err as Error).message})`);
-          } else {
-            this.#o.logger.error({ err, stream: policy.stream }, "shipping failed unexpectedly; retrying after backoff");
-            this.#o.health.failure((err as Error).message);
-          }
-          this.#healthy = false;
-          this.#pausedUntil = this.#now() + this.#o.maxBackoffMs;
-        })
-        .finally(() => {
-          inFlight.delete(shipping);
-          this.wake();
-        });
-      inFlight.add(shipping);
     }
-    await Promise.all(inFlight);
+    await Promise.all(this.#inFlight);
+  }
+
+  /**
+   * A healthy stream keeps several batches in flight (the beacon works on one while the next travels);
+   * a failing one probes with a single batch, so an outage is never met with a burst.
+   */
+  #capacity(): number {
+    return this.#healthy && this.#retrying.size === 0 ? this.#o.concurrency : 1;
+  }
+
+  /** When the next batch is due: at once when full, else once its oldest record has waited flushMs; never sooner than a pause ends. */
+  #nextBatchInMs(): number {
+    const { policy, flushMs } = this.#o;
+    const pausedMs = this.#pausedUntil - this.#now();
+    const { count, bytes, oldestAt } = this.#o.outbox.pendingHead(policy.stream, policy.batchSize);
+    const full = count >= policy.batchSize || bytes >= (policy.batchBytes ?? Infinity);
+    return Math.max(pausedMs, count === 0 ? Infinity : full ? 0 : oldestAt! + flushMs - this.#now());
+  }
+
+  /** Claims the next batch and ships it beside the others in flight. */
+  #launch(): void {
+    const { outbox, policy } = this.#o;
+    // Async so that a claim that throws (a full disk) rejects `shipping` instead of ending the loop.
+    const shipping: Promise<void> = (async () => this.#ship(outbox.claim(policy.stream, policy.batchSize, policy.batchBytes)))()
+      .catch((err) => this.#shippingFailed(err))
+      .finally(() => {
+        this.#inFlight.delete(shipping);
+        this.wake();
+      });
+    this.#inFlight.add(shipping);
+  }
+
+  /**
+   * A full disk, a bug or a corrupt record must not stop a stream for good: the batch is released (or kept
+   * claimed until the outbox can be written again; the beacon dedups a re-send); retry later.
+   */
+  #shippingFailed(err: unknown): void {
+    if (isDiskFull(err)) {
+      this.#o.health.failure(`data dir full: delivery state could not be written (${(err as Error).message})`);
+    } else {
+      this.#o.logger.error({ err, stream: this.#o.policy.stream }, "shipping failed unexpectedly; retrying after backoff");
+      this.#o.health.failure((err as Error).message);
+    }
+    this.#healthy = false;
+    this.#pausedUntil = this.#now() + this.#o.maxBackoffMs;
   }
 
   /** Waits for `ms`, a wake() or stop(); Infinity waits for either of the latter. */
@@ -201,48 +216,64 @@ export class Shipper {
       this.#stranded.clear();
       return true;
     } catch (err) {
-      this.#o.health.failure(`${isDiskFull(err) ? "data dir full: " : ""}claimed records could not be handed back yet (${(err as Error).message})`);
+      this.#o.health.failure(
+        `${isDiskFull(err) ? "data dir full: " : ""}claimed records could not be handed back yet (${(err as Error).message})`,
+      );
       return false;
     }
   }
 
   /** One attempt for `records`; removes from `open` what it settles. Throws RetryableDeliveryError for the rest. */
   async #deliver(records: OutboxRecord[], open: Map<number, OutboxRecord>): Promise<void> {
-    const { outbox, health, policy } = this.#o;
     const outcome = await this.#send(records);
-    const seqs = records.map((r) => r.seq);
     switch (outcome.kind) {
       case "delivered":
-        if (policy.keepDelivered) outbox.ack(policy.stream, seqs);
-        else outbox.remove(policy.stream, seqs);
-        seqs.forEach((seq) => open.delete(seq));
-        health.success();
-        this.#healthy = true;
-        return;
+        return this.#delivered(records, open);
       case "rejected":
-        if (records.length === 1) {
-          outbox.deadLetter(seqs, outcome.reason);
-          open.delete(seqs[0]!);
-          this.#o.logger.warn({ stream: policy.stream, recordId: records[0]!.recordId, reason: outcome.reason }, "record refused by the beacon, kept as failed");
-          return;
-        }
-        {
-          const half = Math.ceil(records.length / 2);
-          await this.#deliver(records.slice(0, half), open);
-          await this.#deliver(records.slice(half), open);
-        }
-        return;
+        return this.#refused(records, open, outcome.reason);
       case "unauthorized":
+        // A fresh token is on its way; meanwhile the records are retried like any transient failure.
+        this.#o.onUnauthorized();
+        throw this.#failedAttempt(records, open, outcome.reason);
       case "retry":
-        // On 401 a fresh token is on its way; either way the records are retried like any transient failure.
-        if (outcome.kind === "unauthorized") this.#o.onUnauthorized();
-        outbox.fail(seqs, outcome.reason);
-        this.#retrying.add(open);
-        for (const r of records) r.attempts++;
-        health.failure(outcome.reason);
-        this.#healthy = false;
-        throw new RetryableDeliveryError(outcome.reason, outcome.kind === "retry" ? outcome.retryAfterMs : undefined);
+        throw this.#failedAttempt(records, open, outcome.reason, outcome.retryAfterMs);
     }
+  }
+
+  #delivered(records: readonly OutboxRecord[], open: Map<number, OutboxRecord>): void {
+    const { outbox, policy } = this.#o;
+    const seqs = records.map((r) => r.seq);
+    if (policy.keepDelivered) outbox.ack(policy.stream, seqs);
+    else outbox.remove(policy.stream, seqs);
+    for (const seq of seqs) open.delete(seq);
+    this.#o.health.success();
+    this.#healthy = true;
+  }
+
+  /** The beacon refuses the content: a single record is dead-lettered; a batch is halved to find the bad ones. */
+  async #refused(records: OutboxRecord[], open: Map<number, OutboxRecord>, reason: string): Promise<void> {
+    if (records.length > 1) {
+      const half = Math.ceil(records.length / 2);
+      await this.#deliver(records.slice(0, half), open);
+      await this.#deliver(records.slice(half), open);
+      return;
+    }
+    const [record] = records as [OutboxRecord];
+    this.#o.outbox.deadLetter([record.seq], reason);
+    open.delete(record.seq);
+    this.#o.logger.warn(
+      { stream: this.#o.policy.stream, recordId: record.recordId, reason },
+      "record refused by the beacon, kept as failed",
+    );
+  }
+
+  /** Counts a failed send against `records` (pending again, held by this batch for its retry); the error to throw. */
+  #failedAttempt(records: OutboxRecord[], open: Map<number, OutboxRecord>, reason: string, retryAfterMs?: number): RetryableDeliveryError {
+    this.#o.outbox.fail(records, reason);
+    this.#retrying.add(open);
+    this.#o.health.failure(reason);
+    this.#healthy = false;
+    return new RetryableDeliveryError(reason, retryAfterMs);
   }
 
   async #send(records: readonly OutboxRecord[]): Promise<Outcome> {

@@ -1,6 +1,6 @@
 import { OtlpExportResponse, otlpSignals, type OtlpSignal } from "../../protocol/otlp.ts";
 import { documentedAnswer } from "./delivery.ts";
-import type { OutboxRecord } from "../outbox.ts";
+import type { OutboxRecord } from "../storage/outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
 /**
@@ -25,6 +25,10 @@ export function telemetryPolicy(signal: OtlpSignal, batchBytes: number): StreamP
     batchBytes,
     keepDelivered: false,
     answer: documentedAnswer("OTLP export answer", OtlpExportResponse),
-    buildPayload: (records: readonly OutboxRecord[]) => `${open}${records.map((r) => resourceList(r.body)).filter((list) => list !== "").join(",")}${close}`,
+    buildPayload: (records: readonly OutboxRecord[]) =>
+      `${open}${records
+        .map((r) => resourceList(r.body))
+        .filter((list) => list !== "")
+        .join(",")}${close}`,
   };
 }

@@ -1,7 +1,7 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { UsageSnapshotResponse, type UsageSnapshot } from "../../protocol/usage-snapshot.ts";
 import { documentedAnswer } from "./delivery.ts";
-import type { OutboxRecord } from "../outbox.ts";
+import type { OutboxRecord } from "../storage/outbox.ts";
 import type { StoredSnapshot } from "../usage/snapshotter.ts";
 import type { StreamPolicy } from "./shipper.ts";
 

@@ -74,7 +74,10 @@ type Parsed<T> = { success: true; data: T } | { success: false; reason: (path: s
 function parsePart<S extends z.ZodType>(schema: S, raw: unknown): Parsed<z.output<S>> {
   const problem = jsonShapeProblem(raw, MAX_ITEM_VALUES);
   if (problem) {
-    return { success: false, reason: (path) => `${path}: ${problem === "too_deep" ? "nested too deeply" : `more than ${MAX_ITEM_VALUES} values`}` };
+    return {
+      success: false,
+      reason: (path) => `${path}: ${problem === "too_deep" ? "nested too deeply" : `more than ${MAX_ITEM_VALUES} values`}`,
+    };
   }
   let result: z.ZodSafeParseResult<z.output<S>>;
   try {
@@ -106,20 +109,32 @@ export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unkn
     if (result.errors.length < MAX_ERRORS) result.errors.push(reason);
   };
   const resources: unknown[] = [];
-  listAt(raw, shape.resources, "").forEach((rawResource, r) => {
+  for (const [r, rawResource] of listAt(raw, shape.resources, "").entries()) {
     const where = `${shape.resources}.${r}`;
-    if (!isRecord(rawResource)) return reject(1, `${where}: must be an object`);
+    if (!isRecord(rawResource)) {
+      reject(1, `${where}: must be an object`);
+      continue;
+    }
     const rawScopes = listAt(rawResource, shape.scopes, `${where}.`);
     const resource = parsePart(Resource, rawResource.resource ?? {});
     const scopes: unknown[] = [];
-    rawScopes.forEach((rawScope, s) => {
+    for (const [s, rawScope] of rawScopes.entries()) {
       const scopeWhere = `${where}.${shape.scopes}.${s}`;
       const rawItems = isRecord(rawScope) ? listAt(rawScope, shape.items, `${scopeWhere}.`) : [];
       const rawCount = rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
-      if (!resource.success) return reject(rawCount, resource.reason(`${where}.resource`));
-      if (!isRecord(rawScope)) return reject(1, `${scopeWhere}: must be an object`);
+      if (!resource.success) {
+        reject(rawCount, resource.reason(`${where}.resource`));
+        continue;
+      }
+      if (!isRecord(rawScope)) {
+        reject(1, `${scopeWhere}: must be an object`);
+        continue;
+      }
       const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : parsePart(Scope, rawScope.scope);
-      if (scope && !scope.success) return reject(rawCount, scope.reason(`${scopeWhere}.scope`));
+      if (scope && !scope.success) {
+        reject(rawCount, scope.reason(`${scopeWhere}.scope`));
+        continue;
+      }
       const items: unknown[] = [];
       rawItems.forEach((rawItem, i) => {
         const item = parsePart(shape.item, rawItem);
@@ -134,8 +149,8 @@ export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unkn
         }
       });
       if (items.length > 0) scopes.push({ ...(scope ? { scope: scope.data } : {}), [shape.items]: items });
-    });
+    }
     if (scopes.length > 0 && resource.success) resources.push({ resource: resource.data, [shape.scopes]: scopes });
-  });
+  }
   return { request: { [shape.resources]: resources }, ...result };
 }

@@ -2,13 +2,12 @@ import { mediaType } from "../../http/body.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
-import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
-import type { AgentMetrics } from "../metrics.ts";
-import type { ByteCap, Outbox } from "../outbox.ts";
-import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy.ts";
+import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
+import type { AgentMetrics } from "../local-api/metrics.ts";
+import type { ByteCap, Outbox } from "../storage/outbox.ts";
+import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy/policy.ts";
 import { INVALID_ARGUMENT, otlpErrorAnswer } from "./otlp-errors.ts";
 import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
-
 
 const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as {
   [S in OtlpSignal]: (request: OtlpRequest, policy: PrivacyPolicy) => FilterResult<OtlpRequest>;
@@ -56,7 +55,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         const codec = protobuf ? await import("../../protocol/otlp-protobuf.ts") : undefined;
         const badRequest = (message: string) =>
           answer(protobuf, 400, { code: INVALID_ARGUMENT, message }, () => codec!.encodeRpcStatus(INVALID_ARGUMENT, message));
-        let parsed;
+        let parsed: ReturnType<typeof parseExport>;
         try {
           const body = request.body as Buffer;
           const raw: unknown = codec ? codec.decodeOtlpProtobuf(signal, body) : JSON.parse(body.toString("utf8"));
@@ -99,7 +98,9 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         if (rejected === 0) return answer(protobuf, 200, {}, () => codec!.encodeOtlpResponse(signal));
         const errorMessage = [
           ...(parsed.rejected > 0 ? [`${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`] : []),
-          ...(diskFull > 0 ? [`${diskFull} item(s) dropped: the egress-agent data dir is full, operational telemetry is not kept until there is room`] : []),
+          ...(diskFull > 0
+            ? [`${diskFull} item(s) dropped: the egress-agent data dir is full, operational telemetry is not kept until there is room`]
+            : []),
         ].join("; ");
         const field = otlpSignals[signal].fields.rejected;
         return answer(protobuf, 200, { partialSuccess: { [field]: rejected, errorMessage } }, () =>

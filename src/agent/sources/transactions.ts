@@ -2,9 +2,9 @@ import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { TransactionsRequest, type TransactionsAccepted } from "../../protocol/local-api.ts";
-import { isDiskFull, type DataDirSpace } from "../disk-space.ts";
+import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import { GroupCommit } from "../../group-commit.ts";
-import type { Outbox } from "../outbox.ts";
+import type { Outbox } from "../storage/outbox.ts";
 
 /**
  * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox before
@@ -14,21 +14,27 @@ import type { Outbox } from "../outbox.ts";
  */
 export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
   type Batch = Parameters<Outbox["enqueue"]>[1];
-  const commits = new GroupCommit<Batch, number>((batches) => outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))));
-  app.post("/v1/transactions", async (request): Promise<Answer> => {
-    const body = parseRequest(TransactionsRequest, request.body);
-    space.assertRoomForBilling();
-    let inserted: number;
-    try {
-      inserted = await commits.submit(
-        body.trace_transactions.map((t) => ({ recordId: t.id, body: JSON.stringify(t), attempts: t.num_failed_send_attempts })),
-      );
-    } catch (err) {
-      if (isDiskFull(err)) throw space.full();
-      throw err;
-    }
-    onEnqueued();
-    const accepted = body.trace_transactions.length;
-    return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
-  }, { reserved: true });
+  const commits = new GroupCommit<Batch, number>((batches) =>
+    outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))),
+  );
+  app.post(
+    "/v1/transactions",
+    async (request): Promise<Answer> => {
+      const body = parseRequest(TransactionsRequest, request.body);
+      space.assertRoomForBilling();
+      let inserted: number;
+      try {
+        inserted = await commits.submit(
+          body.trace_transactions.map((t) => ({ recordId: t.id, body: JSON.stringify(t), attempts: t.num_failed_send_attempts })),
+        );
+      } catch (err) {
+        if (isDiskFull(err)) throw space.full();
+        throw err;
+      }
+      onEnqueued();
+      const accepted = body.trace_transactions.length;
+      return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
+    },
+    { reserved: true },
+  );
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { EgressError } from "../../errors.ts";
 import { UsageMeasures } from "../../protocol/usage-snapshot.ts";
-import type { Outbox } from "../outbox.ts";
+import type { Outbox } from "../storage/outbox.ts";
 
 /** Where a snapshot's counts come from. Throws MeasuresUnavailableError rather than ever inventing a zero. */
 export interface MeasuresSource {
@@ -101,7 +101,9 @@ export class PostgresMeasures implements MeasuresSource {
         counts[name] = count as number;
       }
     } catch (err) {
-      throw new MeasuresUnavailableError(`usage.postgres.queries.${measure}: ${(err as { code?: string }).code ? `${(err as { code: string }).code} ` : ""}${(err as Error).message}`);
+      throw new MeasuresUnavailableError(
+        `usage.postgres.queries.${measure}: ${(err as { code?: string }).code ? `${(err as { code: string }).code} ` : ""}${(err as Error).message}`,
+      );
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
-import type { Outbox } from "../outbox.ts";
-import type { StreamHealth } from "../stream-health.ts";
+import type { Outbox } from "../storage/outbox.ts";
+import type { StreamHealth } from "../storage/stream-health.ts";
 import type { MeasuresSource } from "./measures-source.ts";
 
 const WINDOW_KEY = "usage.windowFrom";
@@ -13,7 +13,7 @@ export interface StoredSnapshot {
   measures: UsageMeasures;
 }
 
-/** ISO 8601 with an explicit UTC offset, as the seed's usage snapshot shows it. */
+/** ISO 8601 with an explicit UTC offset, as the usage snapshot carries it (docs/PROTOCOL.md). */
 export function offsetTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace("Z", "+00:00");
 }

@@ -37,7 +37,11 @@ export function scenarioSeed(name: string, fallback: number): number {
 /** Posts a batch to the sidecar's local API, expecting the 202 that says it is on disk; returns its ids. */
 export async function accept(agent: ServiceProcess, batch: readonly TraceTransaction[]): Promise<string[]> {
   const response = await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch });
-  assert.equal(response.status, 202, `POST /v1/transactions answered ${JSON.stringify(response.body)}; sidecar output:\n${agent.output().slice(-3_000)}`);
+  assert.equal(
+    response.status,
+    202,
+    `POST /v1/transactions answered ${JSON.stringify(response.body)}; sidecar output:\n${agent.output().slice(-3_000)}`,
+  );
   return batch.map((tx) => tx.id);
 }
 
@@ -62,7 +66,12 @@ export function drained(agentUrl: string, timeoutMs = 30_000): Promise<StreamSta
  * once; the beacon's `inserted_count` answers add up to the same total (so no row was counted twice, and none
  * was sent around the proxy); and the sidecar holds nothing undelivered and no dead letter.
  */
-export function assertExactlyOnce(options: { beaconDataDir: string; accepted: Iterable<string>; proxy: FaultProxy; billing: StreamStatus }): Map<string, number> {
+export function assertExactlyOnce(options: {
+  beaconDataDir: string;
+  accepted: Iterable<string>;
+  proxy: FaultProxy;
+  billing: StreamStatus;
+}): Map<string, number> {
   const accepted = new Set(options.accepted);
   const stored = storedTransactions(options.beaconDataDir);
   assert.equal(stored.size, accepted.size, "the beacon holds as many transactions as the sidecar accepted");

@@ -37,7 +37,7 @@ function inCidr(host: string, network: string, bits: number): boolean {
   const b = ipv4(network);
   if (!a || !b || bits > 32) return false;
   const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return ((a & mask) >>> 0) === ((b & mask) >>> 0);
+  return (a & mask) >>> 0 === (b & mask) >>> 0;
 }
 
 function ipv4(text: string): number | null {

@@ -1,6 +1,6 @@
 import { statfsSync } from "node:fs";
 import type { Logger } from "pino";
-import { HttpError } from "../errors.ts";
+import { HttpError } from "../../errors.ts";
 
 /**
  * Free space kept on the data dir's file system for delivering what is already queued: claiming, acking and
@@ -33,7 +33,10 @@ export class DataDirSpace {
   readonly #statfs: (path: string) => { bavail: number; bsize: number };
   #level: Level = "room";
 
-  constructor(dataDir: string, options: { logger: Logger; reserveBytes?: number; statfs?: (path: string) => { bavail: number; bsize: number } }) {
+  constructor(
+    dataDir: string,
+    options: { logger: Logger; reserveBytes?: number; statfs?: (path: string) => { bavail: number; bsize: number } },
+  ) {
     this.#dataDir = dataDir;
     this.#logger = options.logger;
     this.#reserveBytes = options.reserveBytes ?? DELIVERY_RESERVE_BYTES;
@@ -56,7 +59,6 @@ export class DataDirSpace {
     this.#observe(free);
     if (free < this.#reserveBytes) {
       throw new HttpError(
-        507,
         "EGRESS_ERR_DISK_FULL",
         `the data dir ${this.#dataDir} has ${mib(free)} free, less than the ${mib(this.#reserveBytes)} kept for delivering what is queued; ` +
           "nothing of this batch was stored: free space on that volume (or grow it), then send the batch again",
@@ -75,14 +77,14 @@ export class DataDirSpace {
   full(what = "this batch"): HttpError {
     this.#change("full", 0);
     return new HttpError(
-      507,
       "EGRESS_ERR_DISK_FULL",
       `the data dir ${this.#dataDir} is full; nothing of ${what} was stored: free space on that volume (or grow it), then send it again`,
     );
   }
 
   #observe(free: number): void {
-    const level: Level = free < this.#reserveBytes ? "full" : free < this.#reserveBytes * TELEMETRY_RESERVE_FACTOR ? "telemetry-refused" : "room";
+    const level: Level =
+      free < this.#reserveBytes ? "full" : free < this.#reserveBytes * TELEMETRY_RESERVE_FACTOR ? "telemetry-refused" : "room";
     this.#change(level, free);
   }
 
@@ -91,7 +93,8 @@ export class DataDirSpace {
     const fields = { dataDir: this.#dataDir, freeBytes: free, reserveBytes: this.#reserveBytes };
     if (level === "room") this.#logger.info(fields, "data dir has room again: intake resumed");
     else if (level === "full") this.#logger.warn(fields, "data dir full: billing intake refused with 507, operational telemetry dropped");
-    else if (this.#level === "full") this.#logger.info(fields, "data dir has room again for billing: intake resumed, operational telemetry still dropped");
+    else if (this.#level === "full")
+      this.#logger.info(fields, "data dir has room again for billing: intake resumed, operational telemetry still dropped");
     else this.#logger.warn(fields, "data dir nearly full: operational telemetry dropped, billing still taken");
     this.#level = level;
   }

@@ -1,8 +1,8 @@
-import type { AgentConfig } from "../config/agent-config.ts";
-import { redactUrl } from "../config/redact.ts";
-import { beaconPaths } from "../protocol/beacon-paths.ts";
+import type { AgentConfig } from "../config.ts";
+import { redactUrl } from "../../config/redact.ts";
+import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { proxyFor } from "./proxy.ts";
-import { streamPolicies } from "./shippers/policies.ts";
+import { streamPolicies } from "../shippers/policies.ts";
 
 export interface Destination {
   /** `license` for verification, else the stream shipped there. */
@@ -19,7 +19,7 @@ export interface Destination {
 export function destinations(config: AgentConfig): Destination[] {
   if (config.offline.enabled) return [];
   const base = config.beaconUrl.replace(/\/+$/, "");
-    const paths = [{ stream: "license", path: beaconPaths.verify }, ...streamPolicies(config).map(({ stream, path }) => ({ stream, path }))];
+  const paths = [{ stream: "license", path: beaconPaths.verify }, ...streamPolicies(config).map(({ stream, path }) => ({ stream, path }))];
   return paths.map(({ stream, path }) => {
     const proxy = proxyFor(`${base}${path}`, config.proxy);
     return { stream, url: redactUrl(`${base}${path}`), proxy: proxy ? redactUrl(proxy) : null };

@@ -2,8 +2,8 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { text } from "node:stream/consumers";
 import { getCACertificates } from "node:tls";
-import { redactUrl } from "../config/redact.ts";
-import { EgressError } from "../errors.ts";
+import { redactUrl } from "../../config/redact.ts";
+import { EgressError } from "../../errors.ts";
 import { proxyFor, type ProxySettings } from "./proxy.ts";
 
 export interface BeaconResponse {
@@ -41,7 +41,12 @@ export function unexpectedAnswer(response: BeaconResponse, expected: string, pro
   if (response.contentType === "text/html" || (text !== undefined && /^<(!doctype|html|head|body)\b/i.test(text))) {
     return `the beacon URL answered ${response.status} with HTML, not the beacon's ${expected}: a proxy or login page?`;
   }
-  const what = response.body === undefined || text === "" ? "an empty body" : text !== undefined ? `${response.contentType || "untyped"} text` : "JSON";
+  const what =
+    response.body === undefined || text === ""
+      ? "an empty body"
+      : text !== undefined
+        ? `${response.contentType || "untyped"} text`
+        : "JSON";
   return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected}${detail}: is beaconUrl the beacon?`;
 }
 
@@ -117,7 +122,16 @@ export class BeaconClient {
     const startMs = this.#now();
     const started = performance.now();
     const observe = (status: number | null, error: string | null) => {
-      const sent: SentRequest = { ...options.audit, url, path, body: payload, status, error, startMs, durationMs: performance.now() - started };
+      const sent: SentRequest = {
+        ...options.audit,
+        url,
+        path,
+        body: payload,
+        status,
+        error,
+        startMs,
+        durationMs: performance.now() - started,
+      };
       for (const listener of this.listeners) listener(sent);
     };
     try {
@@ -145,7 +159,11 @@ export class BeaconClient {
   /** Resolves with the response once its head has arrived; `signal` also cuts the body short. */
   #send(url: string, headers: Record<string, string>, payload: string, signal: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const request = this.#request(url, { method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(payload) }, agent: this.#agent, signal }, resolve);
+      const request = this.#request(
+        url,
+        { method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(payload) }, agent: this.#agent, signal },
+        resolve,
+      );
       request.on("error", reject);
       request.end(payload);
     });
@@ -155,3 +173,6 @@ export class BeaconClient {
     this.#agent.destroy();
   }
 }
+
+/** What the license check and the shippers need of the client: a POST. Their unit tests hand them a fake. */
+export type BeaconTransport = Pick<BeaconClient, "post">;

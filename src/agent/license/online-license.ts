@@ -1,13 +1,13 @@
 import { createHash, type KeyObject } from "node:crypto";
 import pRetry from "p-retry";
 import type { Logger } from "pino";
-import { beaconPaths } from "../protocol/beacon-paths.ts";
-import { VerifyResponse, type LicenseClaims } from "../protocol/license.ts";
-import type { LicenseStatus } from "../protocol/local-api.ts";
-import { unexpectedAnswer, type BeaconClient } from "./beacon-client.ts";
-import type { Outbox } from "./outbox.ts";
-import { backoff } from "./backoff.ts";
-import { checkLicenseToken } from "./vendor-key.ts";
+import { beaconPaths } from "../../protocol/beacon-paths.ts";
+import { VerifyResponse, type LicenseClaims } from "../../protocol/license.ts";
+import type { LicenseStatus } from "../../protocol/local-api.ts";
+import { unexpectedAnswer, type BeaconResponse, type BeaconTransport } from "../egress/beacon-client.ts";
+import type { Outbox } from "../storage/outbox.ts";
+import { backoff } from "../egress/backoff.ts";
+import { checkLicenseToken } from "./token-check.ts";
 
 const CACHE_KEY = "license.token";
 /** Verify again this long before the token expires, so billing never waits on a verification. */
@@ -23,7 +23,7 @@ interface CachedToken {
 class LicenseRefused extends Error {}
 
 export interface OnlineLicenseOptions {
-  client: BeaconClient;
+  client: BeaconTransport;
   licenseKey: string;
   outbox: Outbox;
   intervalMs: number;
@@ -67,10 +67,14 @@ export class OnlineLicense {
     const cached = this.#o.outbox.getValue(CACHE_KEY);
     if (cached) {
       const entry = JSON.parse(cached) as CachedToken;
-      const check = entry.keyHash === this.#keyHash ? await checkLicenseToken(entry.token, this.#o.vendorKey, new Date(this.#now())) : undefined;
+      const check =
+        entry.keyHash === this.#keyHash ? await checkLicenseToken(entry.token, this.#o.vendorKey, new Date(this.#now())) : undefined;
       if (check?.ok) {
         this.#accept(entry.token, check.claims, entry.verifiedAt);
-        this.#o.logger.info({ licenseId: check.claims.sub, expiresAt: new Date(check.claims.exp * 1000).toISOString() }, "license token loaded from cache");
+        this.#o.logger.info(
+          { licenseId: check.claims.sub, expiresAt: new Date(check.claims.exp * 1000).toISOString() },
+          "license token loaded from cache",
+        );
       } else if (entry.keyHash === this.#keyHash) {
         this.#verifiedAt = entry.verifiedAt; // an expired token still dates the last success, for the grace period
       }
@@ -121,13 +125,16 @@ export class OnlineLicense {
   #schedule(delayMs: number): void {
     clearTimeout(this.#timer);
     if (this.#stopping.signal.aborted) return;
-    this.#timer = setTimeout(() => {
-      this.#loop = this.#verifyWithRetry().finally(() => {
-        this.#loop = null;
-        this.#lastRoundAt = this.#now();
-        this.#schedule(this.#nextVerifyDelay());
-      });
-    }, Math.max(0, delayMs));
+    this.#timer = setTimeout(
+      () => {
+        this.#loop = this.#verifyWithRetry().finally(() => {
+          this.#loop = null;
+          this.#lastRoundAt = this.#now();
+          this.#schedule(this.#nextVerifyDelay());
+        });
+      },
+      Math.max(0, delayMs),
+    );
     this.#timer.unref();
   }
 
@@ -162,7 +169,7 @@ export class OnlineLicense {
 
   async #verifyOnce(): Promise<void> {
     const { client, licenseKey, logger } = this.#o;
-    let response;
+    let response: BeaconResponse;
     try {
       response = await client.post(beaconPaths.verify, JSON.stringify({ license: licenseKey }), {
         signal: this.#stopping.signal,
@@ -196,7 +203,10 @@ export class OnlineLicense {
     this.#refusedAt = null;
     this.#lastError = null;
     try {
-      this.#o.outbox.setValue(CACHE_KEY, JSON.stringify({ token: parsed.data.token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken));
+      this.#o.outbox.setValue(
+        CACHE_KEY,
+        JSON.stringify({ token: parsed.data.token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken),
+      );
     } catch (err) {
       // The verification stands (the token is held in memory); only a restart before the next one loses the cache.
       logger.warn({ err }, "license token not cached (the data dir could not be written); a restart verifies again");

@@ -1,9 +1,9 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { LicenseStatus } from "../protocol/local-api.ts";
-import { LicenseState } from "../protocol/local-api.ts";
-import type { OtlpSignal } from "../protocol/otlp.ts";
-import type { SentRequest } from "./beacon-client.ts";
-import type { Outbox, RecordState, Stream } from "./outbox.ts";
+import type { LicenseStatus } from "../../protocol/local-api.ts";
+import { LicenseState } from "../../protocol/local-api.ts";
+import type { OtlpSignal } from "../../protocol/otlp.ts";
+import type { SentRequest } from "../egress/beacon-client.ts";
+import type { Outbox, RecordState, Stream } from "../storage/outbox.ts";
 
 /** Why operational telemetry did not leave: each is a counter label an operator can alert on. */
 export type TelemetryDropReason = "switched_off" | "policy" | "rejected" | "disk_full";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { AuditLog } from "./audit.ts";
+import type { AuditLog } from "../audit.ts";
 import type { Outbox } from "./outbox.ts";
 
 export const PRUNE_EVERY_MS = 60 * 60_000;

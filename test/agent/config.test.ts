@@ -3,8 +3,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { stringify } from "yaml";
-import { loadAgentConfig } from "../../src/config/agent-config.ts";
-import { ConfigError } from "../../src/errors.ts";
+import { loadAgentConfig } from "../../src/agent/config.ts";
+import type { ConfigError } from "../../src/errors.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 function load(file: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) {
@@ -16,24 +16,39 @@ function load(file: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) {
 test("telemetry switches: defaults follow instanceVersion, each switch alone, env beats file, offline turns all off", () => {
   assert.deepEqual(load({ instanceVersion: "0.11.0" }).telemetry, { logs: true, metrics: true, traces: true });
   assert.deepEqual(load({ instanceVersion: "0.10.9" }).telemetry, { logs: false, metrics: false, traces: false });
-  assert.deepEqual(load({ instanceVersion: "0.9.0", config: { telemetry: { metrics: true } } }).telemetry, { logs: false, metrics: true, traces: false });
+  assert.deepEqual(load({ instanceVersion: "0.9.0", config: { telemetry: { metrics: true } } }).telemetry, {
+    logs: false,
+    metrics: true,
+    traces: false,
+  });
   assert.deepEqual(load({ config: { telemetry: { traces: false } } }).telemetry, { logs: true, metrics: true, traces: false });
   assert.deepEqual(
     load({ config: { telemetry: { logs: true } } }, { BEACON_LOGGING_ENABLED: "false", BEACON_METRICS_ENABLED: "0" }).telemetry,
     { logs: false, metrics: false, traces: true },
   );
-  const offline = load({ offline: { enabled: true, licenseFile: "l.jwt", publicKeyFile: "k.pem" }, config: { telemetry: { logs: true, metrics: true, traces: true } } });
+  const offline = load({
+    offline: { enabled: true, licenseFile: "l.jwt", publicKeyFile: "k.pem" },
+    config: { telemetry: { logs: true, metrics: true, traces: true } },
+  });
   assert.deepEqual(offline.telemetry, { logs: false, metrics: false, traces: false });
   assert.equal(offline.usageReporting, false, "offline: no usage snapshots either");
 });
 
 test("privacy and self-telemetry keys: defaults, and a bad value names its key", () => {
   const config = load({});
-  assert.deepEqual(config.privacy, { allowAttributes: { resource: [], metrics: [], spans: [], logs: [] }, logSeverity: "warning", slowSpan: 1_000 });
+  assert.deepEqual(config.privacy, {
+    allowAttributes: { resource: [], metrics: [], spans: [], logs: [] },
+    logSeverity: "warning",
+    slowSpan: 1_000,
+  });
   assert.deepEqual(config.selfTelemetry, { enabled: true, env: "self-hosted", exportInterval: 60_000 });
   assert.equal(config.limits.telemetryMaxBytes, 256 * 1024 ** 2);
   assert.throws(
-    () => load({ privacy: { logSeverity: "debug", allowAttributes: { metrics: [""] }, slowSpan: "soon" }, limits: { telemetryMaxBytes: "lots" } }),
+    () =>
+      load({
+        privacy: { logSeverity: "debug", allowAttributes: { metrics: [""] }, slowSpan: "soon" },
+        limits: { telemetryMaxBytes: "lots" },
+      }),
     (err: ConfigError) => {
       const text = err.problems.join("\n");
       for (const key of ["privacy.logSeverity", "privacy.allowAttributes.metrics[0]", "privacy.slowSpan", "limits.telemetryMaxBytes"]) {
@@ -57,8 +72,14 @@ test("usage source keys: file needs usage.file; postgres needs a URL and a query
   const postgres = problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1", user_ids: "SELECT 2" } } } });
   assert.match(postgres, /^usage\.postgres\.queries\.user_ids: /m);
   assert.equal(problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1" } } } }).split("\n").length, 2);
-  assert.match(problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1" } } } }), /^usage\.postgres\.url: required/m);
-  assert.match(problems({ usage: { source: "postgres", postgres: { url: "postgres://x@127.0.0.1/db", queries: { users: "SELECT 1" } } } }), /^usage\.postgres\.queries: a query is required for every measure; missing workspaces, projects/m);
+  assert.match(
+    problems({ usage: { source: "postgres", postgres: { queries: { users: "SELECT 1" } } } }),
+    /^usage\.postgres\.url: required/m,
+  );
+  assert.match(
+    problems({ usage: { source: "postgres", postgres: { url: "postgres://x@127.0.0.1/db", queries: { users: "SELECT 1" } } } }),
+    /^usage\.postgres\.queries: a query is required for every measure; missing workspaces, projects/m,
+  );
   assert.equal(problems({ usage: { source: "push" } }), "");
 });
 
@@ -82,7 +103,9 @@ test("secret and certificate files: usage.postgres.urlFile and tls.caFile are re
     }
   };
   assert.deepEqual(problemsOf({ tls: { caFile: notPem } }), [`tls.caFile: ${notPem} holds no PEM certificate`]);
-  assert.deepEqual(problemsOf({ usage: { postgres: { urlFile: join(dir, "missing") } } }), [`usage.postgres.urlFile: cannot read ${join(dir, "missing")} (ENOENT)`]);
+  assert.deepEqual(problemsOf({ usage: { postgres: { urlFile: join(dir, "missing") } } }), [
+    `usage.postgres.urlFile: cannot read ${join(dir, "missing")} (ENOENT)`,
+  ]);
   // Lower-case proxy variables win over upper case, as in curl and undici.
   const proxied = load({}, { HTTPS_PROXY: "http://upper:3128", https_proxy: "http://lower:3128", NO_PROXY: "localhost" });
   assert.deepEqual(proxied.proxy, { https: "http://lower:3128", http: "", noProxy: "localhost" });

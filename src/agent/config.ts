@@ -1,9 +1,9 @@
 import { ConfigError } from "../errors.ts";
 import { isRecord } from "../protocol/common.ts";
-import { describeIssues, readKeyedFile, readYamlFile } from "./load.ts";
+import { describeIssues, readKeyedFile, readYamlFile } from "../config/load.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";
-import { AgentConfigFile } from "./schema.ts";
+import { AgentConfigFile } from "./config-schema.ts";
 
 /** The sidecar's configuration, parsed once at the edge: secrets read, env applied, defaults resolved. */
 export interface AgentConfig extends Omit<AgentConfigFile, "licenseKeyFile" | "config"> {
@@ -136,7 +136,8 @@ export function resolveAgentConfig(options: { file?: string; env?: NodeJS.Proces
   }
   if (config.usage.source === "file" && !config.usage.file) problems.push("usage.file: required when usage.source is file");
   if (config.usage.source === "postgres") {
-    if (!postgres.url && !postgres.urlFile) problems.push("usage.postgres.url: required when usage.source is postgres (or usage.postgres.urlFile)");
+    if (!postgres.url && !postgres.urlFile)
+      problems.push("usage.postgres.url: required when usage.source is postgres (or usage.postgres.urlFile)");
     const missing = UsageMeasures.keyof().options.filter((measure) => !config.usage.postgres.queries[measure]);
     if (missing.length > 0) problems.push(`usage.postgres.queries: a query is required for every measure; missing ${missing.join(", ")}`);
   }

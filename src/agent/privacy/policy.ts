@@ -1,6 +1,6 @@
-import type { AnyValue, KeyValue, LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesRequest } from "../protocol/otlp.ts";
-import { endpointTemplate, looksLikeEndpoint } from "./privacy/endpoint-template.ts";
-import { scrubText } from "./privacy/scrub.ts";
+import type { AnyValue, KeyValue, LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesRequest } from "../../protocol/otlp.ts";
+import { endpointTemplate, looksLikeEndpoint } from "./endpoint-template.ts";
+import { scrubText } from "./scrub.ts";
 
 // The allowlist filter between the instance's OTLP exporter and the outbox: only what the policy names
 // leaves. Every object that leaves is built field by field, so a field added to the schema later stays
@@ -17,7 +17,10 @@ export interface PrivacyPolicy {
   slowSpanNanos: bigint;
 }
 
-/** The attribute keys SEED-SPEC.md says are collected. Frozen: widening it is a config decision, not a side effect. */
+/**
+ * The attribute keys the platform collects (docs/PROTOCOL.md, "What operational telemetry carries"). Frozen:
+ * widening it is a config decision, not a side effect.
+ */
 export const defaultAllowlist: Readonly<Record<Position, readonly string[]>> = Object.freeze({
   resource: Object.freeze(["resource.name", "env", "service.name"]),
   metrics: Object.freeze(["endpoint", "method", "service_name"]),
@@ -202,7 +205,7 @@ function filterDataPoint(point: DataPoint, allow: ReadonlySet<string>, tally: Ta
 
 // ---- traces ----
 
-/** The spans SEED-SPEC.md collects: timing and errors of failed or high-latency requests. */
+/** The spans the platform collects: timing and errors of failed or high-latency requests (docs/PROTOCOL.md). */
 function isFailedOrSlow(span: Span, slowSpanNanos: bigint): boolean {
   return span.status.code === 2 || BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano) >= slowSpanNanos;
 }

@@ -1,7 +1,8 @@
 import type { KeyObject } from "node:crypto";
-import { readKeyedFile } from "../config/load.ts";
-import type { LicenseStatus } from "../protocol/local-api.ts";
-import { checkLicenseToken, readVendorPublicKey } from "./vendor-key.ts";
+import { readKeyedFile } from "../../config/load.ts";
+import type { LicenseStatus } from "../../protocol/local-api.ts";
+import { checkLicenseToken } from "./token-check.ts";
+import { readVendorPublicKey } from "./vendor-key.ts";
 
 /**
  * Offline (air-gapped) mode: a license the vendor signed once, checked locally against the vendor key.
@@ -18,7 +19,16 @@ export class OfflineLicense {
     this.#now = options.now ?? (() => new Date());
     this.#key = readVendorPublicKey(options.publicKeyFile);
     this.#token = readKeyedFile("offline.licenseFile", options.licenseFile).trim();
-    this.#status = { mode: "offline", state: "unverified", licenseId: null, organizationId: null, expiresAt: null, licenseExpiresAt: null, verifiedAt: null, lastError: null };
+    this.#status = {
+      mode: "offline",
+      state: "unverified",
+      licenseId: null,
+      organizationId: null,
+      expiresAt: null,
+      licenseExpiresAt: null,
+      verifiedAt: null,
+      lastError: null,
+    };
   }
 
   /** Verifies signature, expiry and that the token is an offline license; cheap enough to call per status read. */
@@ -35,7 +45,13 @@ export class OfflineLicense {
         lastError: null,
       };
     } else {
-      this.#status = { ...this.#status, state: "invalid", lastError: result.ok ? "not an offline license (issue one with `egress-agent beacon issue-offline-license`)" : `offline license ${result.reason}` };
+      this.#status = {
+        ...this.#status,
+        state: "invalid",
+        lastError: result.ok
+          ? "not an offline license (issue one with `egress-agent beacon issue-offline-license`)"
+          : `offline license ${result.reason}`,
+      };
     }
     return this.#status;
   }

@@ -1,6 +1,6 @@
-import type { AgentStatus, LicenseStatus, StreamStatus } from "../protocol/local-api.ts";
-import type { Outbox, Stream } from "./outbox.ts";
-import type { StreamHealth } from "./stream-health.ts";
+import type { AgentStatus, LicenseStatus, StreamStatus } from "../../protocol/local-api.ts";
+import type { Outbox, Stream } from "../storage/outbox.ts";
+import type { StreamHealth } from "../storage/stream-health.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

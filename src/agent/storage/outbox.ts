@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { EgressError } from "../errors.ts";
+import type Database from "better-sqlite3";
+import { openOutboxToRead, openOutboxToWrite } from "./outbox-schema.ts";
+
+// The file's place and its read-only opening live with the schema; importers keep reaching them here.
+export { openOutboxReadonly, outboxPath } from "./outbox-schema.ts";
 
 /** What the sidecar ships; each stream is shipped on its own. */
 export const STREAMS = ["billing", "metrics", "traces", "logs", "usage"] as const;
@@ -29,42 +30,10 @@ export interface StreamCounts {
   delivered: number;
 }
 
-const schema = `
-CREATE TABLE IF NOT EXISTS outbox (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  stream TEXT NOT NULL,
-  record_id TEXT,
-  body TEXT NOT NULL,
-  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'completed', 'failed')),
-  attempts INTEGER NOT NULL DEFAULT 0,
-  size INTEGER NOT NULL DEFAULT 0,
-  enqueued_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  last_error TEXT
-);
-CREATE UNIQUE INDEX IF NOT EXISTS outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
--- Covers the send path's queries (next batch, pending head): size and enqueued_at come from the index, because
--- reading them from a row means walking its body's overflow pages first (they follow it in the row).
-CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq, size, enqueued_at);
--- The telemetry byte cap sums sizes on every enqueue: from this index, never from the (large) rows.
-CREATE INDEX IF NOT EXISTS outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs');
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-`;
-/** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read; 3 widened outbox_by_state. */
-const SCHEMA_VERSION = 3;
-
 /** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
 
-export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
 const deliveredKey = (stream: Stream) => `delivered.${stream}`;
-
-/** The outbox file of a data dir, opened read-only for a tool beside (or without) the sidecar. */
-export function openOutboxReadonly(dataDir: string): Database.Database {
-  const path = outboxPath(dataDir);
-  if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
-  return new Database(path, { readonly: true });
-}
 
 /** The seqs of the oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes). */
 const nextBatch = `
@@ -115,18 +84,10 @@ export class Outbox {
   /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
   constructor(dataDir: string, options: { now?: () => number; readonly?: boolean } = {}) {
     this.#now = options.now ?? Date.now;
-    if (options.readonly) {
-      this.#db = openOutboxReadonly(dataDir);
-      const version = this.#db.pragma("user_version", { simple: true }) as number;
-      if (version !== SCHEMA_VERSION) {
-        this.#db.close();
-        throw new EgressError("EGRESS_ERR_OUTBOX_VERSION", `outbox.db has schema version ${version}, this tool reads ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`);
-      }
-    } else {
-      mkdirSync(dataDir, { recursive: true });
-      this.#db = new Database(outboxPath(dataDir));
-      this.#open();
-    }
+    this.#db = options.readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
+    // A crash leaves claimed records in 'sending'; nobody is sending them now.
+    if (!options.readonly)
+      this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
     this.#insert = this.#db.prepare(
       "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
@@ -136,7 +97,8 @@ export class Outbox {
     this.#peek = this.#db.prepare(`SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE seq IN (${nextBatch}) ORDER BY seq`);
     this.#setState = this.#db.prepare(`UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`);
     this.#fail = this.#db.prepare(
-      `UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`,
+      `UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq IN (${seqList})
+       RETURNING seq, attempts`,
     );
     this.#delete = this.#db.prepare(`DELETE FROM outbox WHERE seq IN (${seqList})`);
     this.#countDelivered = this.#db.prepare(
@@ -149,32 +111,6 @@ export class Outbox {
     this.#pendingInfo = this.#db.prepare(`
       SELECT count(*) AS n, min(enqueued_at) AS oldest, coalesce(sum(size), 0) AS bytes FROM (
         SELECT size, enqueued_at FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)`);
-  }
-
-  #open(): void {
-    this.#db.pragma("journal_mode = WAL");
-    // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
-    this.#db.pragma("synchronous = FULL");
-    this.#db.pragma("busy_timeout = 5000");
-    // A page cache for the hot part of the id index. The WAL keeps SQLite's default checkpoint (~4 MB), well
-    // inside the 16 MiB the data dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
-    this.#db.pragma("cache_size = -32768");
-    const version = this.#db.pragma("user_version", { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      this.#db.close();
-      throw new EgressError("EGRESS_ERR_OUTBOX_VERSION", `outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`);
-    }
-    this.#db.transaction(() => {
-      if (version === 1) {
-        this.#db.exec("ALTER TABLE outbox ADD COLUMN size INTEGER NOT NULL DEFAULT 0");
-        this.#db.exec("UPDATE outbox SET size = length(CAST(body AS BLOB))");
-      }
-      if (version > 0 && version < 3) this.#db.exec("DROP INDEX IF EXISTS outbox_by_state"); // recreated wider below
-      this.#db.exec(schema);
-      this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    })();
-    // A crash leaves claimed records in 'sending'; nobody is sending them now.
-    this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
   }
 
   /**
@@ -203,22 +139,24 @@ export class Outbox {
     if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
     const queries = this.#capQueries(cap.streams);
     // Best-effort telemetry is not fsynced: a process crash keeps it, a power cut may lose the last commits.
-    this.#relaxed(() => this.#db.transaction(() => {
-      const { held } = queries.held.get() as { held: number };
-      let excess = held + incoming - cap.maxBytes;
-      if (excess > 0) {
-        const victims: number[] = [];
-        for (const row of queries.oldest.iterate() as Iterable<{ seq: number; size: number }>) {
-          if (excess <= 0) break;
-          victims.push(row.seq);
-          excess -= row.size;
-          result.droppedBytes += row.size;
+    this.#relaxed(() =>
+      this.#db.transaction(() => {
+        const { held } = queries.held.get() as { held: number };
+        let excess = held + incoming - cap.maxBytes;
+        if (excess > 0) {
+          const victims: number[] = [];
+          for (const row of queries.oldest.iterate() as Iterable<{ seq: number; size: number }>) {
+            if (excess <= 0) break;
+            victims.push(row.seq);
+            excess -= row.size;
+            result.droppedBytes += row.size;
+          }
+          this.#delete.run({ seqs: JSON.stringify(victims) });
+          result.droppedRecords = victims.length;
         }
-        this.#delete.run({ seqs: JSON.stringify(victims) });
-        result.droppedRecords = victims.length;
-      }
-      result.inserted = this.enqueue(stream, records);
-    })());
+        result.inserted = this.enqueue(stream, records);
+      })(),
+    );
     return result;
   }
 
@@ -253,15 +191,15 @@ export class Outbox {
 
   /** Delivered: kept as completed until the retention period prunes it. */
   ack(stream: Stream, seqs: readonly number[]): void {
-    this.#delivered(stream, seqs, () => this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }));
+    this.#delivered(stream, () => this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }));
   }
 
   /** Delivered, and not worth keeping (best-effort telemetry): deleted at once, still counted as delivered. */
   remove(stream: Stream, seqs: readonly number[]): void {
-    this.#delivered(stream, seqs, () => this.#delete.run({ seqs: JSON.stringify(seqs) }));
+    this.#delivered(stream, () => this.#delete.run({ seqs: JSON.stringify(seqs) }));
   }
 
-  #delivered(stream: Stream, seqs: readonly number[], settle: () => Database.RunResult): void {
+  #delivered(stream: Stream, settle: () => Database.RunResult): void {
     this.#relaxed(() =>
       this.#db.transaction(() => {
         const { changes } = settle();
@@ -275,9 +213,17 @@ export class Outbox {
     return this.#db.prepare("DELETE FROM outbox WHERE stream = ? AND state != 'completed'").run(stream).changes;
   }
 
-  /** A failed send: back to pending with one more failed attempt and the reason. */
-  fail(seqs: readonly number[], error: string): void {
-    this.#fail.run({ seqs: JSON.stringify(seqs), now: this.#now(), error });
+  /**
+   * A failed send: back to pending with one more failed attempt and the reason. The only place the count
+   * changes: `records` (held for the retry) are given the stored count, which their next send reports.
+   */
+  fail(records: readonly OutboxRecord[], error: string): void {
+    const rows = this.#fail.all({ seqs: JSON.stringify(records.map((r) => r.seq)), now: this.#now(), error }) as {
+      seq: number;
+      attempts: number;
+    }[];
+    const stored = new Map(rows.map((row) => [row.seq, row.attempts]));
+    for (const record of records) record.attempts = stored.get(record.seq) ?? record.attempts;
   }
 
   /** Refused for good by the receiver: kept on disk as failed (dead letter), shown in status, never sent again. */
@@ -314,7 +260,10 @@ export class Outbox {
   counts(stream: Stream): StreamCounts {
     const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 0 };
     // Counted from the index alone; the oldest undelivered is the first by seq of pending or sending.
-    const rows = this.#db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state").all(stream) as { state: RecordState; n: number }[];
+    const rows = this.#db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state").all(stream) as {
+      state: RecordState;
+      n: number;
+    }[];
     for (const row of rows) counts[row.state] = row.n;
     const { oldest } = this.#db
       .prepare(
@@ -331,7 +280,9 @@ export class Outbox {
   /** Dead letters of a stream, with the receiver's reason. */
   deadLetters(stream: Stream, limit = 100): { recordId: string | null; error: string | null; attempts: number }[] {
     return this.#db
-      .prepare("SELECT record_id AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?")
+      .prepare(
+        "SELECT record_id AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?",
+      )
       .all(stream, limit) as { recordId: string | null; error: string | null; attempts: number }[];
   }
 
@@ -344,7 +295,9 @@ export class Outbox {
 
   /** Deletes completed records last updated before `before` (ms). Returns how many went. */
   pruneCompleted(before: number): number {
-    return this.#db.prepare(`DELETE FROM outbox WHERE stream IN (${sqlList(STREAMS)}) AND state = 'completed' AND updated_at < ?`).run(before).changes;
+    return this.#db
+      .prepare(`DELETE FROM outbox WHERE stream IN (${sqlList(STREAMS)}) AND state = 'completed' AND updated_at < ?`)
+      .run(before).changes;
   }
 
   /** Runs `work` in one transaction: every enqueue and setValue inside commits together or not at all. */

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { DataDirError } from "../errors.ts";
+import { DataDirError } from "../../errors.ts";
 
 /** An SQLite file whose exclusive lock the running sidecar holds: the OS drops it when the process ends, even by kill -9. */
 const LOCK_FILE = "sidecar.lock";

@@ -1,7 +1,7 @@
 import { accessSync, chmodSync, constants, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { DataDirError } from "../errors.ts";
-import { groupShared } from "../file-modes.ts";
+import { DataDirError } from "../../errors.ts";
+import { groupShared } from "../../file-modes.ts";
 
 /**
  * Creates the data dir if needed and checks that this process can write it, before SQLite says only "unable to open
@@ -36,11 +36,13 @@ export function ensureWritableDataDir(configured: string): void {
   }
 }
 
-const whoAmI = () => `uid ${process.getuid?.()}, gid ${process.getgid?.()}${process.getgroups ? ` (groups ${process.getgroups().join(",")})` : ""}`;
+const whoAmI = () =>
+  `uid ${process.getuid?.()}, gid ${process.getgid?.()}${process.getgroups ? ` (groups ${process.getgroups().join(",")})` : ""}`;
 
 function notWritable(dataDir: string, code: string): string {
   const who = whoAmI();
-  if (code === "EROFS") return `the data dir ${dataDir} is on a read-only filesystem; mount a writable volume there (the outbox must persist) or set dataDir elsewhere`;
+  if (code === "EROFS")
+    return `the data dir ${dataDir} is on a read-only filesystem; mount a writable volume there (the outbox must persist) or set dataDir elsewhere`;
   let owner = "";
   for (const path of [dataDir, dirname(dataDir)]) {
     try {

@@ -1,9 +1,23 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { DataDirError, EgressError } from "../errors.ts";
+import type { CodesWith } from "../../error-codes.ts";
+import { DataDirError, EgressError } from "../../errors.ts";
 import { Outbox, outboxPath } from "./outbox.ts";
 import { isDiskFull } from "./disk-space.ts";
 
@@ -39,7 +53,8 @@ export interface OpenOutboxOptions {
   fullCheckMaxBytes?: number;
 }
 
-const START_AFRESH = "start it once with `egress-agent start --new-outbox`, which moves what is there aside (nothing is deleted) and starts a new, empty outbox";
+const START_AFRESH =
+  "start it once with `egress-agent start --new-outbox`, which moves what is there aside (nothing is deleted) and starts a new, empty outbox";
 
 /**
  * Opens the sidecar's outbox after checking that it is the one this data dir held: never silently a new, empty
@@ -59,7 +74,10 @@ export function openOutbox(dataDir: string, options: OpenOutboxOptions): Outbox 
     );
     finding = { kind: "fresh" };
   } else if (options.newOutbox && finding.kind === "sound") {
-    options.logger.warn({ dataDir }, "--new-outbox ignored: the outbox is present and sound; remove the flag so that a lost outbox is detected again");
+    options.logger.warn(
+      { dataDir },
+      "--new-outbox ignored: the outbox is present and sound; remove the flag so that a lost outbox is detected again",
+    );
   }
 
   let outbox: Outbox;
@@ -73,7 +91,10 @@ export function openOutbox(dataDir: string, options: OpenOutboxOptions): Outbox 
     if (finding.kind !== "sound" || finding.outboxId === null) outbox.setValue(OUTBOX_ID_KEY, outboxId);
     if (finding.kind !== "sound" || finding.marker === null) {
       writeMarker(dataDir, { outboxId, createdAt: new Date(now()).toISOString() });
-      options.logger.info({ dataDir, outboxId }, finding.kind === "fresh" ? "outbox created" : "data dir marker written for the outbox found there");
+      options.logger.info(
+        { dataDir, outboxId },
+        finding.kind === "fresh" ? "outbox created" : "data dir marker written for the outbox found there",
+      );
     }
   } catch (err) {
     outbox.close();
@@ -83,7 +104,10 @@ export function openOutbox(dataDir: string, options: OpenOutboxOptions): Outbox 
 }
 
 function diskFullAtStart(dataDir: string): EgressError {
-  return new EgressError("EGRESS_ERR_DISK_FULL", `the data dir ${dataDir} is full, the outbox cannot even be opened: free space on its volume, then start again`);
+  return new EgressError(
+    "EGRESS_ERR_DISK_FULL",
+    `the data dir ${dataDir} is full, the outbox cannot even be opened: free space on its volume, then start again`,
+  );
 }
 
 function inspect(dataDir: string, fullCheckMaxBytes: number): Finding {
@@ -96,18 +120,28 @@ function inspect(dataDir: string, fullCheckMaxBytes: number): Finding {
     return { kind: "refused", error: err as DataDirError, previousOutboxId: null };
   }
   const walFrames = sizeOf(`${db}-wal`) > WAL_HEADER_BYTES;
-  const expected = marker ? `${markerPath} shows that this data dir held outbox ${marker.outboxId} (created ${marker.createdAt})` : undefined;
+  const expected = marker
+    ? `${markerPath} shows that this data dir held outbox ${marker.outboxId} (created ${marker.createdAt})`
+    : undefined;
   const dbSize = existsSync(db) ? statSync(db).size : null;
 
   if (dbSize === null) {
     if (!expected && !walFrames) return { kind: "fresh" };
     const because = expected ?? `${db}-wal is there, holding transactions of an outbox.db that is gone`;
-    return refuse("EGRESS_ERR_OUTBOX_MISSING", `${db} is missing, but ${because}. Starting a new one would lose its undelivered billing records and the license token cache. ` +
-      `If the volume is not the one expected (a wrong or unmounted volume, a restore that left the file out), fix that and start again; to start afresh on purpose, ${START_AFRESH}`, marker);
+    return refuse(
+      "EGRESS_ERR_OUTBOX_MISSING",
+      `${db} is missing, but ${because}. Starting a new one would lose its undelivered billing records and the license token cache. ` +
+        `If the volume is not the one expected (a wrong or unmounted volume, a restore that left the file out), fix that and start again; to start afresh on purpose, ${START_AFRESH}`,
+      marker,
+    );
   }
   if (dbSize === 0) {
     if (!expected && !walFrames) return { kind: "fresh" }; // a first start that stopped before its first write
-    return refuse("EGRESS_ERR_OUTBOX_CORRUPT", damaged(db, `the file is empty (0 bytes), but ${expected ?? "its -wal file holds transactions"}`), marker);
+    return refuse(
+      "EGRESS_ERR_OUTBOX_CORRUPT",
+      damaged(db, `the file is empty (0 bytes), but ${expected ?? "its -wal file holds transactions"}`),
+      marker,
+    );
   }
 
   const truncated = walFrames ? undefined : truncation(db, dbSize);
@@ -139,10 +173,13 @@ function check(db: string, dbSize: number, fullCheckMaxBytes: number, marker: Ma
       const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
       if (rows[0]?.quick_check !== "ok") problem = `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
     }
-    const tables = new Set((conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name));
+    const tables = new Set(
+      (conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name),
+    );
     isOutbox = tables.has("outbox");
     if (isOutbox) conn.prepare("SELECT max(seq) FROM outbox").get(); // reads the table's last leaf: a cheap probe for large files
-    if (tables.has("kv")) outboxId = (conn.prepare("SELECT value FROM kv WHERE key = ?").get(OUTBOX_ID_KEY) as { value: string } | undefined)?.value ?? null;
+    if (tables.has("kv"))
+      outboxId = (conn.prepare("SELECT value FROM kv WHERE key = ?").get(OUTBOX_ID_KEY) as { value: string } | undefined)?.value ?? null;
   } catch (err) {
     const code = String((err as { code?: unknown }).code ?? "");
     if (isDiskFull(err)) throw err;
@@ -156,19 +193,25 @@ function check(db: string, dbSize: number, fullCheckMaxBytes: number, marker: Ma
 
   if (problem) return refuse("EGRESS_ERR_OUTBOX_CORRUPT", damaged(db, problem), marker);
   if (marker && ((outboxId !== null && outboxId !== marker.outboxId) || (outboxId === null && !isOutbox))) {
-    return refuse("EGRESS_ERR_OUTBOX_FOREIGN", `${db} is not the outbox this data dir held: ${expected}, but the file is ${outboxId === null ? "no outbox at all" : `outbox ${outboxId}`}. ` +
-      `Put back the outbox.db that belongs here (the undelivered billing records are in it); to start afresh on purpose instead, ${START_AFRESH}`, marker);
+    return refuse(
+      "EGRESS_ERR_OUTBOX_FOREIGN",
+      `${db} is not the outbox this data dir held: ${expected}, but the file is ${outboxId === null ? "no outbox at all" : `outbox ${outboxId}`}. ` +
+        `Put back the outbox.db that belongs here (the undelivered billing records are in it); to start afresh on purpose instead, ${START_AFRESH}`,
+      marker,
+    );
   }
   return { kind: "sound", marker, outboxId };
 }
 
-function refuse(code: string, message: string, marker: Marker | null): Finding {
+function refuse(code: CodesWith<{ exit: 3 }>, message: string, marker: Marker | null): Finding {
   return { kind: "refused", error: new DataDirError(code, message), previousOutboxId: marker?.outboxId ?? null };
 }
 
 function damaged(db: string, problem: string): string {
-  return `${db} is damaged (${problem}); the sidecar will not write to it. Keep the file: restore outbox.db from a backup and start again, ` +
-    `or first save what can still be read (\`sqlite3 ${db} .recover > outbox.sql\`, or \`egress-agent export --since 1970-01-01 --config FILE\` for billing records) and then ${START_AFRESH}`;
+  return (
+    `${db} is damaged (${problem}); the sidecar will not write to it. Keep the file: restore outbox.db from a backup and start again, ` +
+    `or first save what can still be read (\`sqlite3 ${db} .recover > outbox.sql\`, or \`egress-agent export --since 1970-01-01 --config FILE\` for billing records) and then ${START_AFRESH}`
+  );
 }
 
 function openReadonly(db: string): Database.Database {
@@ -200,19 +243,24 @@ function readMarker(path: string): Marker | null {
   if (!existsSync(path)) return null;
   try {
     const marker = JSON.parse(readFileSync(path, "utf8")) as Partial<Marker>;
-    if (typeof marker.outboxId === "string" && typeof marker.createdAt === "string") return { outboxId: marker.outboxId, createdAt: marker.createdAt };
+    if (typeof marker.outboxId === "string" && typeof marker.createdAt === "string")
+      return { outboxId: marker.outboxId, createdAt: marker.createdAt };
   } catch {
     // unreadable: below
   }
-  throw new DataDirError("EGRESS_ERR_DATA_DIR_MARKER", `${path} is not the marker this sidecar writes ({outboxId, createdAt}). ` +
-    `Restore it from the same backup as outbox.db; or, if outbox.db beside it is the one to use, move the marker out of the directory and start again ` +
-    `(it is written anew); to start afresh on purpose instead, ${START_AFRESH}`);
+  throw new DataDirError(
+    "EGRESS_ERR_DATA_DIR_MARKER",
+    `${path} is not the marker this sidecar writes ({outboxId, createdAt}). ` +
+      `Restore it from the same backup as outbox.db; or, if outbox.db beside it is the one to use, move the marker out of the directory and start again ` +
+      `(it is written anew); to start afresh on purpose instead, ${START_AFRESH}`,
+  );
 }
 
 /** Atomically: a crash leaves the old marker or the new one, never half of one. */
 function writeMarker(dataDir: string, marker: Marker): void {
   const path = join(dataDir, MARKER_FILE);
-  const note = "Written by egress-agent: outbox.db in this directory is this outbox. If outbox.db goes missing or is replaced, the sidecar refuses to start (see egress-agent start --new-outbox).";
+  const note =
+    "Written by egress-agent: outbox.db in this directory is this outbox. If outbox.db goes missing or is replaced, the sidecar refuses to start (see egress-agent start --new-outbox).";
   writeFileSync(`${path}.tmp`, `${JSON.stringify({ ...marker, note }, null, 2)}\n`, { mode: 0o600, flush: true });
   renameSync(`${path}.tmp`, path);
   syncDir(dataDir);

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { httpLimitsSchema } from "../http/limits.ts";
-import { ByteSize, Duration, ListenAddress } from "./units.ts";
+import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { LogLevel } from "../log.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 
@@ -13,7 +13,7 @@ const ProxyUrl = z
 
 const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a version like 0.11.0" });
 
-/** The sidecar's configuration file, as DESIGN.md lists it; every key optional, defaults below. */
+/** The sidecar's configuration file, as config/egress.yaml lists it; every key optional, defaults below. */
 export const AgentConfigFile = z.strictObject({
   beaconUrl: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).default("https://beacon.example.invalid"),
   licenseKey: z.string().default(""),

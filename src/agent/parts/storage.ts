@@ -1,0 +1,72 @@
+import type { Logger } from "pino";
+import { OTLP_SIGNALS } from "../../protocol/otlp.ts";
+import { AuditLog } from "../audit.ts";
+import type { AgentConfig } from "../config.ts";
+import { openOutbox } from "../storage/data-dir.ts";
+import { ensureWritableDataDir, shareWithGroup } from "../storage/data-dir-access.ts";
+import { lockDataDir } from "../storage/data-dir-lock.ts";
+import { DataDirSpace } from "../storage/disk-space.ts";
+import type { Outbox } from "../storage/outbox.ts";
+
+export interface Storage {
+  outbox: Outbox;
+  audit: AuditLog;
+  space: DataDirSpace;
+  /** Marks the data dir as served by this process (after the listener is up). */
+  announce(): void;
+  close(): void;
+}
+
+/**
+ * Opens the data dir: its lock, the outbox and the audit log. Refuses (exit 3) a data dir another sidecar runs
+ * on, or whose outbox is missing, swapped or damaged.
+ */
+export function openStorage(config: AgentConfig, options: { logger: Logger; now: () => number; newOutbox?: boolean }): Storage {
+  const { logger, now } = options;
+  ensureWritableDataDir(config.dataDir);
+  const lock = lockDataDir(config.dataDir, now);
+  let outbox: Outbox | undefined;
+  let audit: AuditLog | undefined;
+  try {
+    outbox = openOutbox(config.dataDir, { now, logger, newOutbox: options.newOutbox });
+    shareWithGroup(config.dataDir);
+    audit = new AuditLog(config.dataDir, { keepBodies: config.audit.keepBodies, secrets: [config.licenseKey], logger });
+    discardSwitchedOff(config, outbox, logger);
+  } catch (err) {
+    audit?.close();
+    outbox?.close();
+    lock.release();
+    throw err;
+  }
+  const space = new DataDirSpace(config.dataDir, { logger });
+  space.roomForTelemetry(); // logs at once when the sidecar starts on a (nearly) full data dir
+  return {
+    outbox,
+    audit,
+    space,
+    announce: () => lock.announce(),
+    close() {
+      try {
+        audit.close();
+      } finally {
+        try {
+          outbox.close();
+        } finally {
+          lock.release();
+        }
+      }
+    },
+  };
+}
+
+/** A switched-off signal's queued records are deleted, not sent (the switch may have changed since they came). */
+function discardSwitchedOff(config: AgentConfig, outbox: Outbox, logger: Logger): void {
+  for (const signal of OTLP_SIGNALS) {
+    const removed = config.telemetry[signal] ? 0 : outbox.discard(signal);
+    if (removed > 0) logger.info({ signal, removed }, "signal switched off: queued records deleted");
+  }
+  if (!config.usageReporting) {
+    const removed = outbox.discard("usage");
+    if (removed > 0) logger.info({ removed }, "usage reporting off: queued snapshots deleted");
+  }
+}

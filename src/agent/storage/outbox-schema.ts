@@ -1,0 +1,82 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { EgressError } from "../../errors.ts";
+
+const schema = `
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  stream TEXT NOT NULL,
+  record_id TEXT,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'completed', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL DEFAULT 0,
+  enqueued_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_error TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
+-- Covers the send path's queries (next batch, pending head): size and enqueued_at come from the index, because
+-- reading them from a row means walking its body's overflow pages first (they follow it in the row).
+CREATE INDEX IF NOT EXISTS outbox_by_state ON outbox (stream, state, seq, size, enqueued_at);
+-- The telemetry byte cap sums sizes on every enqueue: from this index, never from the (large) rows.
+CREATE INDEX IF NOT EXISTS outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs');
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+/** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read; 3 widened outbox_by_state. */
+const SCHEMA_VERSION = 3;
+
+export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
+
+/** The outbox file of a data dir, opened read-only for a tool beside (or without) the sidecar. */
+export function openOutboxReadonly(dataDir: string): Database.Database {
+  const path = outboxPath(dataDir);
+  if (!existsSync(path)) throw new EgressError("EGRESS_ERR_NO_OUTBOX", `no outbox at ${path}: has the sidecar run with this dataDir?`);
+  return new Database(path, { readonly: true });
+}
+
+/** Read-only, for a tool that reads records (export): only a file of this schema version, which it cannot upgrade. */
+export function openOutboxToRead(dataDir: string): Database.Database {
+  const db = openOutboxReadonly(dataDir);
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version !== SCHEMA_VERSION) {
+    db.close();
+    throw new EgressError(
+      "EGRESS_ERR_OUTBOX_VERSION",
+      `outbox.db has schema version ${version}, this tool reads ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`,
+    );
+  }
+  return db;
+}
+
+/** The sidecar's own connection: the file created, or upgraded in place from an older sidecar's. */
+export function openOutboxToWrite(dataDir: string): Database.Database {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(outboxPath(dataDir));
+  db.pragma("journal_mode = WAL");
+  // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 5000");
+  // A page cache for the hot part of the id index. The WAL keeps SQLite's default checkpoint (~4 MB), well
+  // inside the 16 MiB the data dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
+  db.pragma("cache_size = -32768");
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    db.close();
+    throw new EgressError(
+      "EGRESS_ERR_OUTBOX_VERSION",
+      `outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`,
+    );
+  }
+  db.transaction(() => {
+    if (version === 1) {
+      db.exec("ALTER TABLE outbox ADD COLUMN size INTEGER NOT NULL DEFAULT 0");
+      db.exec("UPDATE outbox SET size = length(CAST(body AS BLOB))");
+    }
+    if (version > 0 && version < 3) db.exec("DROP INDEX IF EXISTS outbox_by_state"); // recreated wider below
+    db.exec(schema);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
+  return db;
+}

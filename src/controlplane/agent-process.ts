@@ -1,0 +1,94 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+
+// The local deployer's view of an agent server process: its port, its health, its signals and whether it still
+// runs (and is still ours: a pid is reused after a restart).
+
+export const ALIVE_TIMEOUT_MS = 2_000;
+const POLL_MS = 100;
+
+/** The preferred port when it is free (a redeploy keeps its URL), else any free loopback port. */
+export async function loopbackPort(preferred: number): Promise<number> {
+  const server = createServer();
+  const bind = (port: number) =>
+    new Promise<number>((done, fail) => {
+      server.once("error", fail);
+      server.listen(port, "127.0.0.1", () => done((server.address() as { port: number }).port));
+    });
+  const port = await bind(preferred).catch(() => bind(0));
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/**
+ * Waits for GET /ok, asking every POLL_MS (100 ms) until `timeoutMs`: undefined once it answers, else what went wrong
+ * (the process exited, or time ran out).
+ */
+export async function untilHealthy(url: string, child: Pick<ChildProcess, "once">, timeoutMs: number): Promise<string | undefined> {
+  let ended: string | undefined;
+  child.once("exit", (code, signal) => (ended = `exited (${signal ?? `code ${code}`}) before answering /ok`));
+  child.once("error", (err) => (ended = `could not be started (${err.message})`));
+  const deadline = Date.now() + timeoutMs;
+  while (ended === undefined) {
+    if (await answersOk(url, Math.min(ALIVE_TIMEOUT_MS, timeoutMs))) return undefined;
+    if (Date.now() >= deadline) return `did not answer /ok within ${timeoutMs / 1000} s`;
+    await sleep(POLL_MS);
+  }
+  return ended;
+}
+
+export async function answersOk(url: string, timeoutMs: number): Promise<boolean> {
+  try {
+    const response = await fetch(new URL("/ok", url), { signal: AbortSignal.timeout(timeoutMs) });
+    return response.ok && ((await response.json()) as { ok?: unknown }).ok === true;
+  } catch {
+    return false;
+  }
+}
+
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export async function exited(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (processAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+  return true;
+}
+
+/** Whether the process runs; a zombie does not (an orphan whose reaper is a PID 1 that does not reap). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  const stat = readProc(pid, "stat");
+  return stat === undefined || stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+}
+
+/**
+ * Whether `pid` is still the agent server of that data dir, not a process that got its number after a restart:
+ * it is signalled only then. Without /proc (not Linux) the pid is trusted.
+ */
+export function isAgentServerOf(pid: number, agentDataDir: string): boolean {
+  if (!existsSync("/proc/self/cmdline")) return processAlive(pid);
+  return processAlive(pid) && (readProc(pid, "cmdline")?.split("\0").includes(agentDataDir) ?? false);
+}
+
+function readProc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, "utf8");
+  } catch {
+    return undefined;
+  }
+}
