@@ -125,7 +125,7 @@ export function a2aCommand(): Command {
     .requiredOption("--assistant <id>", "assistant (graph) id")
     .option("--stream", "use message/stream and print each event as it arrives (one JSON line each)")
     .option("--context <contextId>", "continue this conversation (the contextId of an earlier answer)")
-    .option("--task <taskId>", "the taskId of the conversation's last answer")
+    .option("--task <taskId>", "the taskId of a task waiting for input (input-required): the message answers it")
     .option("--thread-id <id>", "trace thread id of a first message (default: random)")
     .option("--data <json>", "also send this JSON object as a data part")
     .option("--json", "print the whole task as JSON")

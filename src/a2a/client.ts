@@ -15,7 +15,7 @@ export interface ConversationOptions {
   /** The agent server's base URL, e.g. http://127.0.0.1:2024. */
   baseUrl: string;
   assistantId: string;
-  /** Continue a conversation: the contextId and taskId of its last answer. */
+  /** Continue a conversation: its contextId and, when its last task waits for input (input-required), that task's id. */
   contextId?: string | undefined;
   taskId?: string | undefined;
   /** The trace thread id of the first message (random when not given). */
@@ -33,13 +33,16 @@ export function answerText(task: Task): string {
 /**
  * One A2A conversation with one assistant, by the platform's rules (docs/PROTOCOL.md, "Conversations, tasks and
  * thread ids"): the first message carries no contextId or taskId and a random `metadata.thread_id`; every later one
- * carries the contextId and taskId of the last answer, and the contextId as its thread id, so all turns (and every
- * agent they reach) trace as one thread.
+ * carries the contextId of the last answer (and its taskId when that task waits for input: a task that ended is not
+ * reopened), and the contextId as its thread id, so all turns (and every agent they reach) trace as one thread.
  */
 export class A2aConversation {
   readonly endpoint: string;
   contextId: string | undefined;
+  /** The last answer's task. */
   taskId: string | undefined;
+  /** The task the next message answers: the last one, while it waits for input. */
+  #waiting: string | undefined;
   #threadId: string;
   readonly #timeoutMs: number;
 
@@ -47,6 +50,7 @@ export class A2aConversation {
     this.endpoint = `${options.baseUrl.replace(/\/+$/, "")}/a2a/${encodeURIComponent(options.assistantId)}`;
     this.contextId = options.contextId;
     this.taskId = options.taskId;
+    this.#waiting = options.taskId;
     this.#threadId = options.threadId ?? options.contextId ?? randomUUID();
     this.#timeoutMs = options.timeoutMs ?? 300_000;
   }
@@ -64,7 +68,7 @@ export class A2aConversation {
       messageId: randomUUID(),
       parts,
       ...(this.contextId ? { contextId: this.contextId } : {}),
-      ...(this.taskId ? { taskId: this.taskId } : {}),
+      ...(this.#waiting ? { taskId: this.#waiting } : {}),
     };
   }
 
@@ -93,9 +97,10 @@ export class A2aConversation {
     return response;
   }
 
-  #remember(task: { id?: string; taskId?: string; contextId?: string }): void {
-    this.contextId = task.contextId ?? this.contextId;
-    this.taskId = task.taskId ?? task.id ?? this.taskId;
+  #remember(event: { id?: string; taskId?: string; contextId?: string; status?: { state?: string } }): void {
+    this.contextId = event.contextId ?? this.contextId;
+    this.taskId = event.taskId ?? event.id ?? this.taskId;
+    if (event.status) this.#waiting = event.status.state === "input-required" ? this.taskId : undefined;
   }
 
   /** message/send: the task once it has ended; the conversation then continues from it. */
@@ -117,7 +122,7 @@ export class A2aConversation {
       const parsed = StreamEvent.safeParse(resultOf(data, this.endpoint));
       if (!parsed.success)
         throw new A2aClientError(`${this.endpoint} sent a stream event that is not A2A: ${parsed.error.issues[0]?.message}`);
-      this.#remember(parsed.data as { id?: string; taskId?: string; contextId?: string });
+      this.#remember(parsed.data as { id?: string; taskId?: string; contextId?: string; status?: { state?: string } });
       yield parsed.data;
     }
   }

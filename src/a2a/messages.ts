@@ -1,28 +1,50 @@
-import { RpcErrorCode, type Message, type Part } from "../protocol/a2a.ts";
-import { RpcError } from "./rpc-error.ts";
+import type { Message, Part } from "../protocol/a2a.ts";
+import { invalidParams } from "./rpc-error.ts";
 
 /** A message of a graph's `messages` state: a LangChain message object, or a plain `{role, content}` entry. */
 type StateMessage = { id?: unknown; role?: unknown; type?: unknown; content?: unknown; getType?: () => string; _getType?: () => string };
 
 /**
- * The graph input for an A2A message: its text parts as one `messages` entry (`human` for a user, `assistant` for
- * an agent), its data parts merged into the input. A file part is refused (-32005): the graphs take text and data.
+ * The graph input for an A2A message: its text and file parts as one `messages` entry (`human` for a user,
+ * `assistant` for an agent), its data parts merged into the input. Text alone is the entry's string content; with
+ * files, the content is LangChain's standard content blocks (text, then image, audio, video or file blocks: base64
+ * `data` with its `mimeType`, or a `url`), as the platform's agent server hands them to a graph.
  */
 export function graphInput(message: Message): Record<string, unknown> {
   const input: Record<string, unknown> = {};
-  const texts: string[] = [];
+  const blocks: Record<string, unknown>[] = [];
   for (const [index, part] of message.parts.entries()) {
-    if (part.kind === "file") {
-      throw new RpcError(
-        RpcErrorCode.contentTypeNotSupported,
-        `Incompatible content types: message.parts[${index}] is a file part; this agent takes text and data parts`,
-      );
-    }
-    if (part.kind === "text") texts.push(part.text);
+    if (part.kind === "text") blocks.push({ type: "text", text: part.text });
+    else if (part.kind === "file") blocks.push(fileBlock(part.file, index));
     else Object.assign(input, part.data);
   }
-  if (texts.length > 0) input.messages = [{ role: message.role === "user" ? "human" : "assistant", content: texts.join("\n") }];
+  if (blocks.length > 0) {
+    const content = blocks.every((block) => block.type === "text") ? blocks.map((block) => block.text).join("\n") : blocks;
+    input.messages = [{ role: message.role === "user" ? "human" : "assistant", content }];
+  }
   return input;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** A file part's file as a LangChain content block, or -32602 naming what is wrong with it. */
+function fileBlock(file: Record<string, unknown>, index: number): Record<string, unknown> {
+  const where = ["params", "message", "parts", index, "file"];
+  const refuse = (field: string, msg: string) =>
+    invalidParams(`message.parts.${index}.file${field}: ${msg}`, [
+      { loc: [...where, ...(field ? [field.slice(1)] : [])], msg, type: "value_error" },
+    ]);
+  const mimeType = typeof file.mimeType === "string" && file.mimeType !== "" ? file.mimeType : undefined;
+  const kind = /^(image|audio|video)\//.exec(mimeType ?? "")?.[1] ?? "file";
+  const named = typeof file.name === "string" && file.name !== "" ? { metadata: { filename: file.name } } : {};
+  if (typeof file.bytes === "string") {
+    if (file.uri !== undefined) throw refuse("", "holds bytes or uri, not both");
+    if (file.bytes.length % 4 !== 0 || !BASE64.test(file.bytes)) throw refuse(".bytes", "must be base64");
+    return { type: kind, mimeType: mimeType ?? "application/octet-stream", data: file.bytes, ...named };
+  }
+  if (typeof file.uri === "string" && URL.canParse(file.uri))
+    return { type: kind, url: file.uri, ...(mimeType ? { mimeType } : {}), ...named };
+  throw refuse(file.uri === undefined ? "" : ".uri", file.uri === undefined ? "holds bytes (base64) or uri" : "must be a URL");
 }
 
 function kindOf(message: StateMessage): string | undefined {

@@ -19,3 +19,16 @@ export const taskNotFound = (taskId: string) =>
   new RpcError(RpcErrorCode.taskNotFound, `Task not found: ${taskId} is not a task of this assistant`);
 export const invalidParams = (message: string, data?: unknown) =>
   new RpcError(RpcErrorCode.invalidParams, `Invalid params: ${message}`, { data });
+
+/**
+ * A message names a task that ended: it is not reopened. -32004 (unsupported operation) as A2A v1.0 says; a v0.3
+ * request hears -32600 (invalid request), as the v0.3 SDK's DefaultRequestHandler answers.
+ */
+export class TaskEndedError extends RpcError {
+  constructor(taskId: string, state: string) {
+    super(
+      RpcErrorCode.unsupportedOperation,
+      `Task ${taskId} is in a terminal state (${state}) and cannot be modified; send the next message with the contextId only, to start a new task in the conversation`,
+    );
+  }
+}

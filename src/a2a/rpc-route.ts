@@ -1,13 +1,13 @@
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import * as z from "zod";
 import { HttpError } from "../errors.ts";
-import { Answer, EventStream, type HttpRequest } from "../http/exchange.ts";
+import { Answer, EventStream, NamedEvent, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
-import { RpcErrorCode, type Task } from "../protocol/a2a.ts";
+import { A2A_V1_METHODS, RpcErrorCode, type AgentCard, type RpcRequest } from "../protocol/a2a.ts";
 import { agentCard } from "./agent-card.ts";
 import type { Assistant } from "./graph-config.ts";
-import { dispatch, parseRpcRequest, requestIdOf, rpcError, rpcResult, taskFailed } from "./rpc.ts";
+import { dispatch, parseRpcRequest, requestIdOf, rpcError, rpcResult } from "./rpc.ts";
 import { RpcError } from "./rpc-error.ts";
 import type { AgentServerSettings } from "./server.ts";
 import type { A2aRequestObservation, SidecarReporter } from "./sidecar-reporter.ts";
@@ -28,21 +28,23 @@ export interface A2aRouteContext {
 
 /** The A2A routes: each assistant's agent card and its JSON-RPC endpoint (POST /a2a/{assistant_id}). */
 export function registerA2aRoutes(server: HttpServer, ctx: A2aRouteContext): void {
-  const baseUrl = (request: HttpRequest) =>
-    ctx.settings.publicUrl ?? `http://${request.headers.host ?? `${ctx.settings.listen.host}:${ctx.settings.listen.port}`}`;
-  const card = (assistantId: string, request: HttpRequest) => {
-    const assistant = ctx.byId.get(assistantId);
-    if (!assistant)
-      throw new HttpError(
-        "EGRESS_ERR_ASSISTANT_NOT_FOUND",
-        `no assistant ${assistantId}; graph.json names ${ctx.settings.graphs.assistants.map((a) => a.graphId).join(", ")}`,
-      );
-    return agentCard(assistant, assistantId, baseUrl(request).replace(/\/+$/, ""));
-  };
+  const card = (assistantId: string, request: HttpRequest) => cardOf(ctx, assistantId, request);
   const CardQuery = z.looseObject({ assistant_id: z.string().min(1, { message: "Field required" }) });
   server.get("/.well-known/agent-card.json", (request) => card(parseRequest(CardQuery, request.query, "query").assistant_id, request));
   server.get("/a2a/{assistant_id}/.well-known/agent-card.json", (request) => card(request.params.assistant_id!, request));
   server.post("/a2a/{assistant_id}", (request) => serveRpc(request, ctx), { body: "json", errors: rpcBodyError });
+}
+
+/** The agent card of an assistant, its endpoint under the public URL or the Host the caller used. */
+function cardOf(ctx: A2aRouteContext, assistantId: string, request: HttpRequest): AgentCard {
+  const assistant = ctx.byId.get(assistantId);
+  if (!assistant)
+    throw new HttpError(
+      "EGRESS_ERR_ASSISTANT_NOT_FOUND",
+      `no assistant ${assistantId}; graph.json names ${ctx.settings.graphs.assistants.map((a) => a.graphId).join(", ")}`,
+    );
+  const baseUrl = ctx.settings.publicUrl ?? `http://${request.headers.host ?? `${ctx.settings.listen.host}:${ctx.settings.listen.port}`}`;
+  return agentCard(assistant, assistantId, baseUrl.replace(/\/+$/, ""));
 }
 
 /** Errors met before the handler runs (the body), worded as JSON-RPC answers. */
@@ -76,18 +78,30 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
     kind: SpanKind.SERVER,
     attributes: { "rpc.system": "jsonrpc", "platform.assistant_id": assistant.graphId },
   });
+  let notification = false;
   try {
     const rpc = parseRpcRequest(request.body);
+    notification = rpc.id === undefined;
     observation.method = rpc.method;
     span.updateName(`a2a ${rpc.method}`);
     span.setAttribute("rpc.method", rpc.method);
-    const contextId = (rpc.params as { message?: { contextId?: unknown } } | undefined)?.message?.contextId;
-    const threadId = threadIdOf(rpc) ?? (typeof contextId === "string" ? contextId : undefined);
+    const threadId = traceThreadId(rpc);
     if (threadId !== undefined) span.setAttribute(THREAD_ID_ATTRIBUTE, threadId);
-    const outcome = await dispatch(rpc, assistant, runner, { threadId, parent: trace.setSpan(context.active(), span) });
+    const runTrace = { threadId, parent: trace.setSpan(context.active(), span) };
+    const outcome = A2A_V1_METHODS.has(rpc.method)
+      ? await (await import("./v1-handler.ts")).serveV1(request.body, {
+          assistant,
+          runner,
+          trace: runTrace,
+          card: cardOf(ctx, assistantId, request),
+        })
+      : await dispatch(rpc, assistant, runner, runTrace).then((answer) =>
+          answer instanceof EventStream ? answer : { response: rpcResult(rpc.id ?? null, answer.result) },
+        );
+    if (notification) return notified(outcome, request);
     if (outcome instanceof EventStream) return new EventStream(observed(outcome.events, observe));
-    observe(taskFailed(outcome.result));
-    return rpcResult(rpc.id, outcome.result);
+    observe(responseFailed(outcome.response));
+    return outcome.response;
   } catch (err) {
     let error = err;
     if (!(error instanceof RpcError)) {
@@ -96,13 +110,54 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
     }
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as RpcError).message });
     observe(true);
+    // A valid request without an id is a notification: not even its error is answered. An invalid one is.
+    if (notification) return new Answer(204, undefined);
     return new Answer((error as RpcError).httpStatus, rpcError(id, error as RpcError));
   } finally {
     span.end();
   }
 }
 
-/** A stream's responses, observed once it ends: failed when its final task state is. */
+/**
+ * A notification (no id) is carried out and never answered (JSON-RPC 2.0): 204 without a body. A stream is read to
+ * its end in the background, as nobody reads it, so its run goes on as it would for a caller.
+ */
+function notified(outcome: { response: unknown } | EventStream, request: HttpRequest): Answer {
+  if (outcome instanceof EventStream) {
+    (async () => {
+      for await (const _ of outcome.events);
+    })().catch((err) => request.log.warn({ err }, "a notification's stream failed"));
+  }
+  return new Answer(204, undefined);
+}
+
+/**
+ * The conversation's trace thread id. The message's contextId comes first, as the platform's agent server does
+ * ("the server converts contextId to thread_id"); a first message, which has none yet, joins the caller's
+ * `metadata.thread_id` when it sends one, else the new contextId (the runner's default).
+ */
+function traceThreadId(rpc: RpcRequest): string | undefined {
+  const contextId = (rpc.params as { message?: { contextId?: unknown } } | undefined)?.message?.contextId;
+  return typeof contextId === "string" && contextId !== "" ? contextId : threadIdOf(rpc);
+}
+
+/** Whether a JSON-RPC response (v0.3 or v1.0) is an error or a task that failed (a canceled one did what was asked). */
+function responseFailed(response: unknown): boolean {
+  const body = response as { error?: unknown; result?: unknown } | undefined;
+  return body?.error !== undefined || FAILED_STATES.has(finalState(body?.result) ?? "");
+}
+
+const FAILED_STATES = new Set(["failed", "rejected", "TASK_STATE_FAILED", "TASK_STATE_REJECTED"]);
+
+/** The task state a result or stream event carries, whichever version's shape it has. */
+function finalState(result: unknown): string | undefined {
+  const r = result as
+    | { status?: { state?: string }; task?: { status?: { state?: string } }; statusUpdate?: { status?: { state?: string } } }
+    | undefined;
+  return r?.status?.state ?? r?.task?.status?.state ?? r?.statusUpdate?.status?.state;
+}
+
+/** A stream's responses, observed once it ends: failed when it ends in an error or a failed task. */
 async function* observed(events: AsyncIterable<unknown>, observe: (failed: boolean) => void): AsyncGenerator<unknown> {
   let last: unknown;
   try {
@@ -111,7 +166,6 @@ async function* observed(events: AsyncIterable<unknown>, observe: (failed: boole
       yield event;
     }
   } finally {
-    const status = (last as { result?: { status?: Task["status"] } } | undefined)?.result?.status;
-    observe(status?.state === "failed");
+    observe(last instanceof NamedEvent || responseFailed(last));
   }
 }

@@ -1,18 +1,27 @@
 import type * as z from "zod";
-import { EventStream } from "../http/exchange.ts";
-import { MessageSendParams, RpcErrorCode, RpcRequest, TaskIdParams, TaskQueryParams, type RpcId, type Task } from "../protocol/a2a.ts";
+import { EventStream, NamedEvent } from "../http/exchange.ts";
+import { MessageSendParams, RpcErrorCode, RpcRequest, TaskIdParams, TaskQueryParams, type RpcId } from "../protocol/a2a.ts";
 import { toValidationErrors, type ValidationError } from "../protocol/validation-error.ts";
 import type { Assistant } from "./graph-config.ts";
-import { invalidParams, RpcError } from "./rpc-error.ts";
+import { invalidParams, RpcError, TaskEndedError } from "./rpc-error.ts";
 import { withHistory, type RunTrace, type TaskRunner } from "./task-runner.ts";
 
-/** A2A methods this server does not offer (push notifications, extended cards): -32004, not -32601. */
-const UNSUPPORTED_METHODS = new Set([
-  "tasks/pushNotificationConfig/set",
-  "tasks/pushNotificationConfig/get",
-  "tasks/pushNotificationConfig/list",
-  "tasks/pushNotificationConfig/delete",
-  "agent/getAuthenticatedExtendedCard",
+/** A2A v0.3 methods this server does not offer, and the error each answers (not -32601: they are A2A's). */
+const UNSUPPORTED_METHODS = new Map<string, RpcError>([
+  ...["set", "get", "list", "delete"].map(
+    (verb) =>
+      [
+        `tasks/pushNotificationConfig/${verb}`,
+        new RpcError(
+          RpcErrorCode.pushNotificationNotSupported,
+          "Push Notification is not supported: read the task with tasks/get or follow it with message/stream",
+        ),
+      ] as const,
+  ),
+  [
+    "agent/getAuthenticatedExtendedCard",
+    new RpcError(RpcErrorCode.extendedCardNotConfigured, "Extended Card not configured: the public agent card is the whole card"),
+  ],
 ]);
 
 const describe = (detail: ValidationError[]) =>
@@ -42,7 +51,7 @@ export function parseRpcRequest(body: unknown): RpcRequest {
   return result.data;
 }
 
-function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
+export function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
   const result = schema.safeParse(params);
   if (!result.success) {
     const detail = toValidationErrors(result.error, params, "params");
@@ -59,8 +68,10 @@ export const rpcError = (id: RpcId | null, error: RpcError) => ({
 });
 
 /**
- * Runs one A2A JSON-RPC method on an assistant: its result, or an EventStream of JSON-RPC responses for
- * message/stream. Throws an RpcError for the caller to answer.
+ * Runs one A2A v0.3 JSON-RPC method on an assistant: its result, or an EventStream of JSON-RPC responses for
+ * message/stream and tasks/resubscribe. Throws an RpcError for the caller to answer; a streaming method's errors,
+ * even those found before it starts, come inside its stream (as the SDK's handler sends them), where a client
+ * reading the stream finds their code.
  */
 export async function dispatch(
   request: RpcRequest,
@@ -68,40 +79,66 @@ export async function dispatch(
   runner: TaskRunner,
   trace: RunTrace,
 ): Promise<{ result: unknown } | EventStream> {
-  switch (request.method) {
-    case "message/send": {
-      const params = parseParams(MessageSendParams, request.params);
-      refusePushNotifications(params);
-      const run = runner.start(assistant, params, trace);
-      if (params.configuration?.blocking === false) return { result: run.task };
-      return { result: withHistory(await run.done, params.configuration?.historyLength) };
+  const id = request.id ?? null;
+  try {
+    switch (request.method) {
+      case "message/send": {
+        const params = parseParams(MessageSendParams, request.params);
+        refusePushNotifications(params);
+        const run = runner.start(assistant, params, trace);
+        if (params.configuration?.blocking === false) return { result: run.task };
+        return { result: withHistory(await run.done, params.configuration?.historyLength) };
+      }
+      case "message/stream":
+        return streamed(id, () => {
+          const params = parseParams(MessageSendParams, request.params);
+          refusePushNotifications(params);
+          return runner.start(assistant, params, trace).events();
+        });
+      case "tasks/get": {
+        const params = parseParams(TaskQueryParams, request.params);
+        return { result: runner.get(assistant, params.id, params.historyLength) };
+      }
+      case "tasks/resubscribe":
+        return streamed(id, () => runner.resubscribe(assistant, parseParams(TaskIdParams, request.params).id));
+      case "tasks/cancel": {
+        const params = parseParams(TaskIdParams, request.params);
+        return { result: await runner.cancel(assistant, params.id) };
+      }
+      default: {
+        const unsupported = UNSUPPORTED_METHODS.get(request.method);
+        if (unsupported) throw unsupported;
+        throw new RpcError(
+          RpcErrorCode.methodNotFound,
+          `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe (A2A v0.3) and SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A v1.0)`,
+        );
+      }
     }
-    case "message/stream": {
-      const params = parseParams(MessageSendParams, request.params);
-      refusePushNotifications(params);
-      const run = runner.start(assistant, params, trace);
-      return new EventStream(responses(request.id, run.events()));
-    }
-    case "tasks/get": {
-      const params = parseParams(TaskQueryParams, request.params);
-      return { result: runner.get(assistant, params.id, params.historyLength) };
-    }
-    case "tasks/resubscribe": {
-      const params = parseParams(TaskIdParams, request.params);
-      return new EventStream(responses(request.id, runner.resubscribe(assistant, params.id)));
-    }
-    case "tasks/cancel": {
-      const params = parseParams(TaskIdParams, request.params);
-      return { result: await runner.cancel(assistant, params.id) };
-    }
-    default:
-      if (UNSUPPORTED_METHODS.has(request.method))
-        throw new RpcError(RpcErrorCode.unsupportedOperation, `This operation is not supported: ${request.method}`);
-      throw new RpcError(
-        RpcErrorCode.methodNotFound,
-        `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe`,
-      );
+  } catch (err) {
+    throw asV03Error(err);
   }
+}
+
+/** v0.3 words one refusal differently from v1.0: a message to a task that ended is an invalid request there. */
+function asV03Error(err: unknown): unknown {
+  return err instanceof TaskEndedError ? new RpcError(RpcErrorCode.invalidRequest, err.message) : err;
+}
+
+/** The events `start` gives as JSON-RPC responses, or, when it throws an RpcError, that error as the stream's one event. */
+function streamed(id: RpcId | null, start: () => AsyncIterable<unknown>): EventStream {
+  let events: AsyncIterable<unknown>;
+  try {
+    events = start();
+  } catch (err) {
+    const error = asV03Error(err);
+    if (!(error instanceof RpcError)) throw error;
+    return new EventStream(
+      (async function* () {
+        yield new NamedEvent("error", rpcError(id, error));
+      })(),
+    );
+  }
+  return new EventStream(responses(id, events));
 }
 
 function refusePushNotifications(params: MessageSendParams): void {
@@ -113,12 +150,6 @@ function refusePushNotifications(params: MessageSendParams): void {
   }
 }
 
-async function* responses(id: RpcId, events: AsyncIterable<unknown>): AsyncGenerator<unknown> {
+async function* responses(id: RpcId | null, events: AsyncIterable<unknown>): AsyncGenerator<unknown> {
   for await (const event of events) yield rpcResult(id, event);
-}
-
-/** Whether a request's result is a task that failed (a canceled one did what its caller asked). */
-export function taskFailed(result: unknown): boolean {
-  const state = (result as Task | undefined)?.status?.state;
-  return state === "failed" || state === "rejected";
 }

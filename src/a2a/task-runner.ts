@@ -17,7 +17,7 @@ import {
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
-import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
+import { invalidParams, RpcError, TaskEndedError, taskNotFound } from "./rpc-error.ts";
 import type { TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
@@ -126,8 +126,9 @@ export class TaskRunner {
   }
 
   /**
-   * The context a message continues, checked: a given taskId must be this assistant's, in the given context. A
-   * task waiting for input (the graph interrupted) is the one the message resumes.
+   * The context a message continues, checked: a given taskId must be this assistant's, in the given context, and
+   * waiting for input (the graph interrupted): the message resumes it. As the SDK's DefaultRequestHandler does, a
+   * task that ended is not reopened, and a context waiting for input takes only a reply naming its task.
    */
   #contextFor(assistant: Assistant, message: Message): { contextId: string; resume?: Task } {
     const { store } = this.#options;
@@ -145,15 +146,21 @@ export class TaskRunner {
       )
         throw taskNotFound(message.taskId);
       const { state } = stored.task.status;
-      if (state === "input-required" && !this.#active.has(stored.task.id)) return { contextId: stored.task.contextId, resume: stored.task };
-      // A terminal task is not reopened: the message starts the next task of the same conversation.
-      if (!TERMINAL_STATES.has(state) && !this.#active.has(stored.task.id)) throw taskNotFound(message.taskId);
-      return { contextId: stored.task.contextId };
+      if (TERMINAL_STATES.has(state)) throw new TaskEndedError(message.taskId, state);
+      if (state !== "input-required" || this.#active.has(stored.task.id)) return { contextId: stored.task.contextId };
+      return { contextId: stored.task.contextId, resume: stored.task };
     }
     if (message.contextId === undefined) return { contextId: randomUUID() };
     const owner = store.contextGraph(message.contextId);
     if (owner !== undefined && owner !== assistant.graphId)
       throw invalidParams(`context ${message.contextId} belongs to another assistant`);
+    const waiting = store.waitingTask(message.contextId);
+    if (waiting !== undefined) {
+      throw invalidParams(
+        `message.taskId is required: context ${message.contextId} waits for the answer to task ${waiting} (input-required); reply with its taskId, or cancel it`,
+        [{ loc: ["params", "message", "taskId"], msg: "Field required", type: "missing" }],
+      );
+    }
     return { contextId: message.contextId };
   }
 
@@ -194,7 +201,8 @@ export class TaskRunner {
     });
     let task = update("working");
     let artifacts: Artifact[] = [];
-    let reply: Message | undefined;
+    /** Every message the graph added in this run, in order: the task's history keeps them all. */
+    const added: Message[] = [];
     try {
       // "updates": each node's own output as it finishes, so the run's new messages and its interrupts come with
       // the stream itself (no state reads before and after the run).
@@ -211,7 +219,8 @@ export class TaskRunner {
         interrupts.push(...asked);
         for (const message of messages.filter(isAssistantMessage)) {
           last = message;
-          update("working", agentMessage(textParts(messageText(message))));
+          added.push(agentMessage(textParts(messageText(message))));
+          update("working", added.at(-1));
         }
       }
       if (interrupts.length > 0) {
@@ -222,9 +231,8 @@ export class TaskRunner {
           const text = messageText(last);
           artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(text) }];
           run.events.push({ kind: "artifact-update", taskId, contextId, artifact: artifacts[0]!, lastChunk: true });
-          reply = agentMessage(textParts(text));
         }
-        task = update("completed", reply, true);
+        task = update("completed", added.at(-1), true);
       }
     } catch (err) {
       if (run.signal.aborted) {
@@ -239,7 +247,8 @@ export class TaskRunner {
         );
       }
     }
-    task = { ...task, history: [...(submitted.history ?? []), ...(task.status.message ? [task.status.message] : [])], artifacts };
+    const closing = task.status.message && task.status.message !== added.at(-1) ? [task.status.message] : [];
+    task = { ...task, history: [...(submitted.history ?? []), ...added, ...closing], artifacts };
     store.finish(task, this.#options.sessionId(assistant), now());
     span.setAttribute("a2a.task_state", task.status.state);
     span.end();

@@ -54,6 +54,7 @@ export class TaskStore {
     this.#statements = {
       task: db.prepare<[string], { graph_id: string; task: string }>("SELECT graph_id, task FROM tasks WHERE id = ?"),
       context: db.prepare<[string], { graph_id: string }>("SELECT graph_id FROM contexts WHERE id = ?"),
+      waiting: db.prepare<[string], { id: string }>("SELECT id FROM tasks WHERE context_id = ? AND state = 'input-required' LIMIT 1"),
       addContext: db.prepare("INSERT OR IGNORE INTO contexts (id, graph_id, created_at) VALUES (?, ?, ?)"),
       addTask: db.prepare("INSERT INTO tasks (id, graph_id, context_id, state, task, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
       setTask: db.prepare("UPDATE tasks SET state = ?, task = ?, updated_at = ? WHERE id = ?"),
@@ -84,6 +85,11 @@ export class TaskStore {
   /** The graph a context (thread) belongs to, if it exists. */
   contextGraph(contextId: string): string | undefined {
     return this.#statements.context.get(contextId)?.graph_id;
+  }
+
+  /** The task of a context that waits for input (the graph asked a question), if any. */
+  waitingTask(contextId: string): string | undefined {
+    return this.#statements.waiting.get(contextId)?.id;
   }
 
   create(graphId: string, task: Task, now: number): void {

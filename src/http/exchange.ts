@@ -35,6 +35,23 @@ export class Answer {
  * A Server-Sent Events answer (200, text/event-stream): each value of `events` goes out as one `data:` line of JSON
  * as soon as it is produced. A client that goes away ends the iteration (its `return()` runs).
  */
+/** An SSE event with a name (`event: error`, say); a plain value goes out as a `data:` line alone. */
+export class NamedEvent {
+  readonly name: string;
+  readonly data: unknown;
+  constructor(name: string, data: unknown) {
+    this.name = name;
+    this.data = data;
+  }
+}
+
+/** One event as SSE text: `data:` with the JSON, after `event:` for a NamedEvent. */
+export function sseFrame(event: unknown): string {
+  return event instanceof NamedEvent
+    ? `event: ${event.name}\ndata: ${JSON.stringify(event.data)}\n\n`
+    : `data: ${JSON.stringify(event)}\n\n`;
+}
+
 export class EventStream {
   readonly events: AsyncIterable<unknown>;
   constructor(events: AsyncIterable<unknown>) {

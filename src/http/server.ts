@@ -8,7 +8,7 @@ import { readJsonBody, readRawBody, type BodyLimit, type BodyRules, type ItemCou
 import { BodyBudget } from "./budget.ts";
 import { ConnectionGuard } from "./connections.ts";
 import { errorAnswer, internalErrorAnswer } from "./error-handling.ts";
-import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
+import { Answer, EventStream, sseFrame, type HttpRequest } from "./exchange.ts";
 import { connectionCap, defaultHttpLimits, type HttpLimits } from "./limits.ts";
 
 export type Handler = (request: HttpRequest) => unknown;
@@ -294,7 +294,7 @@ export class HttpServer {
     try {
       for (let next = await events.next(); !next.done; next = await events.next()) {
         if (response.destroyed) break;
-        response.write(`data: ${JSON.stringify(next.value)}\n\n`);
+        response.write(sseFrame(next.value));
       }
     } catch (err) {
       // The head is sent: a failure can only end the stream early, and the server log says why.

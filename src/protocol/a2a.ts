@@ -5,6 +5,26 @@ import * as z from "zod";
 // newer client may send fields this version does not know.
 
 export const A2A_PROTOCOL_VERSION = "0.3.0";
+/** The A2A versions the agent server speaks, as its agent card lists them (supportedInterfaces). */
+export const A2A_SERVED_VERSIONS = ["1.0", "0.3"] as const;
+
+/**
+ * A2A v1.0's JSON-RPC method names. Every v0.3 name has a slash (message/send); a request naming one of these is
+ * a v1.0 request, on the same endpoint.
+ */
+export const A2A_V1_METHODS: ReadonlySet<string> = new Set([
+  "SendMessage",
+  "SendStreamingMessage",
+  "GetTask",
+  "ListTasks",
+  "CancelTask",
+  "SubscribeToTask",
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+  "GetExtendedAgentCard",
+]);
 
 /** JSON-RPC error codes: the standard ones and A2A's. */
 export const RpcErrorCode = {
@@ -18,6 +38,7 @@ export const RpcErrorCode = {
   pushNotificationNotSupported: -32003,
   unsupportedOperation: -32004,
   contentTypeNotSupported: -32005,
+  extendedCardNotConfigured: -32007,
 } as const;
 
 export const TextPart = z.looseObject({
@@ -136,7 +157,8 @@ export type RpcId = z.infer<typeof RpcId>;
 
 export const RpcRequest = z.object({
   jsonrpc: z.literal("2.0"),
-  id: RpcId,
+  /** Absent: a notification, which is carried out and never answered. */
+  id: RpcId.optional(),
   method: z.string().min(1, { message: "must not be empty" }),
   params: z.unknown().optional(),
   /** The platform's top-level trace metadata (not inside params): `thread_id` groups the turns of a conversation. */
@@ -155,8 +177,12 @@ export type RpcResponse = z.infer<typeof RpcResponse>;
 
 export const AgentSkill = z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) });
 
+export const AgentInterface = z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() });
+
 export const AgentCard = z.looseObject({
   protocolVersion: z.string(),
+  /** v1.0: every endpoint with its binding and version; v0.3 clients read `url` and `preferredTransport`. */
+  supportedInterfaces: z.array(AgentInterface).optional(),
   name: z.string(),
   description: z.string(),
   url: z.string(),

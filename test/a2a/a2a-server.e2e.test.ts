@@ -74,17 +74,24 @@ test("message/send: the first message gets a new context and task; the answer is
   );
 });
 
-test("a conversation continues with its contextId and taskId, keeps its memory across a server restart, and old tasks stay readable", async () => {
+test("a conversation continues with its contextId, keeps its memory across a server restart, and old tasks stay readable", async () => {
   const first = await send("notes", "the door code is 4711");
-  const second = await send("notes", "the cat is called Ada", { contextId: first.contextId, taskId: first.id });
+  const reopened = await rpcError(
+    "notes",
+    "message/send",
+    message("the cat is called Ada", { contextId: first.contextId, taskId: first.id }),
+  );
+  assert.equal(reopened.code, -32600, "a message naming a task that ended is refused (as the v0.3 SDK's handler answers)");
+  assert.match(reopened.message, /terminal state \(completed\)/);
+  const second = await send("notes", "the cat is called Ada", { contextId: first.contextId });
   assert.equal(second.contextId, first.contextId);
-  assert.notEqual(second.id, first.id, "a finished task is not reopened: the next message is a new task of the conversation");
-  assert.match(second.artifacts[0].parts[0].text, /note 2 of this conversation/);
+  assert.notEqual(second.id, first.id, "the next message of the conversation is a new task");
+  assert.match(second.artifacts[0].parts[0].text, /note 2 of this conversation/, "the refused message left nothing in the thread");
 
   await server.stop();
   server = await serve(dataDir);
 
-  const third = await send("notes", "recall", { contextId: second.contextId, taskId: second.id });
+  const third = await send("notes", "recall", { contextId: second.contextId });
   assert.equal(third.artifacts[0].parts[0].text, 'You told me: "the door code is 4711", "the cat is called Ada".');
   const old = await call("notes", "tasks/get", { id: first.id });
   assert.deepEqual([old.body.result.id, old.body.result.status.state], [first.id, "completed"]);
@@ -153,7 +160,11 @@ test("tasks/cancel: a running task ends canceled; an ended one is -32002; its co
   assert.equal((await call("waiter", "tasks/get", { id: running.id })).body.result.status.state, "canceled");
   const again = await rpcError("waiter", "tasks/cancel", { id: running.id });
   assert.equal(again.code, -32002);
-  const done = await send("waiter", "wait 1", { contextId: running.contextId, taskId: running.id });
+  assert.equal(
+    (await rpcError("waiter", "message/send", message("wait 1", { contextId: running.contextId, taskId: running.id }))).code,
+    -32600,
+  );
+  const done = await send("waiter", "wait 1", { contextId: running.contextId });
   assert.equal(done.artifacts[0].parts[0].text, "waited 1 ms");
   assert.equal((await rpcError("waiter", "tasks/cancel", { id: done.id })).code, -32002);
   assert.equal((await rpcError("waiter", "tasks/cancel", { id: randomUUID() })).code, -32001);
@@ -219,8 +230,10 @@ test("JSON-RPC errors: parse, invalid request, method, params, content type, ass
 
   const unknown = await rpcError("notes", "tasks/explode", {});
   assert.deepEqual([unknown.status, unknown.code], [200, -32601]);
-  assert.equal((await rpcError("notes", "tasks/pushNotificationConfig/get", { id: randomUUID() })).code, -32004);
-  assert.equal((await rpcError("notes", "tasks/resubscribe", { id: randomUUID() })).code, -32001);
+  for (const verb of ["set", "get", "list", "delete"]) {
+    assert.equal((await rpcError("notes", `tasks/pushNotificationConfig/${verb}`, { id: randomUUID() })).code, -32003, verb);
+  }
+  assert.equal((await rpcError("notes", "agent/getAuthenticatedExtendedCard", {})).code, -32007);
 
   const missing = await rpcError("notes", "message/send", {});
   assert.equal(missing.code, -32602);
@@ -251,10 +264,13 @@ test("JSON-RPC errors: parse, invalid request, method, params, content type, ass
     -32003,
   );
 
-  const file = await rpcError("notes", "message/send", {
-    message: { role: "user", messageId: randomUUID(), parts: [{ kind: "file", file: { uri: "file:///etc/passwd" } }] },
-  });
-  assert.equal(file.code, -32005);
+  const fileParams = (file: unknown) => ({ message: { role: "user", messageId: randomUUID(), parts: [{ kind: "file", file }] } });
+  const empty = await rpcError("notes", "message/send", fileParams({}));
+  assert.deepEqual([empty.code, empty.data[0].loc], [-32602, ["params", "message", "parts", 0, "file"]]);
+  assert.match(empty.message, /bytes \(base64\) or uri/);
+  const notBase64 = await rpcError("notes", "message/send", fileParams({ bytes: "not base64!", mimeType: "image/png" }));
+  assert.deepEqual([notBase64.code, notBase64.data[0].loc], [-32602, ["params", "message", "parts", 0, "file", "bytes"]]);
+  assert.equal((await rpcError("notes", "message/send", fileParams({ uri: "no url" }))).code, -32602);
   const noMessages = await rpcError("no-messages", "message/send", message("hi"));
   assert.equal(noMessages.code, -32602);
   assert.match(noMessages.message, /messages/);
@@ -271,7 +287,7 @@ test("refused requests store nothing: an invalid message leaves no task and no c
         message: { role: "user", messageId: randomUUID(), contextId, parts: [{ kind: "file", file: {} }] },
       })
     ).code,
-    -32005,
+    -32602,
   );
   const first = await send("notes", "recall", { contextId });
   assert.equal(first.artifacts[0].parts[0].text, "You have not told me anything yet.");
@@ -337,7 +353,7 @@ test("kill -9 during a run: after a restart the task reads failed and its conver
     }).then(async (r) => ((await r.json()) as any).result);
   const earlier = await post(first.url, "message/send", message("wait 1"));
   const running = await post(first.url, "message/send", {
-    ...message("wait 30000", { contextId: earlier.contextId, taskId: earlier.id }),
+    ...message("wait 30000", { contextId: earlier.contextId }),
     configuration: { blocking: false },
   });
   assert.equal(await first.stop("SIGKILL"), null);
@@ -347,7 +363,7 @@ test("kill -9 during a run: after a restart the task reads failed and its conver
     assert.equal(after.status.state, "failed");
     assert.match(after.status.message.parts[0].text, /stopped while this task ran/);
     assert.equal((await post(second.url, "tasks/get", { id: earlier.id })).status.state, "completed");
-    const next = await post(second.url, "message/send", message("wait 2", { contextId: running.contextId, taskId: running.id }));
+    const next = await post(second.url, "message/send", message("wait 2", { contextId: running.contextId }));
     assert.deepEqual([next.contextId, next.status.state, next.artifacts[0].parts[0].text], [running.contextId, "completed", "waited 2 ms"]);
   } finally {
     await second.stop();
@@ -436,6 +452,8 @@ test("a graph that asks (LangGraph interrupt) leaves its task input-required; th
   assert.equal(other.status.state, "input-required");
   const canceled = await call("approval", "tasks/cancel", { id: other.id });
   assert.equal(canceled.body.result.status.state, "canceled", "a waiting task can be canceled");
-  const after = await send("approval", "no", { contextId: other.contextId, taskId: other.id });
-  assert.notEqual(after.id, other.id, "a canceled task is not resumed: the message starts a new task");
+  const refused = await rpcError("approval", "message/send", message("no", { contextId: other.contextId, taskId: other.id }));
+  assert.equal(refused.code, -32600, "a canceled task is not resumed");
+  const after = await send("approval", "no", { contextId: other.contextId });
+  assert.notEqual(after.id, other.id, "the message starts a new task");
 });

@@ -32,8 +32,6 @@ test("a2a send prints the answer, and the ids that continue the conversation", a
     "notes",
     "--context",
     contextId,
-    "--task",
-    taskId,
     "recall",
     "--data",
     '{"tone":"loud"}',

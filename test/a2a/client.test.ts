@@ -38,19 +38,27 @@ const task = (n: number) => ({
   artifacts: [],
 });
 
-test("the first message has no contextId or taskId and a random thread id; later ones carry the last answer's ids and the contextId as thread id", async (t) => {
-  const server = await standIn((body, n) => ({ body: { jsonrpc: "2.0", id: body.id, result: task(n) } }));
+test("the first message has no contextId or taskId and a random thread id; later ones carry the contextId (as thread id too), and the taskId of a task waiting for input", async (t) => {
+  const waiting = (n: number) => ({ ...task(n), status: { state: "input-required", timestamp: "2026-11-23T00:00:00Z" } });
+  const server = await standIn((body, n) => ({ body: { jsonrpc: "2.0", id: body.id, result: n === 2 ? waiting(n) : task(n) } }));
   t.after(() => server.close());
   const conversation = new A2aConversation({ baseUrl: `${server.url}/`, assistantId: "notes" });
   await conversation.send("one");
   await conversation.send("two", { tone: "loud" });
-  const [first, second] = server.bodies;
+  await conversation.send("yes");
+  await conversation.send("four");
+  const [first, second, third, fourth] = server.bodies;
+  assert.deepEqual([third.params.message.taskId, fourth.params.message.taskId], ["task-2", undefined], "only a waiting task is answered");
   assert.equal(first.method, "message/send");
   assert.equal(first.params.message.contextId, undefined);
   assert.equal(first.params.message.taskId, undefined);
   assert.match(first.metadata.thread_id, UUID);
   assert.match(first.params.message.messageId, UUID);
-  assert.deepEqual([second.params.message.contextId, second.params.message.taskId], [task(1).contextId, "task-1"]);
+  assert.deepEqual(
+    [second.params.message.contextId, second.params.message.taskId],
+    [task(1).contextId, undefined],
+    "a completed task is not reopened",
+  );
   assert.equal(second.metadata.thread_id, task(1).contextId);
   assert.deepEqual(second.params.message.parts, [
     { kind: "text", text: "two" },
@@ -86,7 +94,7 @@ test("attachThreadId puts the body's metadata.thread_id on a span as platform.me
   assert.equal(without!.attributes[THREAD_ID_ATTRIBUTE], undefined);
 });
 
-test("graph input: text parts become one human (or assistant) entry, data parts merge in, a file part is -32005", () => {
+test("graph input: text parts become one human (or assistant) entry, data parts merge in, file parts make it content blocks", () => {
   const message = (parts: unknown[], role = "user") => Message.parse({ role, messageId: "m", parts });
   assert.deepEqual(
     graphInput(
@@ -102,10 +110,32 @@ test("graph input: text parts become one human (or assistant) entry, data parts 
     },
   );
   assert.deepEqual(graphInput(message([{ kind: "text", text: "hi" }], "agent")).messages, [{ role: "assistant", content: "hi" }]);
-  assert.throws(
-    () => graphInput(message([{ kind: "file", file: { uri: "x" } }])),
-    (err: RpcError) => err.code === -32005,
+  assert.deepEqual(
+    graphInput(
+      message([
+        { kind: "file", file: { bytes: "aGk=", mimeType: "video/mp4" } },
+        { kind: "file", file: { bytes: "aGk=" } },
+        { kind: "text", text: "both?" },
+      ]),
+    ).messages,
+    [
+      {
+        role: "human",
+        content: [
+          { type: "video", mimeType: "video/mp4", data: "aGk=" },
+          { type: "file", mimeType: "application/octet-stream", data: "aGk=" },
+          { type: "text", text: "both?" },
+        ],
+      },
+    ],
   );
+  for (const file of [{ uri: "x" }, { bytes: "a" }, { bytes: "aGk=", uri: "https://x.example/" }, {}]) {
+    assert.throws(
+      () => graphInput(message([{ kind: "file", file }])),
+      (err: RpcError) => err.code === -32602,
+      JSON.stringify(file),
+    );
+  }
   assert.equal(
     messageText({
       content: [

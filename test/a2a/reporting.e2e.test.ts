@@ -327,6 +327,20 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
     const secondTurn = await conversation.send("second");
     assert.equal(secondTurn.contextId, firstTurn.contextId);
     assert.notEqual(firstTurn.contextId, clientThread);
+    // Both given, and different: the message's contextId wins (the platform's server converts contextId to thread_id).
+    const thirdTurn = await fetch(`${traced.url}/a2a/notes`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "message/send",
+        params: {
+          message: { role: "user", messageId: randomUUID(), contextId: firstTurn.contextId, parts: [{ kind: "text", text: "third" }] },
+        },
+        metadata: { thread_id: "someone-elses-thread" },
+      }),
+    }).then(async (response) => ((await response.json()) as { result: { id: string } }).result);
     assert.equal((await new A2aConversation({ baseUrl: untraced.url, assistantId: "notes" }).send("not traced")).status.state, "completed");
 
     // Exported by the batch processor's schedule (--trace-export-interval), not only at stop.
@@ -334,7 +348,7 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
       async () => {
         const all = spansOf(on.received);
         const turns = new Set(all.map((span) => span.attributes["a2a.task_id"]));
-        return turns.has(firstTurn.id) && turns.has(secondTurn.id) ? all : undefined;
+        return turns.has(firstTurn.id) && turns.has(secondTurn.id) && turns.has(thirdTurn.id) ? all : undefined;
       },
       12_000,
       "both turns' spans at the tracing endpoint",
@@ -355,8 +369,8 @@ test("tracing: spans go to PLATFORM_ENDPOINT with the key and project headers an
     assert.deepEqual(first.map((span) => span.name).sort(), ["a2a message/send", "graph notes"]);
     assert.deepEqual(second.map((span) => span.name).sort(), ["a2a message/send", "graph notes"]);
     for (const span of first) assert.equal(span.attributes["platform.metadata.thread_id"], clientThread, `${span.name} of the first turn`);
-    for (const span of second)
-      assert.equal(span.attributes["platform.metadata.thread_id"], firstTurn.contextId, `${span.name} of the second turn`);
+    for (const span of [...second, ...turnOf(thirdTurn.id)])
+      assert.equal(span.attributes["platform.metadata.thread_id"], firstTurn.contextId, `${span.name} of a later turn`);
 
     // Stopping flushes whatever a tracer holds: the untraced server still sends nothing.
     assert.equal(await traced.stop("SIGTERM"), 0);

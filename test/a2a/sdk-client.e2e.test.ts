@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import type { Message, MessageSendParams, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk";
-import { A2AClient, ClientFactory, TaskNotCancelableError, TaskNotFoundError, type Client } from "@a2a-js/sdk/client";
+import type { Message, MessageSendParams, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "a2a-sdk-v03";
+import { A2AClient, ClientFactory, TaskNotCancelableError, TaskNotFoundError, type Client } from "a2a-sdk-v03/client";
 import { startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
 
 // Our agent server (a real `egress-agent a2a serve` process) driven by the official A2A JS client, as a user of
@@ -76,10 +76,10 @@ test("the SDK resolves the agent card and a conversation of two messages complet
   assert.equal(first.status.message?.role, "agent");
   firstTurn = first;
 
-  const second = asTask(await notes.sendMessage({ message: userMessage("recall", { contextId: first.contextId, taskId: first.id }) }));
+  const second = asTask(await notes.sendMessage({ message: userMessage("recall", { contextId: first.contextId }) }));
   assert.equal(second.status.state, "completed");
   assert.equal(second.contextId, first.contextId, "the same conversation");
-  assert.notEqual(second.id, first.id, "a completed task is not reopened: the message starts a new one");
+  assert.notEqual(second.id, first.id, "the next message of the conversation is a new task");
   assert.equal(artifactText(second), 'You told me: "buy milk".');
 });
 
@@ -164,4 +164,109 @@ test("cancelTask cancels a running task; an unknown task id is an error the SDK 
   });
   // Another assistant's task is not found either.
   if (firstTurn) await assert.rejects(waiter.getTask({ id: firstTurn.id }), TaskNotFoundError);
+});
+
+/** The JSON-RPC error code the 0.3 SDK raised: on the error itself, or (inside a stream) on its cause. */
+function codeOf(err: unknown): number | undefined {
+  type Raised = { errorResponse?: { error?: { code?: number } }; cause?: unknown };
+  const raised = err as Raised;
+  return raised.errorResponse?.error?.code ?? (raised.cause as Raised | undefined)?.errorResponse?.error?.code;
+}
+
+async function rejectsWith(work: Promise<unknown> | (() => Promise<unknown>), code: number, message?: RegExp): Promise<void> {
+  await assert.rejects(work, (err: unknown) => {
+    assert.equal(codeOf(err), code, `code ${code}, not: ${String(err)}`);
+    if (message) assert.match(String((err as Error).message), message);
+    return true;
+  });
+}
+
+const drain = async (events: AsyncIterable<unknown>) => {
+  const seen: unknown[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+};
+
+const client = (assistant: string) => new ClientFactory().createFromUrl(`${server.url}/a2a/${assistant}/.well-known/agent-card.json`, "");
+
+test("edges: errors found before a stream starts come inside it, where the SDK reads their code", async () => {
+  // An invalid message (no parts), an unknown task to resubscribe to: each a stream whose one event is the error.
+  await rejectsWith(drain(notes.sendMessageStream({ message: { ...userMessage("x"), parts: [] } })), -32602, /parts/);
+  await rejectsWith(drain(notes.resubscribeTask({ id: randomUUID() })), -32001);
+  const done = asTask(await notes.sendMessage({ message: userMessage("once") }));
+  await rejectsWith(
+    drain(notes.sendMessageStream({ message: userMessage("again", { contextId: done.contextId, taskId: done.id }) })),
+    -32600,
+  );
+});
+
+test("edges: a task that ended is not reopened; a conversation waiting for input takes only a reply naming its task", async () => {
+  const done = asTask(await notes.sendMessage({ message: userMessage("first") }));
+  await rejectsWith(
+    notes.sendMessage({ message: userMessage("more", { contextId: done.contextId, taskId: done.id }) }),
+    -32600,
+    /terminal state \(completed\)/,
+  );
+
+  const approval = await client("approval");
+  const asked = asTask(await approval.sendMessage({ message: userMessage("pay 5 EUR") }));
+  assert.equal(asked.status.state, "input-required");
+  await rejectsWith(approval.sendMessage({ message: userMessage("yes", { contextId: asked.contextId }) }), -32602, /taskId is required/);
+  assert.equal((await approval.getTask({ id: asked.id })).status.state, "input-required", "the refused reply changed nothing");
+  const resumed = asTask(await approval.sendMessage({ message: userMessage("yes", { contextId: asked.contextId, taskId: asked.id }) }));
+  assert.deepEqual([resumed.id, resumed.status.state, artifactText(resumed)], [asked.id, "completed", "Done: pay 5 EUR"]);
+});
+
+test("edges: file parts reach the graph as LangChain content blocks", async () => {
+  const echo = await client("echo-content");
+  const png = Buffer.from("\x89PNG fake image").toString("base64");
+  const task = asTask(
+    await echo.sendMessage({
+      message: {
+        kind: "message",
+        messageId: randomUUID(),
+        role: "user",
+        parts: [
+          { kind: "text", text: "what is in these?" },
+          { kind: "file", file: { bytes: png, mimeType: "image/png", name: "cat.png" } },
+          { kind: "file", file: { uri: "https://files.example/report.pdf", mimeType: "application/pdf" } },
+        ],
+      },
+    }),
+  );
+  assert.equal(task.status.state, "completed");
+  assert.deepEqual(JSON.parse(artifactText(task)!), [
+    { type: "text", text: "what is in these?" },
+    { type: "image", mimeType: "image/png", data: png, metadata: { filename: "cat.png" } },
+    { type: "file", url: "https://files.example/report.pdf", mimeType: "application/pdf" },
+  ]);
+  assert.equal(task.history?.[0]?.parts.length, 3, "the user's message is kept as sent");
+});
+
+test("edges: history holds every message the graph added, not only the first and last", async () => {
+  const twoStep = await client("two-step");
+  const task = asTask(await twoStep.sendMessage({ message: userMessage("go") }));
+  assert.deepEqual(
+    task.history?.map((message) => [message.role, textOf(message)]),
+    [
+      ["user", "go"],
+      ["agent", "thinking..."],
+      ["agent", "done thinking"],
+    ],
+  );
+  assert.equal(task.status.message?.messageId, task.history?.at(-1)?.messageId, "the status message is the last one, not a copy");
+});
+
+test("edges: every push notification method is -32003 (not supported)", async () => {
+  // The Client refuses by itself, reading the card's capabilities.pushNotifications (false); its transport asks the server.
+  await assert.rejects(async () =>
+    notes.setTaskPushNotificationConfig({ taskId: "t", pushNotificationConfig: { url: "http://127.0.0.1:1/hook" } }),
+  );
+  const done = asTask(await notes.sendMessage({ message: userMessage("hook") }));
+  const transport = notes.transport;
+  const config = { taskId: done.id, pushNotificationConfig: { url: "http://127.0.0.1:1/hook" } };
+  await rejectsWith(transport.setTaskPushNotificationConfig(config), -32003);
+  await rejectsWith(transport.getTaskPushNotificationConfig({ id: done.id }), -32003);
+  await rejectsWith(transport.listTaskPushNotificationConfig({ id: done.id }), -32003);
+  await rejectsWith(transport.deleteTaskPushNotificationConfig({ id: done.id, pushNotificationConfigId: "x" }), -32003);
 });
