@@ -20,10 +20,9 @@ const WARMUP = 200;
 /** After ready, before the idle RSS is read. */
 const SETTLE_MS = 3_000;
 
-/** The conversation a message continues: the contextId and taskId of the previous answer. */
+/** The conversation a message continues: the previous answer's contextId (its task ended: it is not named again). */
 interface Continued {
   contextId: string;
-  taskId: string;
 }
 
 /** A JSON-RPC message/send body: a user's text message, a new conversation unless `previous` is given. */
@@ -49,7 +48,7 @@ function sender(url: string, dispatcher: Agent): Turn<Continued> {
     if (response.statusCode !== 200 || answer.result?.status.state !== "completed") {
       throw new Error(`${url} answered ${response.statusCode}: ${JSON.stringify(answer.error ?? answer.result?.status)}`);
     }
-    return { contextId: answer.result.contextId, taskId: answer.result.id };
+    return { contextId: answer.result.contextId };
   };
 }
 

@@ -100,7 +100,7 @@ const rows: [string, string, string, string][] = [
     a2aOverhead(fresh, freshFloor),
   ],
   [
-    `8. Agent server: ${fmt(A2A_REQUESTS)} messages in ${TURNS}-turn conversations (each turn continues the previous answer's contextId and taskId), ${CLIENTS} clients`,
+    `8. Agent server: ${fmt(A2A_REQUESTS)} messages in ${TURNS}-turn conversations (each turn continues the previous answer's contextId), ${CLIENTS} clients`,
     a2aFigure(continued),
     `in-process graph, the same turns on the same threads: ${a2aFigure(continuedFloor)}`,
     a2aOverhead(continued, continuedFloor),

@@ -233,7 +233,7 @@ export const ERRORS = {
   EGRESS_ERR_A2A_TASK: {
     exit: 1,
     meaning: "The task ended in a state other than completed (failed, canceled, rejected, input-required, ...).",
-    fix: "Read the task's status message; continue an input-required task with `--context` and `--task`.",
+    fix: "Read the task's status message; answer an input-required task with `--context` and `--task`.",
   },
 
   // The control plane and `deployments`

@@ -151,10 +151,9 @@ export class TaskRunner {
       return { contextId: stored.task.contextId, resume: stored.task };
     }
     if (message.contextId === undefined) return { contextId: randomUUID() };
-    const owner = store.contextGraph(message.contextId);
-    if (owner !== undefined && owner !== assistant.graphId)
-      throw invalidParams(`context ${message.contextId} belongs to another assistant`);
-    const waiting = store.waitingTask(message.contextId);
+    const context = store.context(message.contextId);
+    if (context && context.graphId !== assistant.graphId) throw invalidParams(`context ${message.contextId} belongs to another assistant`);
+    const waiting = context?.waitingTaskId;
     if (waiting !== undefined) {
       throw invalidParams(
         `message.taskId is required: context ${message.contextId} waits for the answer to task ${waiting} (input-required); reply with its taskId, or cancel it`,

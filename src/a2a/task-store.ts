@@ -53,8 +53,10 @@ export class TaskStore {
     const db = this.#db;
     this.#statements = {
       task: db.prepare<[string], { graph_id: string; task: string }>("SELECT graph_id, task FROM tasks WHERE id = ?"),
-      context: db.prepare<[string], { graph_id: string }>("SELECT graph_id FROM contexts WHERE id = ?"),
-      waiting: db.prepare<[string], { id: string }>("SELECT id FROM tasks WHERE context_id = ? AND state = 'input-required' LIMIT 1"),
+      context: db.prepare<[string], { graph_id: string; waiting: string | null }>(
+        `SELECT graph_id, (SELECT id FROM tasks WHERE context_id = contexts.id AND state = 'input-required' LIMIT 1) AS waiting
+         FROM contexts WHERE id = ?`,
+      ),
       addContext: db.prepare("INSERT OR IGNORE INTO contexts (id, graph_id, created_at) VALUES (?, ?, ?)"),
       addTask: db.prepare("INSERT INTO tasks (id, graph_id, context_id, state, task, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
       setTask: db.prepare("UPDATE tasks SET state = ?, task = ?, updated_at = ? WHERE id = ?"),
@@ -82,14 +84,10 @@ export class TaskStore {
     return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
   }
 
-  /** The graph a context (thread) belongs to, if it exists. */
-  contextGraph(contextId: string): string | undefined {
-    return this.#statements.context.get(contextId)?.graph_id;
-  }
-
-  /** The task of a context that waits for input (the graph asked a question), if any. */
-  waitingTask(contextId: string): string | undefined {
-    return this.#statements.waiting.get(contextId)?.id;
+  /** A context (thread), if it exists: the graph it belongs to, and its task waiting for input (the graph asked), if any. */
+  context(contextId: string): { graphId: string; waitingTaskId: string | undefined } | undefined {
+    const row = this.#statements.context.get(contextId);
+    return row && { graphId: row.graph_id, waitingTaskId: row.waiting ?? undefined };
   }
 
   create(graphId: string, task: Task, now: number): void {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 import { Role, TaskState, type Message, type Part, type SendMessageRequest, type StreamResponse, type Task } from "@a2a-js/sdk";
-import { ClientFactory, type Client } from "@a2a-js/sdk/client";
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
 import { startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
 
 // Our agent server (a real `egress-agent a2a serve` process) driven by the newest official A2A JS client,
@@ -259,4 +259,17 @@ test("edges: push notification methods are -32003; ListTasks is -32004", async (
   await rejectsWith(transport.listTaskPushNotificationConfig({ tenant: "", taskId: done.id, pageSize: 0, pageToken: "" }), -32003);
   await rejectsWith(transport.deleteTaskPushNotificationConfig({ tenant: "", taskId: done.id, id: "x" }), -32003);
   await rejectsWith(notes.listTasks({ tenant: "", contextId: done.contextId } as never), -32004);
+});
+
+test("a client that switched on the SDK's v0.3 compatibility layer (for the server's earlier versions) keeps working, on v1.0", async () => {
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      cardResolver: new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }),
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+    }),
+  );
+  const compat = await factory.createFromUrl(`${server.url}/a2a/notes/.well-known/agent-card.json`, "");
+  assert.deepEqual([compat.transport.protocolName, compat.protocolVersion], ["JSONRPC", "1.0"]);
+  const task = asTask(await compat.sendMessage(userMessage("compat")));
+  assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
 });

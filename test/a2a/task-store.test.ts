@@ -58,6 +58,16 @@ test("tasks left running by a stop end failed when the store is opened again", (
   );
   assert.equal(store.get("a")!.task.status.state, "failed");
   assert.equal(store.get("b")!.task.status.state, "completed");
-  assert.equal(store.contextGraph("c1"), "notes");
+  assert.deepEqual(store.context("c1"), { graphId: "notes", waitingTaskId: undefined });
+  store.close();
+});
+
+test("a context names its task waiting for input, and none once that task has moved on", () => {
+  const store = new TaskStore(join(tempDir("tasks-"), "tasks.db"), MINUTE);
+  store.create("approval", { ...task("q", "input-required"), contextId: "c9" }, 0);
+  assert.deepEqual(store.context("c9"), { graphId: "approval", waitingTaskId: "q" });
+  store.update({ ...task("q", "canceled"), contextId: "c9" }, 1);
+  assert.deepEqual(store.context("c9"), { graphId: "approval", waitingTaskId: undefined });
+  assert.equal(store.context("nope"), undefined);
   store.close();
 });
