@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
+import Database from "better-sqlite3";
 import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
 
 // The protocol's edges on the wire, as bytes a client sees (the SDK tests read the same through the official
@@ -9,9 +11,10 @@ import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/
 const GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
 
 let server: ServiceProcess;
+const dataDir = tempDir("a2a-edges-");
 before(async () => {
   server = await startService(
-    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-edges-")],
+    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", dataDir],
     "agent server listening",
   );
 });
@@ -164,4 +167,34 @@ test("the agent card lists both versions on one JSON-RPC endpoint and keeps v0.3
   ]);
   assert.deepEqual([card.url, card.preferredTransport, card.protocolVersion], [endpoint, "JSONRPC", "0.3.0"]);
   assert.equal(card.capabilities.pushNotifications, false);
+});
+
+test("v1.0 requests refused for their params store nothing: no task, no conversation", async () => {
+  const count = () => {
+    const db = new Database(join(dataDir, "tasks.db"), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare("SELECT (SELECT count(*) FROM tasks) AS tasks, (SELECT count(*) FROM contexts) AS contexts").get();
+    } finally {
+      db.close();
+    }
+  };
+  const done = ((await (await post("notes", { jsonrpc: "2.0", id: 1, method: "SendMessage", params: v1Message("seed") })).json()) as any)
+    .result.task;
+  const before = count();
+  const refused: Array<[unknown, number]> = [
+    [{}, -32602],
+    [{ message: { role: "ROLE_USER", messageId: "m", parts: [] } }, -32602],
+    [{ message: { role: "ROLE_UNSPECIFIED", messageId: "m", parts: [{ text: "x" }] } }, -32602],
+    [{ message: { role: "ROLE_USER", messageId: "", parts: [{ text: "x" }] } }, -32602],
+    [{ message: { role: "ROLE_USER", messageId: "m", parts: [{ raw: "", mediaType: "image/png" }, { url: "not a url" }] } }, -32602],
+    [v1Message("x", { contextId: "not-a-uuid" }), -32602],
+    [v1Message("x", { contextId: randomUUID(), taskId: done.id }), -32001],
+    [v1Message("x", { contextId: done.contextId, taskId: done.id }), -32004],
+    [{ ...v1Message("x"), configuration: { taskPushNotificationConfig: { url: "http://127.0.0.1:1/hook" } } }, -32003],
+  ];
+  for (const [params, code] of refused) {
+    const answer = (await (await post("notes", { jsonrpc: "2.0", id: 7, method: "SendMessage", params })).json()) as any;
+    assert.equal(answer.error?.code, code, JSON.stringify(params));
+  }
+  assert.deepEqual(count(), before);
 });

@@ -270,3 +270,15 @@ test("edges: every push notification method is -32003 (not supported)", async ()
   await rejectsWith(transport.listTaskPushNotificationConfig({ id: done.id }), -32003);
   await rejectsWith(transport.deleteTaskPushNotificationConfig({ id: done.id, pushNotificationConfigId: "x" }), -32003);
 });
+
+test("resubscribeTask follows a running task to its end; for a task that ended, one event: the task as it ended", async () => {
+  const running = asTask(await waiter.sendMessage({ message: userMessage("wait 300"), configuration: { blocking: false } }));
+  const followed = (await drain(waiter.resubscribeTask({ id: running.id }))) as Array<Task | TaskStatusUpdateEvent>;
+  const last = followed.at(-1) as TaskStatusUpdateEvent;
+  assert.deepEqual([last.kind, last.status.state, last.final], ["status-update", "completed", true]);
+  const ended = (await drain(waiter.resubscribeTask({ id: running.id }))) as Task[];
+  assert.deepEqual(
+    ended.map((event) => [event.kind, event.status.state]),
+    [["task", "completed"]],
+  );
+});
