@@ -4,7 +4,7 @@ import { HttpError } from "../errors.ts";
 import { Answer, EventStream, NamedEvent, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
-import { A2A_V1_METHODS, RpcErrorCode, type AgentCard, type RpcRequest } from "../protocol/a2a.ts";
+import { A2A_V03_METHODS, A2A_V1_METHODS, RpcErrorCode, type AgentCard, type RpcRequest } from "../protocol/a2a.ts";
 import { agentCard } from "./agent-card.ts";
 import type { Assistant } from "./graph-config.ts";
 import { dispatch, parseRpcRequest, requestIdOf, rpcError, rpcResult } from "./rpc.ts";
@@ -82,7 +82,8 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
   try {
     const rpc = parseRpcRequest(request.body);
     notification = rpc.id === undefined;
-    observation.method = rpc.method;
+    // A metric label: a caller's made-up method name is "unknown", not a new series at the sidecar.
+    observation.method = A2A_V03_METHODS.has(rpc.method) || A2A_V1_METHODS.has(rpc.method) ? rpc.method : "unknown";
     span.updateName(`a2a ${rpc.method}`);
     span.setAttribute("rpc.method", rpc.method);
     const threadId = traceThreadId(rpc);

@@ -23,7 +23,7 @@ export interface SidecarReporterOptions {
 export interface A2aRequestObservation {
   /** The route template, `/a2a/{assistant_id}`: no assistant id leaves in a label. */
   endpoint: string;
-  /** The JSON-RPC method, or "invalid" when the request had none. */
+  /** The JSON-RPC method: an A2A one, "unknown" for any other name, "invalid" when the request had none. */
   method: string;
   failed: boolean;
   durationMs: number;

@@ -8,6 +8,20 @@ export const A2A_PROTOCOL_VERSION = "0.3.0";
 /** The A2A versions the agent server speaks, as its agent card lists them (supportedInterfaces). */
 export const A2A_SERVED_VERSIONS = ["1.0", "0.3"] as const;
 
+/** A2A v0.3's JSON-RPC method names. */
+export const A2A_V03_METHODS: ReadonlySet<string> = new Set([
+  "message/send",
+  "message/stream",
+  "tasks/get",
+  "tasks/cancel",
+  "tasks/resubscribe",
+  "tasks/pushNotificationConfig/set",
+  "tasks/pushNotificationConfig/get",
+  "tasks/pushNotificationConfig/list",
+  "tasks/pushNotificationConfig/delete",
+  "agent/getAuthenticatedExtendedCard",
+]);
+
 /**
  * A2A v1.0's JSON-RPC method names. Every v0.3 name has a slash (message/send); a request naming one of these is
  * a v1.0 request, on the same endpoint.

@@ -142,6 +142,14 @@ describe("agent server -> egress sidecar -> beacon", () => {
       }
       const failed = await new A2aConversation({ baseUrl: server.url, assistantId: "failing" }).send("go");
       assert.equal(failed.status.state, "failed");
+      // A v1.0 request, and a method name the caller made up (it must not become a label value of its own).
+      for (const method of ["GetTask", "x/made-up-4711"]) {
+        await fetch(`${server.url}/a2a/notes`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { id: randomUUID() } }),
+        });
+      }
 
       const sessions = await beaconTotals(
         beaconFixture.dataDir,
@@ -154,7 +162,8 @@ describe("agent server -> egress sidecar -> beacon", () => {
       const { resources, points } = await waitFor(
         async () => {
           const found = agentServerMetrics(beaconFixture.dataDir);
-          return found.points.has("platform_http_requests_latency") && found.points.has("platform_http_requests_failed")
+          const methods = (found.points.get("platform_http_requests_latency") ?? []).map((p) => attributeMap(p.attributes).method);
+          return found.points.has("platform_http_requests_failed") && methods.includes("GetTask") && methods.includes("unknown")
             ? found
             : undefined;
         },
@@ -179,6 +188,9 @@ describe("agent server -> egress sidecar -> beacon", () => {
         latency.every((p) => typeof p.value === "number" && p.value >= 0 && p.value < 60),
         JSON.stringify(latency),
       );
+      const methods = new Set(latency.map((p) => p.attributes.method));
+      assert.ok(methods.has("GetTask") && methods.has("unknown"), JSON.stringify([...methods]));
+      assert.ok(![...methods].some((method) => String(method).includes("made-up")), "a made-up method name is not a label value");
       const failures = points
         .get("platform_http_requests_failed")!
         .map((p) => ({ attributes: attributeMap(p.attributes), value: Number(p.asInt) }));
