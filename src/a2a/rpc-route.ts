@@ -84,8 +84,8 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
     notification = rpc.id === undefined;
     // A metric label: a caller's made-up method name is "unknown", not a new series at the sidecar.
     observation.method = A2A_V03_METHODS.has(rpc.method) || A2A_V1_METHODS.has(rpc.method) ? rpc.method : "unknown";
-    span.updateName(`a2a ${rpc.method}`);
-    span.setAttribute("rpc.method", rpc.method);
+    span.updateName(`a2a ${observation.method}`);
+    span.setAttribute("rpc.method", observation.method);
     const threadId = traceThreadId(rpc);
     if (threadId !== undefined) span.setAttribute(THREAD_ID_ATTRIBUTE, threadId);
     const runTrace = { threadId, parent: trace.setSpan(context.active(), span) };
