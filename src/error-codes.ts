@@ -212,6 +212,12 @@ export const ERRORS = {
     meaning: "The bearer token was issued for a different license than the body's license key.",
     fix: "Send the token that `/v1/beacon/verify` issued for this license key.",
   },
+  EGRESS_ERR_DATABASE: {
+    exit: 3,
+    meaning:
+      "The beacon cannot open its PostgreSQL database (`database.url`): unreachable, refused, unknown database, or a schema newer than this beacon.",
+    fix: "Check `database.url` (or `BEACON_DATABASE_URL`) and that the server is up; the message has PostgreSQL's error code.",
+  },
   EGRESS_ERR_NO_DATA: {
     exit: 1,
     meaning: "`beacon report` found no `beacon.db` in the beacon's data dir.",

@@ -1,14 +1,14 @@
 /**
- * Coalesces the writes of requests handled in the same event-loop turn into one SQLite transaction: one
- * fsync for several requests instead of one each. Each caller still learns of its own commit (or of the
+ * Coalesces the writes of requests handled in the same event-loop turn into one transaction (SQLite's, or
+ * PostgreSQL's): one fsync for several requests instead of one each. Each caller still learns of its own commit (or of the
  * error that stored nothing of the group) before it answers, so nothing is acknowledged before it is on disk.
  */
 export class GroupCommit<Job, Result> {
-  readonly #commit: (jobs: readonly Job[]) => Result[];
+  readonly #commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>;
   #waiting: { job: Job; resolve(result: Result): void; reject(err: unknown): void }[] = [];
 
   /** `commit` writes every job in one transaction and returns each job's result, in order. */
-  constructor(commit: (jobs: readonly Job[]) => Result[]) {
+  constructor(commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>) {
     this.#commit = commit;
   }
 
@@ -20,12 +20,12 @@ export class GroupCommit<Job, Result> {
     });
   }
 
-  #flush(): void {
+  async #flush(): Promise<void> {
     const group = this.#waiting;
     this.#waiting = [];
     let results: Result[];
     try {
-      results = this.#commit(group.map((w) => w.job));
+      results = await this.#commit(group.map((w) => w.job));
     } catch (err) {
       for (const w of group) w.reject(err);
       return;

@@ -10,7 +10,7 @@ import { LicenseRegistry } from "./licenses.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { Duration } from "../config/units.ts";
 import { serveUntilSignal } from "../serve-until-signal.ts";
-import { BeaconStore } from "./store.ts";
+import { openBeaconStorage } from "./storage.ts";
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 
@@ -50,7 +50,7 @@ async function publicKey(options: { config?: string }): Promise<void> {
   process.stdout.write(issuer.publicKeyPem);
 }
 
-function report(options: { config?: string; license?: string; org?: string; month?: string; json?: boolean }): void {
+async function report(options: { config?: string; license?: string; org?: string; month?: string; json?: boolean }): Promise<void> {
   if (options.org !== undefined && !z.uuid().safeParse(options.org).success) {
     throw new ConfigError("--org", ["--org: must be an organization UUID"]);
   }
@@ -58,12 +58,12 @@ function report(options: { config?: string; license?: string; org?: string; mont
     throw new ConfigError("--month", ["--month: must be YYYY-MM"]);
   }
   const config = loadBeaconConfig(options.config);
-  const store = new BeaconStore(config.dataDir, { readonly: true });
+  const store = await openBeaconStorage(config, { readonly: true });
   try {
-    const rows = store.traceReport({ licenseId: options.license, organizationId: options.org, month: options.month });
+    const rows = await store.traceReport({ licenseId: options.license, organizationId: options.org, month: options.month });
     process.stdout.write(options.json ? `${JSON.stringify(rows, null, 2)}\n` : formatTraceReport(rows));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -78,7 +78,7 @@ export function beaconCommand(): Command {
   beacon
     .command("report")
     .description("trace counts per license per month (by organization within each license), from what was ingested")
-    .option("--config <file>", "beacon YAML config (for dataDir)")
+    .option("--config <file>", "beacon YAML config (for dataDir, or database.url)")
     .option("--license <id>", "only this license")
     .addOption(new Option("--org <uuid>", "only this organization"))
     .option("--month <YYYY-MM>", "only this month (of the transactions' interval start)")

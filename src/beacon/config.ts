@@ -33,6 +33,17 @@ export const BeaconConfig = z
     // Connections, timeouts and the memory bodies may take (src/http/limits.ts): many customers, few bodies at once.
     http: httpLimitsSchema({ maxConnections: 4096, reservedConnections: 256, bodyBytesInFlight: "8MiB" }),
     logLevel: LogLevel.default("info"),
+    // PostgreSQL for several replicas (env BEACON_DATABASE_URL beats it): postgres://user:password@host:5432/db.
+    // Empty: beacon.db (SQLite) in dataDir, the embedded default.
+    database: z
+      .strictObject({
+        url: z
+          .string()
+          .default("")
+          .refine((url) => url === "" || /^postgres(ql)?:\/\//.test(url), { message: "must be a postgres:// URL, or empty for SQLite" }),
+        poolSize: z.int().min(1).max(200).default(10),
+      })
+      .prefault({}),
     licenses: z.array(BeaconLicense).default([]),
     // Serve HTTPS with this certificate and key (PEM); both or neither. Empty: plain HTTP (behind a TLS proxy).
     tls: z.strictObject({ certFile: z.string().default(""), keyFile: z.string().default("") }).prefault({}),
@@ -55,9 +66,21 @@ export const BeaconConfig = z
   });
 export type BeaconConfig = z.output<typeof BeaconConfig>;
 
-/** Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file. */
-export function loadBeaconConfig(file: string | undefined, overrides: { listen?: string } = {}): BeaconConfig {
-  const raw = readYamlFile(file);
-  const merged = overrides.listen && isRecord(raw) ? { ...raw, listen: overrides.listen } : raw;
+/**
+ * Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file, and so does
+ * `BEACON_DATABASE_URL` (a Secret's value in Kubernetes) its `database.url`.
+ */
+export function loadBeaconConfig(
+  file: string | undefined,
+  overrides: { listen?: string | undefined } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): BeaconConfig {
+  const raw = readYamlFile(file) ?? {};
+  let merged = overrides.listen && isRecord(raw) ? { ...raw, listen: overrides.listen } : raw;
+  const databaseUrl = env.BEACON_DATABASE_URL;
+  if (databaseUrl && isRecord(merged)) {
+    const database = isRecord(merged.database) ? merged.database : {};
+    merged = { ...merged, database: { ...database, url: databaseUrl } };
+  }
   return parseConfig(BeaconConfig, merged, file ?? "embedded defaults");
 }

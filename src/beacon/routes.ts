@@ -11,11 +11,11 @@ import type { HttpServer } from "../http/server.ts";
 import { parseRequest } from "../http/validate.ts";
 import type { Authenticator } from "./authenticate.ts";
 import type { License } from "./licenses.ts";
-import type { BeaconStore } from "./store.ts";
+import type { BeaconStorage } from "./storage.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
 
 export interface BeaconDeps {
-  store: BeaconStore;
+  store: BeaconStorage;
   auth: Authenticator;
   tokens: TokenIssuer;
   now: () => Date;
@@ -24,10 +24,9 @@ export interface BeaconDeps {
 export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const { store, auth, tokens, now } = deps;
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
-  const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>((jobs) => {
-    const receivedAt = now();
-    return store.atomically(() => jobs.map((job) => store.insertTransactions(job.licenseId, job.transactions, receivedAt)));
-  });
+  const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>((jobs) =>
+    store.ingest(jobs, now()),
+  );
 
   app.post(
     beaconPaths.verify,
@@ -79,7 +78,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
         const license = senders.get(request)!;
         const body = parseRequest(schema, request.body);
         const items = countItems(body);
-        store.insertOtlp(signal, license.id, items, body, now());
+        await store.insertOtlp(signal, license.id, items, body, now());
         request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
         return { partialSuccess: {} };
       },
@@ -94,7 +93,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       const license = auth.licenseAndBearer(body.license_key, senders.get(request));
       const from = new Date(body.from_timestamp);
       const to = new Date(body.to_timestamp);
-      const inserted = store.insertUsageSnapshot(license.id, from, to, body.measures, now());
+      const inserted = await store.insertUsageSnapshot(license.id, from, to, body.measures, now());
       request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
       return { inserted_count: inserted };
     },

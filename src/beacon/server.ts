@@ -5,7 +5,7 @@ import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
 import { LicenseRegistry } from "./licenses.ts";
 import { registerBeaconRoutes } from "./routes.ts";
-import { BeaconStore } from "./store.ts";
+import { openBeaconStorage } from "./storage.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { announceHealth } from "../health-file.ts";
 
@@ -24,7 +24,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     ttlMs: config.tokenTtl,
     now,
   });
-  const store = new BeaconStore(config.dataDir);
+  const store = await openBeaconStorage(config);
   const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
 
   const https = config.tls.certFile
@@ -41,7 +41,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
   registerBeaconRoutes(server, { store, auth, tokens, now });
   const close = async () => {
     await server.close();
-    store.close();
+    await store.close();
   };
 
   let url: string;
@@ -51,7 +51,15 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     await close();
     throw err;
   }
-  options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir }, "beacon listening");
+  const database = config.database.url ? "postgresql" : "sqlite";
+  if (config.database.url && !config.signingKeyFile) {
+    // Replicas on one database but each with its own key: a token from one is refused by the others.
+    options.logger.warn(
+      { dataDir: config.dataDir },
+      "database.url is set but signingKeyFile is not: this replica signs with a key of its own data dir; give every replica the same signingKeyFile",
+    );
+  }
+  options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
   announceHealth(url, "/healthz");
   return { url, close };
 }

@@ -205,7 +205,9 @@ export class BeaconStore {
    * Trace counts per month (of the interval start) and license, broken down by the organizations the license's
    * instance named; optionally one license, organization and/or month.
    */
-  traceReport(filter: { licenseId?: string; organizationId?: string; month?: string } = {}): TraceReportRow[] {
+  traceReport(
+    filter: { licenseId?: string | undefined; organizationId?: string | undefined; month?: string | undefined } = {},
+  ): TraceReportRow[] {
     return this.#db
       .prepare(
         `SELECT substr(start_interval_time, 1, 7) AS month, license_id, organization_id,

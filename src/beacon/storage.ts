@@ -1,0 +1,77 @@
+import type { OtlpSignal } from "../protocol/otlp.ts";
+import type { TraceTransaction } from "../protocol/trace-transaction.ts";
+import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
+import type { BeaconConfig } from "./config.ts";
+import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
+
+/** One license's batch of trace transactions. */
+export interface IngestBatch {
+  licenseId: string;
+  transactions: readonly TraceTransaction[];
+}
+
+export interface TraceReportFilter {
+  licenseId?: string | undefined;
+  organizationId?: string | undefined;
+  month?: string | undefined;
+}
+
+/**
+ * What the beacon keeps, on either engine: SQLite (`beacon.db` in the data dir, the embedded default) or
+ * PostgreSQL (`database.url`), which any number of beacon replicas share. Both pass one test suite
+ * (test/beacon/storage.test.ts).
+ */
+export interface BeaconStorage {
+  /**
+   * Stores several licenses' batches in one transaction (one commit); an id a license already sent is skipped, also
+   * when another replica stores it at the same moment. Per batch, how many rows are new.
+   */
+  ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]>;
+  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void>;
+  /** One snapshot per (license, window); 1 if new, else 0. */
+  insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1>;
+  traceReport(filter?: TraceReportFilter): Promise<TraceReportRow[]>;
+  /** What was stored, oldest first (the demo and the tests read it). */
+  otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]>;
+  usageSnapshots(): Promise<StoredUsageSnapshot[]>;
+  close(): Promise<void>;
+}
+
+/** The SQLite store behind the async interface. */
+class SqliteBeaconStorage implements BeaconStorage {
+  readonly #store: BeaconStore;
+  constructor(store: BeaconStore) {
+    this.#store = store;
+  }
+  async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
+    return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));
+  }
+  async insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void> {
+    this.#store.insertOtlp(signal, licenseId, itemCount, body, receivedAt);
+  }
+  async insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
+    return this.#store.insertUsageSnapshot(licenseId, from, to, measures, receivedAt);
+  }
+  async traceReport(filter: TraceReportFilter = {}): Promise<TraceReportRow[]> {
+    return this.#store.traceReport(filter);
+  }
+  async otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]> {
+    return this.#store.otlpBatches(signal);
+  }
+  async usageSnapshots(): Promise<StoredUsageSnapshot[]> {
+    return this.#store.usageSnapshots();
+  }
+  async close(): Promise<void> {
+    this.#store.close();
+  }
+}
+
+/** The store `config` names: PostgreSQL when `database.url` is set, else `beacon.db` in the data dir. */
+export async function openBeaconStorage(config: BeaconConfig, options: { readonly?: boolean } = {}): Promise<BeaconStorage> {
+  if (config.database.url) {
+    // Loaded only when used: an embedded beacon never pays for the PostgreSQL client.
+    const { PostgresBeaconStorage } = await import("./store-postgres.ts");
+    return PostgresBeaconStorage.open(config.database);
+  }
+  return new SqliteBeaconStorage(new BeaconStore(config.dataDir, options));
+}

@@ -1,0 +1,232 @@
+import pg from "pg";
+import { EgressError } from "../errors.ts";
+import type { OtlpSignal } from "../protocol/otlp.ts";
+import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
+import { redactUrl } from "../config/redact.ts";
+import type { BeaconStorage, IngestBatch, TraceReportFilter } from "./storage.ts";
+import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
+
+/** 1: the tables of SQLite's schema 4, in PostgreSQL's types (a UUID id, unique per sending license). */
+const SCHEMA_VERSION = 1;
+
+/** Any number taken once for the whole cluster: replicas starting together migrate one at a time. */
+const MIGRATION_LOCK = 0x6567_7265; // "egre"
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS beacon_schema (version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS trace_transactions (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id uuid NOT NULL,
+  license_id text NOT NULL,
+  organization_id text NOT NULL,
+  tenant_id text NOT NULL,
+  session_id text NOT NULL,
+  trace_count bigint NOT NULL,
+  start_insertion_time text NOT NULL,
+  end_insertion_time text NOT NULL,
+  start_interval_time text NOT NULL,
+  end_interval_time text NOT NULL,
+  status text NOT NULL,
+  num_failed_send_attempts integer NOT NULL,
+  transaction_type text NOT NULL,
+  received_at text NOT NULL,
+  UNIQUE (license_id, id)
+);
+CREATE INDEX IF NOT EXISTS trace_transactions_by_month ON trace_transactions (start_interval_time);
+CREATE TABLE IF NOT EXISTS otlp_batches (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  signal text NOT NULL CHECK (signal IN ('metrics', 'traces', 'logs')),
+  license_id text,
+  item_count integer NOT NULL,
+  body text NOT NULL,
+  received_at text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS usage_snapshots (
+  license_id text NOT NULL,
+  from_timestamp text NOT NULL,
+  to_timestamp text NOT NULL,
+  measures text NOT NULL,
+  received_at text NOT NULL,
+  PRIMARY KEY (license_id, from_timestamp, to_timestamp)
+);
+`;
+
+/** One batch as one statement: a column array each, so a batch of 500 is one round trip. */
+const INSERT_BATCH = `
+INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count, start_insertion_time,
+  end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts, transaction_type, received_at)
+SELECT t.id, $1, t.organization_id, t.tenant_id, t.session_id, t.trace_count, t.start_insertion_time, t.end_insertion_time,
+  t.start_interval_time, t.end_interval_time, t.status, t.num_failed_send_attempts, t.transaction_type, $2
+FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[],
+  $12::text[], $13::integer[], $14::text[])
+  AS t (id, organization_id, tenant_id, session_id, trace_count, start_insertion_time, end_insertion_time,
+    start_interval_time, end_interval_time, status, num_failed_send_attempts, transaction_type)
+ORDER BY t.id
+ON CONFLICT (license_id, id) DO NOTHING`;
+
+/** A deadlock or a serialization failure: the transaction did nothing and may run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+const ATTEMPTS = 5;
+
+export interface PostgresSettings {
+  url: string;
+  poolSize: number;
+}
+
+/**
+ * The beacon's tables in PostgreSQL, shared by any number of replicas. Exactly-once per license rests on the
+ * unique (license_id, id) index: a replica inserting an id another replica's open transaction holds waits for it,
+ * then skips the row. Rows are inserted in (license, id) order, so two replicas' transactions never wait on each
+ * other in a cycle.
+ */
+export class PostgresBeaconStorage implements BeaconStorage {
+  readonly #pool: pg.Pool;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Connects, and creates or migrates the schema (one replica at a time). */
+  static async open(settings: PostgresSettings): Promise<PostgresBeaconStorage> {
+    const pool = new pg.Pool({ connectionString: settings.url, max: settings.poolSize });
+    // An idle connection the server drops is the pool's business, not a crash of the beacon.
+    pool.on("error", () => {});
+    const storage = new PostgresBeaconStorage(pool);
+    try {
+      await storage.#migrate();
+    } catch (err) {
+      await pool.end();
+      const code = (err as { code?: string }).code;
+      throw new EgressError(
+        "EGRESS_ERR_DATABASE",
+        `cannot open the beacon's database at ${redactUrl(settings.url)} (database.url): ${code ? `${code} ` : ""}${(err as Error).message}`,
+      );
+    }
+    return storage;
+  }
+
+  async #migrate(): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await client.query(SCHEMA);
+      const { rows } = await client.query<{ version: number }>("SELECT version FROM beacon_schema");
+      const version = rows[0]?.version ?? 0;
+      if (version > SCHEMA_VERSION) {
+        throw new Error(
+          `the database has beacon schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`,
+        );
+      }
+      if (rows.length === 0) await client.query("INSERT INTO beacon_schema (version) VALUES ($1)", [SCHEMA_VERSION]);
+    });
+  }
+
+  /** Runs `work` in one transaction, again when PostgreSQL broke a deadlock or a serialization conflict. */
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.#pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await work(client);
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        if (attempt >= ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? "")) throw err;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
+    const received = receivedAt.toISOString();
+    // Licenses in order, and rows by id within each statement: every transaction takes its row locks in one order.
+    const order = [...batches.keys()].sort((a, b) => (batches[a]!.licenseId < batches[b]!.licenseId ? -1 : 1));
+    return this.#transaction(async (client) => {
+      const inserted = new Array<number>(batches.length).fill(0);
+      for (const i of order) {
+        const { licenseId, transactions: ts } = batches[i]!;
+        if (ts.length === 0) continue;
+        const column = <K extends keyof (typeof ts)[number]>(key: K) => ts.map((t) => t[key]);
+        const result = await client.query(INSERT_BATCH, [
+          licenseId,
+          received,
+          column("id"),
+          column("organization_id"),
+          column("tenant_id"),
+          column("session_id"),
+          column("trace_count"),
+          column("start_insertion_time"),
+          column("end_insertion_time"),
+          column("start_interval_time"),
+          column("end_interval_time"),
+          column("status"),
+          column("num_failed_send_attempts"),
+          column("transaction_type"),
+        ]);
+        inserted[i] = result.rowCount ?? 0;
+      }
+      return inserted;
+    });
+  }
+
+  async insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void> {
+    await this.#pool.query("INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES ($1, $2, $3, $4, $5)", [
+      signal,
+      licenseId,
+      itemCount,
+      JSON.stringify(body),
+      receivedAt.toISOString(),
+    ]);
+  }
+
+  async insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
+    const result = await this.#pool.query(
+      `INSERT INTO usage_snapshots (license_id, from_timestamp, to_timestamp, measures, received_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT DO NOTHING`,
+      [licenseId, from.toISOString(), to.toISOString(), JSON.stringify(measures), receivedAt.toISOString()],
+    );
+    return result.rowCount === 0 ? 0 : 1;
+  }
+
+  async traceReport(filter: TraceReportFilter = {}): Promise<TraceReportRow[]> {
+    const { rows } = await this.#pool.query<{
+      month: string;
+      license_id: string;
+      organization_id: string;
+      transactions: string;
+      traces: string;
+    }>(
+      `SELECT substr(start_interval_time, 1, 7) AS month, license_id, organization_id,
+              count(*) AS transactions, sum(trace_count) AS traces
+         FROM trace_transactions
+        WHERE ($1::text IS NULL OR license_id = $1)
+          AND ($2::text IS NULL OR organization_id = $2)
+          AND ($3::text IS NULL OR substr(start_interval_time, 1, 7) = $3)
+        GROUP BY month, license_id, organization_id
+        ORDER BY month, license_id, organization_id`,
+      [filter.licenseId ?? null, filter.organizationId ?? null, filter.month ?? null],
+    );
+    // count() and sum() of bigints come as text: exact, then numbers as the SQLite store gives them.
+    return rows.map((row) => ({ ...row, transactions: Number(row.transactions), traces: Number(row.traces) }));
+  }
+
+  async otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]> {
+    const { rows } = await this.#pool.query<Omit<StoredOtlpBatch, "body"> & { body: string }>(
+      "SELECT signal, license_id, item_count, body FROM otlp_batches WHERE $1::text IS NULL OR signal = $1 ORDER BY seq",
+      [signal ?? null],
+    );
+    return rows.map((row) => ({ ...row, body: JSON.parse(row.body) }));
+  }
+
+  async usageSnapshots(): Promise<StoredUsageSnapshot[]> {
+    const { rows } = await this.#pool.query<Omit<StoredUsageSnapshot, "measures"> & { measures: string }>(
+      "SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp",
+    );
+    return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
