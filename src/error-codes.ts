@@ -154,7 +154,7 @@ export const ERRORS = {
   EGRESS_ERR_OTLP_PROTOBUF: {
     status: 400,
     meaning:
-      "An OTLP/HTTP protobuf body is not a decodable export request. The answer is OTLP's google.rpc.Status " +
+      "An OTLP/HTTP protobuf body (to the sidecar's receiver or the beacon's telemetry routes) is not a decodable export request, or one the schema refuses. The answer is OTLP's google.rpc.Status " +
       "(INVALID_ARGUMENT), which carries no code.",
     fix: "Send OTLP/HTTP binary protobuf of the route's signal, or OTLP JSON with `Content-Type: application/json`.",
   },

@@ -1,14 +1,17 @@
 import type { z } from "zod";
-import { HttpError } from "../errors.ts";
+import { EgressError, HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
-import { OTLP_SIGNALS, otlpSignals, type OtlpRequest } from "../protocol/otlp.ts";
+import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../protocol/otlp.ts";
 import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
 import { GroupCommit } from "../group-commit.ts";
-import type { HttpRequest } from "../http/exchange.ts";
+import { mediaType, parseJsonText } from "../http/body.ts";
+import { errorAnswer } from "../http/error-handling.ts";
+import { Answer, type HttpRequest } from "../http/exchange.ts";
+import { countProtobufItems, otlpErrorAnswer } from "../http/otlp-http.ts";
 import type { HttpServer } from "../http/server.ts";
-import { parseRequest } from "../http/validate.ts";
+import { parseRequest, RequestValidationError } from "../http/validate.ts";
 import type { Authenticator } from "./authenticate.ts";
 import type { License } from "./licenses.ts";
 import type { BeaconStorage } from "./storage.ts";
@@ -66,25 +69,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     { authorize: optionalBearer, reserved: true },
   );
 
-  for (const signal of OTLP_SIGNALS) {
-    const { schema, path, countItems } = otlpSignals[signal] as {
-      schema: z.ZodType<OtlpRequest>;
-      path: string;
-      countItems: (request: OtlpRequest) => number;
-    };
-    app.post(
-      path,
-      async (request) => {
-        const license = senders.get(request)!;
-        const body = parseRequest(schema, request.body);
-        const items = countItems(body);
-        await store.insertOtlp(signal, license.id, items, body, now());
-        request.log.info({ licenseId: license.id, signal, items }, "operational telemetry ingested");
-        return { partialSuccess: {} };
-      },
-      { authorize: requiredBearer },
-    );
-  }
+  for (const signal of OTLP_SIGNALS) registerOtlpRoute(app, signal, { store, now, senders, requiredBearer });
 
   app.post(
     beaconPaths.usageSnapshot,
@@ -102,4 +87,56 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
   app.get("/healthz", async () => ({ status: "ok" }), { reserved: true, quiet: true });
+}
+
+/**
+ * One telemetry route: OTLP/HTTP JSON or binary protobuf (what a Collector or Fluent Bit sends by default), gzip or
+ * deflate too. A protobuf body is decoded into the JSON form and checked by the same schema, so what is stored is the
+ * same either way; it is answered in protobuf (an ExportResponse, or a google.rpc.Status for an error).
+ */
+function registerOtlpRoute(
+  app: HttpServer,
+  signal: OtlpSignal,
+  deps: Pick<BeaconDeps, "store" | "now"> & {
+    senders: WeakMap<HttpRequest, License | undefined>;
+    requiredBearer: (request: HttpRequest) => Promise<void>;
+  },
+): void {
+  const { schema, path, countItems } = otlpSignals[signal] as {
+    schema: z.ZodType<OtlpRequest>;
+    path: string;
+    countItems: (request: OtlpRequest) => number;
+  };
+  app.post(
+    path,
+    async (request) => {
+      const license = deps.senders.get(request)!;
+      const raw = request.body as Buffer;
+      const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
+      const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
+      let body: OtlpRequest;
+      try {
+        body = parseRequest(schema, codec ? codec.decodeOtlpProtobuf(signal, raw) : parseJsonText(raw.toString("utf8")));
+      } catch (err) {
+        // A protobuf sender hears OTLP's 400 (a google.rpc.Status), not the JSON routes' 422.
+        const undecodable = err instanceof EgressError && err.code === "EGRESS_ERR_OTLP_PROTOBUF";
+        if (codec && (undecodable || err instanceof RequestValidationError))
+          throw new HttpError(
+            "EGRESS_ERR_OTLP_PROTOBUF",
+            undecodable ? err.message : `not a valid export request: ${(err as Error).message}`,
+          );
+        throw err;
+      }
+      const items = countItems(body);
+      await deps.store.insertOtlp(signal, license.id, items, body, deps.now());
+      request.log.info({ licenseId: license.id, signal, items, protobuf }, "operational telemetry ingested");
+      return codec ? new Answer(200, codec.encodeOtlpResponse(signal), PROTOBUF_MEDIA_TYPE) : { partialSuccess: {} };
+    },
+    {
+      authorize: deps.requiredBearer,
+      body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE], countItems: countProtobufItems(signal) },
+      errors: (err, request) =>
+        mediaType(request.headers) === PROTOBUF_MEDIA_TYPE ? otlpErrorAnswer(err, request) : errorAnswer(err, request),
+    },
+  );
 }

@@ -228,6 +228,11 @@ export async function readJsonBody(request: IncomingMessage, rules: BodyRules): 
   const items = new JsonItemCounter();
   const text = (await readBody(request, rules, undefined, items)).toString("utf8");
   chargeItems(items.count, rules);
+  return parseJsonText(text);
+}
+
+/** JSON text read by a route itself (one that also takes other media types): malformed, empty or poisoned is 422. */
+export function parseJsonText(text: string): unknown {
   if (text.trim() === "") throw new RequestValidationError([{ loc: ["body"], msg: "Field required", type: "missing" }]);
   let body: unknown;
   try {

@@ -156,7 +156,8 @@ export const Span = z.object({
     )
     .default([]),
   droppedLinksCount: DroppedCount,
-  status: z.object({ message: z.string().optional(), code: z.int().min(0).max(2).optional() }).default({}),
+  // code 0 (unset) is given whether the sender wrote it (JSON) or left it out (protobuf, as proto3 does zero values).
+  status: z.object({ message: z.string().optional(), code: z.int().min(0).max(2).default(0) }).prefault({}),
 });
 export type Span = z.infer<typeof Span>;
 

@@ -14,6 +14,7 @@ import {
 import { beaconConfig, postJson, startBeacon, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
 import {
   assertError,
+  assertOtlpStatus,
   assertUp,
   assertValidation,
   beaconOtlpBodies,
@@ -31,7 +32,8 @@ import {
 import { BODY_LIMIT } from "./setup.ts";
 
 // The beacon's routes (README, beacon service): validation failures are 422 HTTPValidationError with `loc` at the
-// field, other errors `{detail, code}`: 413 over bodyLimit, 415 for anything but uncompressed application/json,
+// field, other errors `{detail, code}`: 413 over bodyLimit, 415 for anything but uncompressed application/json (the
+// telemetry routes also take protobuf, gzip and deflate, and answer a protobuf request in protobuf),
 // 404 for an unknown route. A refused request stores nothing, and the beacon serves on.
 
 const license = testLicense();
@@ -51,6 +53,8 @@ const routes: Record<string, () => unknown> = {
   "/v1/beacon/v1/traces": tracesRequest,
   "/v1/beacon/v1/logs": logsRequest,
 };
+
+const isTelemetry = (path: string) => path.startsWith("/v1/beacon/v1/");
 
 describe("beacon: bad input to every route", () => {
   let fixture: BeaconFixture;
@@ -211,8 +215,8 @@ describe("beacon: bad input to every route", () => {
     nothingStored();
   });
 
-  test("other media types and any Content-Encoding are 415; a body cut off mid-stream is 400", async () => {
-    for (const [path, good] of Object.entries(routes)) {
+  test("the JSON routes: other media types and any Content-Encoding are 415; a body cut off mid-stream is 400", async () => {
+    for (const [path, good] of Object.entries(routes).filter(([path]) => !isTelemetry(path))) {
       for (const { headers, body } of Object.values(wrongMediaTypes))
         assertError(await send(url(path), body, { ...headers, ...auth }), 415);
       assertError(await send(url(path), new Uint8Array([0x0a, 0x00]), { "content-type": "application/x-protobuf", ...auth }), 415);
@@ -225,6 +229,30 @@ describe("beacon: bad input to every route", () => {
       ] as const) {
         assertError(await sendJson(url(path), body, { "content-encoding": encoding, ...auth }), 415, "EGRESS_ERR_CONTENT_ENCODING");
       }
+      assert.equal(await sendTruncated(url(path), json, auth), 400);
+    }
+    nothingStored();
+  });
+
+  test("the telemetry routes (OTLP/HTTP): other media types are 415; bad gzip, deflate or protobuf 400 (protobuf answered in protobuf)", async () => {
+    for (const [path, good] of Object.entries(routes).filter(([path]) => isTelemetry(path))) {
+      for (const { headers, body } of Object.values(wrongMediaTypes).filter(
+        ({ headers }) => headers["content-type"] !== "application/x-protobuf",
+      ))
+        assertError(await send(url(path), body, { ...headers, ...auth }), 415);
+      const json = JSON.stringify(good());
+      assertError(
+        await sendJson(url(path), truncatedGzip(good()), { "content-encoding": "gzip", ...auth }),
+        400,
+        "EGRESS_ERR_BODY_UNDECODABLE",
+      );
+      assertError(await sendJson(url(path), json, { "content-encoding": "deflate", ...auth }), 400, "EGRESS_ERR_BODY_UNDECODABLE");
+      assertError(await sendJson(url(path), json, { "content-encoding": "br", ...auth }), 415, "EGRESS_ERR_CONTENT_ENCODING");
+      const garbage = await send(url(path), new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f]), {
+        "content-type": "application/x-protobuf",
+        ...auth,
+      });
+      assert.match(assertOtlpStatus(garbage, 400, true).message, /not a valid Export/);
       assert.equal(await sendTruncated(url(path), json, auth), 400);
     }
     nothingStored();

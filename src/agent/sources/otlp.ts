@@ -6,7 +6,7 @@ import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import type { AgentMetrics } from "../local-api/metrics.ts";
 import type { ByteCap, Outbox } from "../storage/outbox.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy/policy.ts";
-import { INVALID_ARGUMENT, otlpErrorAnswer } from "./otlp-errors.ts";
+import { countProtobufItems, INVALID_ARGUMENT, otlpErrorAnswer } from "../../http/otlp-http.ts";
 import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
 
 const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as {
@@ -29,12 +29,6 @@ export interface OtlpReceiverOptions {
 function answer(protobuf: boolean, status: number, json: unknown, encode: () => Uint8Array): Answer {
   return protobuf ? new Answer(status, encode(), PROTOBUF_MEDIA_TYPE) : new Answer(status, json);
 }
-
-/** Counts a protobuf body's messages before it is decoded (a JSON body's objects and arrays are counted by the server). */
-const countProtobufItems =
-  (signal: OtlpSignal) =>
-  async (body: Buffer, _type: string, max: number): Promise<number> =>
-    (await import("../../protocol/otlp-protobuf.ts")).countOtlpMessages(signal, body, max);
 
 /**
  * POST /v1/metrics, /v1/traces, /v1/logs: the OTLP/HTTP receiver the instance's exporters point at (JSON or

@@ -1,7 +1,8 @@
-import { HttpError } from "../../errors.ts";
-import { mediaType } from "../../http/body.ts";
-import { Answer, type HttpRequest } from "../../http/exchange.ts";
-import { PROTOBUF_MEDIA_TYPE } from "../../protocol/otlp.ts";
+// OTLP/HTTP on our HTTP server, for the sidecar's receiver and the beacon's telemetry routes alike.
+import { HttpError } from "../errors.ts";
+import { mediaType } from "./body.ts";
+import { Answer, type HttpRequest } from "./exchange.ts";
+import { PROTOBUF_MEDIA_TYPE, type OtlpSignal } from "../protocol/otlp.ts";
 
 /** google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, UNAVAILABLE while stopping, INTERNAL for ours. */
 export const INVALID_ARGUMENT = 3;
@@ -18,12 +19,18 @@ export async function otlpErrorAnswer(error: unknown, request: HttpRequest): Pro
   const internal = status >= 500 && !(error instanceof HttpError);
   if (internal) request.log.error({ err: error }, "request failed");
   const code = status === 503 ? UNAVAILABLE : status >= 500 ? INTERNAL : INVALID_ARGUMENT;
-  const message = internal ? "internal error; see the sidecar log" : (error as Error).message;
+  const message = internal ? "internal error; see the server log" : (error as Error).message;
   // Retry-After on a 503 tells an OTLP exporter when to retry, as the OTLP/HTTP spec has it.
   const headers = error instanceof HttpError ? error.headers : undefined;
   if (mediaType(request.headers) === PROTOBUF_MEDIA_TYPE) {
-    const { encodeRpcStatus } = await import("../../protocol/otlp-protobuf.ts");
+    const { encodeRpcStatus } = await import("../protocol/otlp-protobuf.ts");
     return new Answer(status, encodeRpcStatus(code, message), PROTOBUF_MEDIA_TYPE, headers);
   }
   return new Answer(status, { code, message }, undefined, headers);
 }
+
+/** Counts a protobuf body's messages before it is decoded (a JSON body's objects and arrays are counted by the server). */
+export const countProtobufItems =
+  (signal: OtlpSignal) =>
+  async (body: Buffer, _type: string, max: number): Promise<number> =>
+    (await import("../protocol/otlp-protobuf.ts")).countOtlpMessages(signal, body, max);
