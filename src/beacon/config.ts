@@ -67,8 +67,9 @@ export const BeaconConfig = z
 export type BeaconConfig = z.output<typeof BeaconConfig>;
 
 /**
- * Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file, and so does
- * `BEACON_DATABASE_URL` (a Secret's value in Kubernetes) its `database.url`.
+ * Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file, and so do
+ * `BEACON_DATABASE_URL` (a Secret's value in Kubernetes) its `database.url` and `BEACON_SIGNING_KEY_FILE` (where a
+ * Secret is mounted) its `signingKeyFile`: what every replica shares comes in the same way.
  */
 export function loadBeaconConfig(
   file: string | undefined,
@@ -82,5 +83,6 @@ export function loadBeaconConfig(
     const database = isRecord(merged.database) ? merged.database : {};
     merged = { ...merged, database: { ...database, url: databaseUrl } };
   }
+  if (env.BEACON_SIGNING_KEY_FILE && isRecord(merged)) merged = { ...merged, signingKeyFile: env.BEACON_SIGNING_KEY_FILE };
   return parseConfig(BeaconConfig, merged, file ?? "embedded defaults");
 }

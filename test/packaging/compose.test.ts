@@ -57,16 +57,16 @@ test("compose.yaml: the sidecar runs read-only with its outbox on a named volume
   assert.ok(data && !data.bind, "a named volume on /data");
   assert.ok(file.volumes && data.source in file.volumes, `volume ${data.source} is declared`);
   assert.equal(configAndDataDir(sidecar).dataDir, "/data", "the mounted config's dataDir is the volume (working_dir + dataDir)");
-  // The image's own check: it probes the URL the service announced, whatever its --listen.
+  // The image's own check: it probes the URL the service announced, whatever its --listen. (PostgreSQL has its own.)
   for (const [name, service] of Object.entries(file.services)) {
-    if (service.healthcheck) assert.deepEqual(service.healthcheck.test, ["CMD", "egress-agent", "healthcheck"], name);
+    if (service.healthcheck && name !== "postgres") assert.deepEqual(service.healthcheck.test, ["CMD", "egress-agent", "healthcheck"], name);
   }
   assert.ok(sidecar.healthcheck, "the sidecar has a healthcheck");
 });
 
 test("compose.yaml: the placeholder instance shares the sidecar's network namespace (its API is loopback-only)", () => {
   const { services } = compose();
-  const instance = Object.entries(services).find(([name]) => name !== "egress-agent" && name !== "beacon")?.[1];
+  const instance = services.instance;
   assert.ok(instance, "an instance service");
   assert.equal(instance.network_mode, "service:egress-agent");
   assert.match(
@@ -104,4 +104,33 @@ test("compose.yaml: the optional agent server shares the sidecar's network, repo
   const data = mounts(server).find((m) => option("--data-dir")!.startsWith(m.target));
   assert.ok(data && !data.bind && file.volumes && data.source in file.volumes, "the data dir is on a named volume");
   assert.equal(server.read_only, true);
+});
+
+test("compose.yaml, profile scale: beacon replicas share one PostgreSQL database and one signing key (a secret)", () => {
+  const file = parse(readFileSync(join(ROOT, "compose.yaml"), "utf8")) as {
+    services: Record<
+      string,
+      Service & {
+        environment?: Record<string, string>;
+        deploy?: { replicas?: number };
+        secrets?: string[];
+        depends_on?: Record<string, unknown>;
+      }
+    >;
+    secrets?: Record<string, { file?: string }>;
+  };
+  const postgres = file.services.postgres;
+  const beacon = file.services["beacon-scale"];
+  assert.ok(postgres && beacon, "services postgres and beacon-scale");
+  assert.deepEqual([postgres.profiles, beacon.profiles], [["scale"], ["scale"]]);
+  assert.ok((beacon.deploy?.replicas ?? 1) >= 2, "several replicas");
+  assert.match(
+    beacon.environment?.BEACON_DATABASE_URL ?? "",
+    /^postgres:\/\/[^@]+@postgres:5432\//,
+    "the database is the postgres service",
+  );
+  assert.ok(beacon.depends_on && "postgres" in beacon.depends_on);
+  const secret = beacon.environment?.BEACON_SIGNING_KEY_FILE?.replace("/run/secrets/", "");
+  assert.ok(secret && beacon.secrets?.includes(secret) && file.secrets?.[secret]?.file, "the signing key is a declared secret file");
+  assert.equal(configAndDataDir(beacon).dataDir, "/data/beacon");
 });
