@@ -8,14 +8,21 @@ export const CLIENTS = 8;
 /**
  * POSTs every body with CLIENTS concurrent clients (keep-alive connections); returns the seconds it took. Any
  * non-2xx stops the run. undici's `request` rather than `fetch`: the load generator shares the machine's cores
- * with what it measures, and fetch costs it about twice the CPU.
+ * with what it measures, and fetch costs it about twice the CPU. Several URLs (replicas): the clients are spread
+ * over them evenly, as a balancer would spread connections, without a balancer's own cost.
  */
-export async function postAll(url: string, bodies: readonly (string | Buffer)[], headers: Record<string, string> = {}): Promise<number> {
+export async function postAll(
+  urls: string | readonly string[],
+  bodies: readonly (string | Buffer)[],
+  headers: Record<string, string> = {},
+): Promise<number> {
   const dispatcher = new Agent({ connections: CLIENTS });
   let next = 0;
   const started = performance.now();
+  const targets = typeof urls === "string" ? [urls] : urls;
   await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      const url = targets[client % targets.length]!;
       while (next < bodies.length) {
         const body = bodies[next++]!;
         const response = await request(url, {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { buildDist } from "../scripts/build.ts";
 import { cliNodeFlags, useCli } from "../test/helpers/processes.ts";
 import { agentServer, inProcessGraph, messageBodies, TURNS, type AgentServerRun } from "./agent-server.ts";
+import { beaconIngestLoad, beaconReplicasSeconds, postgresInsertSeconds } from "./beacon-scale.ts";
 import { summarize, type LoadSummary } from "./conversations.ts";
 import { bareNodeRss, beaconInsertSeconds, httpPostSeconds, httpRelaySeconds, sqliteInsertSeconds } from "./floors.ts";
 import { CLIENTS, fmt, machine, mb, median } from "./measure.ts";
@@ -14,6 +15,7 @@ const quick = process.argv.includes("--quick");
 const DRAIN = quick ? 100_000 : 1_000_000;
 const IDLE_SECONDS = quick ? 10 : 60;
 const A2A_REQUESTS = quick ? 500 : 2_000;
+const BEACON_BATCHES = quick ? 60 : 200;
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 // The processes run the installed entry point on the bundled CLI, as the image does (no type stripping at start).
@@ -45,6 +47,12 @@ say(`agent server: ${fmt(A2A_REQUESTS)} messages starting conversations, ${fmt(A
 const graphFloor = await inProcessGraph(A2A_REQUESTS, cliNodeFlags());
 const a2aHttpFloor = A2A_REQUESTS / (await httpPostSeconds(messageBodies(A2A_REQUESTS)));
 const served = await agentServer(A2A_REQUESTS);
+say(`beacon on PostgreSQL: ${fmt(BEACON_BATCHES * BATCH)} transactions through one replica and through two; floor`);
+const beaconLoad = beaconIngestLoad(BEACON_BATCHES);
+const beaconRows = BEACON_BATCHES * BATCH;
+const pgFloor = beaconRows / (await postgresInsertSeconds(beaconLoad.rows));
+const oneReplica = beaconRows / (await beaconReplicasSeconds(1, beaconLoad));
+const twoReplicas = beaconRows / (await beaconReplicasSeconds(2, beaconLoad));
 
 const MiB = 2 ** 20;
 const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
@@ -111,6 +119,15 @@ const rows: [string, string, string, string][] = [
     `the in-process graph's own process (same Node flags, same loads): ${rssOf(graphFloor)}`,
     "no target",
   ],
+  ...[
+    [1, oneReplica],
+    [2, twoReplicas],
+  ].map(([replicas, rate]): [string, string, string, string] => [
+    `${9 + replicas!}. Beacon on PostgreSQL: \`POST /v1/beacon/ingest-traces\`, ${fmt(beaconRows)} transactions in batches of ${BATCH}, ${CLIENTS} clients spread over ${replicas} replica${replicas === 1 ? "" : "s"} on one database`,
+    `${fmt(rate!)} tx/s`,
+    `PostgreSQL floor (the same rows, one plain multi-row INSERT per batch into the beacon's table, ${CLIENTS} connections): ${fmt(pgFloor)} tx/s (${(rate! / pgFloor).toFixed(2)})`,
+    "no target",
+  ]),
 ];
 
 const table = [

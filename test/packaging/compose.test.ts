@@ -59,7 +59,8 @@ test("compose.yaml: the sidecar runs read-only with its outbox on a named volume
   assert.equal(configAndDataDir(sidecar).dataDir, "/data", "the mounted config's dataDir is the volume (working_dir + dataDir)");
   // The image's own check: it probes the URL the service announced, whatever its --listen. (PostgreSQL has its own.)
   for (const [name, service] of Object.entries(file.services)) {
-    if (service.healthcheck && name !== "postgres") assert.deepEqual(service.healthcheck.test, ["CMD", "egress-agent", "healthcheck"], name);
+    if (service.healthcheck && name !== "postgres")
+      assert.deepEqual(service.healthcheck.test, ["CMD", "egress-agent", "healthcheck"], name);
   }
   assert.ok(sidecar.healthcheck, "the sidecar has a healthcheck");
 });
