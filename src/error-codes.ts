@@ -215,8 +215,8 @@ export const ERRORS = {
   EGRESS_ERR_DATABASE: {
     exit: 3,
     meaning:
-      "The beacon cannot open its PostgreSQL database (`database.url`): unreachable, refused, unknown database, or a schema newer than this beacon.",
-    fix: "Check `database.url` (or `BEACON_DATABASE_URL`) and that the server is up; the message has PostgreSQL's error code.",
+      "The beacon or the agent server cannot open its PostgreSQL database (the beacon's `database.url`, the agent server's `DATABASE_URI`): unreachable, refused, unknown database, or a schema newer than the service.",
+    fix: "Check the URL (`database.url` or `BEACON_DATABASE_URL`; `DATABASE_URI`) and that the server is up; the message has PostgreSQL's error code.",
   },
   EGRESS_ERR_NO_DATA: {
     exit: 1,

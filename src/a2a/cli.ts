@@ -23,6 +23,11 @@ export const ServeSettings = z
     PLATFORM_API_KEY: z.string().optional(),
     PLATFORM_PROJECT: z.string().min(1).default("default"),
     PLATFORM_ENDPOINT: z.url({ message: "must be a URL" }).default(DEFAULT_TRACING_ENDPOINT),
+    // The LangGraph convention: conversations (the official PostgreSQL checkpointer) and tasks in PostgreSQL.
+    DATABASE_URI: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { message: "must be a postgres:// URL" })
+      .optional(),
   })
   .superRefine((settings, ctx) => {
     if (settings.sidecarUrl === undefined) return;
@@ -62,6 +67,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       PLATFORM_API_KEY: env.PLATFORM_API_KEY || undefined,
       PLATFORM_PROJECT: env.PLATFORM_PROJECT || undefined,
       PLATFORM_ENDPOINT: env.PLATFORM_ENDPOINT || undefined,
+      DATABASE_URI: env.DATABASE_URI || undefined,
     },
     "a2a serve",
   );

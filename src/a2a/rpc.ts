@@ -85,22 +85,22 @@ export async function dispatch(
       case "message/send": {
         const params = parseParams(MessageSendParams, request.params);
         refusePushNotifications(params);
-        const run = runner.start(assistant, params, trace);
+        const run = await runner.start(assistant, params, trace);
         if (params.configuration?.blocking === false) return { result: run.task };
         return { result: withHistory(await run.done, params.configuration?.historyLength) };
       }
       case "message/stream":
-        return streamed(id, () => {
+        return await streamed(id, async () => {
           const params = parseParams(MessageSendParams, request.params);
           refusePushNotifications(params);
-          return runner.start(assistant, params, trace).events();
+          return (await runner.start(assistant, params, trace)).events();
         });
       case "tasks/get": {
         const params = parseParams(TaskQueryParams, request.params);
-        return { result: runner.get(assistant, params.id, params.historyLength) };
+        return { result: await runner.get(assistant, params.id, params.historyLength) };
       }
       case "tasks/resubscribe":
-        return streamed(id, () => runner.resubscribe(assistant, parseParams(TaskIdParams, request.params).id));
+        return await streamed(id, () => runner.resubscribe(assistant, parseParams(TaskIdParams, request.params).id));
       case "tasks/cancel": {
         const params = parseParams(TaskIdParams, request.params);
         return { result: await runner.cancel(assistant, params.id) };
@@ -125,10 +125,10 @@ function asV03Error(err: unknown): unknown {
 }
 
 /** The events `start` gives as JSON-RPC responses, or, when it throws an RpcError, that error as the stream's one event. */
-function streamed(id: RpcId | null, start: () => AsyncIterable<unknown>): EventStream {
+async function streamed(id: RpcId | null, start: () => Promise<AsyncIterable<unknown>>): Promise<EventStream> {
   let events: AsyncIterable<unknown>;
   try {
-    events = start();
+    events = await start();
   } catch (err) {
     const error = asV03Error(err);
     if (!(error instanceof RpcError)) throw error;

@@ -13,6 +13,7 @@ export async function runAgentServer(settings: z.output<typeof ServeSettings>): 
     graphs,
     listen: settings.listen,
     dataDir: settings.dataDir,
+    databaseUri: settings.DATABASE_URI,
     publicUrl: settings.publicUrl,
     sidecar: settings.sidecarUrl
       ? {

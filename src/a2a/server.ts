@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpServer } from "../http/server.ts";
@@ -10,7 +9,8 @@ import type { Assistant, GraphConfig } from "./graph-config.ts";
 import { textParts } from "./messages.ts";
 import { SidecarReporter } from "./sidecar-reporter.ts";
 import { TaskRunner } from "./task-runner.ts";
-import { TaskStore } from "./task-store.ts";
+import type { TaskStore } from "./task-store.ts";
+import { openPersistence } from "./persistence.ts";
 import { createTracing, type TracingSettings } from "./tracing.ts";
 import { announceHealth } from "../health-file.ts";
 import { registerA2aRoutes } from "./rpc-route.ts";
@@ -24,6 +24,8 @@ export interface AgentServerSettings {
   listen: ListenAddress;
   /** Holds threads.db (the LangGraph checkpointer) and tasks.db (A2A tasks, unreported run counts). */
   dataDir: string;
+  /** PostgreSQL (the LangGraph convention's DATABASE_URI) for conversations and tasks; without it, SQLite in dataDir. */
+  databaseUri?: string | undefined;
   /** The base URL the agent cards name; by default the Host the caller used. */
   publicUrl?: string | undefined;
   sidecar?: { url: string; tenantId: string; organizationId: string; intervalMs: number } | undefined;
@@ -46,9 +48,10 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const { logger, graphs } = settings;
   const now = settings.now ?? Date.now;
   mkdirSync(settings.dataDir, { recursive: true });
-  const checkpointer = SqliteSaver.fromConnString(join(settings.dataDir, "threads.db"));
-  for (const assistant of graphs.assistants) assistant.graph.checkpointer = checkpointer;
-  const store = openTaskStore(settings, now);
+  const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000 });
+  for (const assistant of graphs.assistants) assistant.graph.checkpointer = persistence.checkpointer;
+  const { store } = persistence;
+  await failInterrupted(store, settings, now);
   const tracing = createTracing(settings.tracing);
   const reporter =
     settings.sidecar &&
@@ -72,6 +75,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
       a2a: !graphs.disableA2a,
       sidecar: settings.sidecar?.url ?? null,
       tracing: settings.tracing !== undefined,
+      database: persistence.engine,
     },
     "agent server listening",
   );
@@ -84,16 +88,14 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
       await closed;
       await reporter?.stop();
       await tracing.shutdown();
-      store.close();
-      checkpointer.db.close();
+      await persistence.close();
     },
   };
 }
 
-/** The task store; tasks the last stop left running are failed with a message saying so. */
-function openTaskStore(settings: AgentServerSettings, now: () => number): TaskStore {
-  const store = new TaskStore(join(settings.dataDir, "tasks.db"), settings.sidecar?.intervalMs ?? 60_000);
-  const interrupted = store.failUnfinished((task): Task => {
+/** Tasks the last stop left running are failed, with a message saying so. */
+async function failInterrupted(store: TaskStore, settings: AgentServerSettings, now: () => number): Promise<void> {
+  const interrupted = await store.failUnfinished((task): Task => {
     const message = {
       kind: "message" as const,
       role: "agent" as const,
@@ -109,5 +111,4 @@ function openTaskStore(settings: AgentServerSettings, now: () => number): TaskSt
     };
   }, now());
   if (interrupted > 0) settings.logger.warn({ tasks: interrupted }, "tasks left running by the last stop are failed");
-  return store;
 }

@@ -100,7 +100,14 @@ export class SidecarReporter {
 
   async #post(closeCurrent: boolean): Promise<void> {
     const { store, sidecarUrl, tenantId, organizationId, logger, now } = this.#options;
-    const counts = store.closedCounts(now(), closeCurrent);
+    let counts: RunCount[];
+    try {
+      counts = await store.closedCounts(now(), closeCurrent);
+    } catch (err) {
+      // The store unreachable (a PostgreSQL outage): the counts wait in it for the next interval.
+      logger.warn({ reason: (err as Error).message }, "reading the run counts failed; retrying next interval");
+      return;
+    }
     if (counts.length === 0) return;
     const body = JSON.stringify({ trace_transactions: counts.map((count) => toTransaction(count, tenantId, organizationId)) });
     try {
@@ -112,7 +119,7 @@ export class SidecarReporter {
       });
       const text = await response.text();
       if (response.status !== 202) throw new Error(`the sidecar answered ${response.status}: ${text.slice(0, 300)}`);
-      store.reported(counts.map((count) => count.transactionId));
+      await store.reported(counts.map((count) => count.transactionId));
       logger.info(
         { transactions: counts.length, runs: counts.reduce((sum, count) => sum + count.runs, 0) },
         "reported runs to the sidecar",

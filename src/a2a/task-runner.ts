@@ -85,13 +85,14 @@ export class TaskRunner {
   }
 
   /** Validates the message against the task store, creates its task and starts the run. Throws an RpcError. */
-  start(assistant: Assistant, params: MessageSendParams, trace: RunTrace): StartedRun {
+  async start(assistant: Assistant, params: MessageSendParams, trace: RunTrace): Promise<StartedRun> {
     if (!assistant.hasMessages)
       throw invalidParams(`assistant ${assistant.graphId} has no "messages" key in its state; A2A needs it to carry text parts`);
     const { store, now } = this.#options;
     const message = params.message;
     const input = graphInput(message);
-    const { contextId, resume } = this.#contextFor(assistant, message);
+    const { contextId, resume } = await this.#contextFor(assistant, message);
+    // Checked and taken with no await between: two messages to one context cannot both pass.
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) {
       throw new RpcError(
@@ -100,20 +101,25 @@ export class TaskRunner {
       );
     }
     const taskId = resume?.id ?? randomUUID();
+    this.#busy.set(contextId, taskId);
     const userMessage: Message = { ...message, kind: "message", contextId, taskId };
     let task: Task;
-    if (resume) {
-      // The answer to the graph's question: the interrupted run goes on, in the same task.
-      task = { ...resume, status: status("submitted", now()), history: [...(resume.history ?? []), userMessage] };
-      store.update(task, now());
-    } else {
-      task = { kind: "task", id: taskId, contextId, status: status("submitted", now()), history: [userMessage], artifacts: [] };
-      store.create(assistant.graphId, task, now());
+    try {
+      if (resume) {
+        // The answer to the graph's question: the interrupted run goes on, in the same task.
+        task = { ...resume, status: status("submitted", now()), history: [...(resume.history ?? []), userMessage] };
+        await store.update(task, now());
+      } else {
+        task = { kind: "task", id: taskId, contextId, status: status("submitted", now()), history: [userMessage], artifacts: [] };
+        await store.create(assistant.graphId, task, now());
+      }
+    } catch (err) {
+      this.#busy.delete(contextId);
+      throw err;
     }
     const events = new EventLog<StreamEvent>();
     events.push(task);
     const abort = new AbortController();
-    this.#busy.set(contextId, taskId);
     const graphInputOrResume = resume ? new Command({ resume: resumeValue(message) }) : input;
     const done = this.#execute(assistant, task, graphInputOrResume, { events, signal: abort.signal, trace }).finally(() => {
       this.#active.delete(taskId);
@@ -130,7 +136,7 @@ export class TaskRunner {
    * waiting for input (the graph interrupted): the message resumes it. As the SDK's DefaultRequestHandler does, a
    * task that ended is not reopened, and a context waiting for input takes only a reply naming its task.
    */
-  #contextFor(assistant: Assistant, message: Message): { contextId: string; resume?: Task } {
+  async #contextFor(assistant: Assistant, message: Message): Promise<{ contextId: string; resume?: Task }> {
     const { store } = this.#options;
     if (message.contextId !== undefined && !Uuid.safeParse(message.contextId).success) {
       throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [
@@ -138,7 +144,7 @@ export class TaskRunner {
       ]);
     }
     if (message.taskId !== undefined) {
-      const stored = store.get(message.taskId);
+      const stored = await store.get(message.taskId);
       if (
         !stored ||
         stored.graphId !== assistant.graphId ||
@@ -151,7 +157,7 @@ export class TaskRunner {
       return { contextId: stored.task.contextId, resume: stored.task };
     }
     if (message.contextId === undefined) return { contextId: randomUUID() };
-    const context = store.context(message.contextId);
+    const context = await store.context(message.contextId);
     if (context && context.graphId !== assistant.graphId) throw invalidParams(`context ${message.contextId} belongs to another assistant`);
     const waiting = context?.waitingTaskId;
     if (waiting !== undefined) {
@@ -248,22 +254,22 @@ export class TaskRunner {
     }
     const closing = task.status.message && task.status.message !== added.at(-1) ? [task.status.message] : [];
     task = { ...task, history: [...(submitted.history ?? []), ...added, ...closing], artifacts };
-    store.finish(task, this.#options.sessionId(assistant), now());
+    await store.finish(task, this.#options.sessionId(assistant), now());
     span.setAttribute("a2a.task_state", task.status.state);
     span.end();
     return task;
   }
 
   /** The stored task of this assistant, with at most `historyLength` history messages. */
-  get(assistant: Assistant, taskId: string, historyLength?: number): Task {
-    const stored = this.#options.store.get(taskId);
+  async get(assistant: Assistant, taskId: string, historyLength?: number): Promise<Task> {
+    const stored = await this.#options.store.get(taskId);
     if (!stored || stored.graphId !== assistant.graphId) throw taskNotFound(taskId);
     return withHistory(this.#live.get(taskId) ?? stored.task, historyLength);
   }
 
   /** The events of a task: all of its run's while it runs (from the first), else the task as it ended. */
-  resubscribe(assistant: Assistant, taskId: string): AsyncIterable<StreamEvent> {
-    const task = this.get(assistant, taskId);
+  async resubscribe(assistant: Assistant, taskId: string): Promise<AsyncIterable<StreamEvent>> {
+    const task = await this.get(assistant, taskId);
     const active = this.#active.get(taskId);
     if (active) return active.events.subscribe();
     return (async function* () {
@@ -273,7 +279,7 @@ export class TaskRunner {
 
   /** Cancels a running or waiting task and answers it canceled; a task that has ended is not cancelable (-32002). */
   async cancel(assistant: Assistant, taskId: string): Promise<Task> {
-    const task = this.get(assistant, taskId);
+    const task = await this.get(assistant, taskId);
     const active = this.#active.get(taskId);
     if (active) {
       active.abort.abort();
@@ -284,7 +290,7 @@ export class TaskRunner {
     }
     const { now, store } = this.#options;
     const canceled: Task = { ...task, status: status("canceled", now()) };
-    store.update(canceled, now());
+    await store.update(canceled, now());
     return canceled;
   }
 

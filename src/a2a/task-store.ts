@@ -34,11 +34,33 @@ export interface RunCount {
 }
 
 /**
- * The agent server's own SQLite file: A2A tasks (which assistant and context each belongs to, its last state),
- * and the runs not yet reported to the sidecar, counted per billing session and interval. A run's end and its
- * count are one transaction: a crash never loses a counted run nor counts one twice.
+ * Where the agent server keeps A2A tasks (which assistant and context each belongs to, its last state) and the runs
+ * not yet reported to the sidecar, counted per billing session and interval. A run's end and its count are one
+ * transaction: a crash never loses a counted run nor counts one twice. SQLite (`tasks.db`, the default) or
+ * PostgreSQL (`DATABASE_URI`, task-store-postgres.ts); both pass test/a2a/task-store.test.ts.
  */
-export class TaskStore {
+export interface TaskStore {
+  get(taskId: string): Promise<StoredTask | undefined>;
+  /** A context (thread), if it exists: the graph it belongs to, and its task waiting for input, if any. */
+  context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined>;
+  create(graphId: string, task: Task, now: number): Promise<void>;
+  update(task: Task, now: number): Promise<void>;
+  /** Saves a run's final task and counts the run toward its session's trace transaction, at once. */
+  finish(task: Task, sessionId: string, now: number): Promise<void>;
+  /** Tasks a stopped server left running end failed (their runs are gone); returns how many. */
+  failUnfinished(reason: (task: Task) => Task, now: number): Promise<number>;
+  /**
+   * The counts of intervals that ended by `now`, each with its transaction id. An id is given once, when its
+   * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
+   * sidecar counts it once. `closeCurrent` closes the running interval too (a stopping server).
+   */
+  closedCounts(now: number, closeCurrent?: boolean): Promise<RunCount[]>;
+  reported(transactionIds: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The agent server's own SQLite file, `tasks.db` in its data dir. */
+export class SqliteTaskStore implements TaskStore {
   readonly #db: Database.Database;
   readonly #intervalMs: number;
   readonly #statements;
@@ -79,41 +101,44 @@ export class TaskStore {
     };
   }
 
-  get(taskId: string): StoredTask | undefined {
+  async get(taskId: string): Promise<StoredTask | undefined> {
     const row = this.#statements.task.get(taskId);
     return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
   }
 
   /** A context (thread), if it exists: the graph it belongs to, and its task waiting for input (the graph asked), if any. */
-  context(contextId: string): { graphId: string; waitingTaskId: string | undefined } | undefined {
+  async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {
     const row = this.#statements.context.get(contextId);
     return row && { graphId: row.graph_id, waitingTaskId: row.waiting ?? undefined };
   }
 
-  create(graphId: string, task: Task, now: number): void {
+  async create(graphId: string, task: Task, now: number): Promise<void> {
     this.#db.transaction(() => {
       this.#statements.addContext.run(task.contextId, graphId, now);
       this.#statements.addTask.run(task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now, now);
     })();
   }
 
-  update(task: Task, now: number): void {
+  async update(task: Task, now: number): Promise<void> {
     this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
   }
 
   /** Saves a run's final task and counts the run toward its session's trace transaction, at once. */
-  finish(task: Task, sessionId: string, now: number): void {
+  async finish(task: Task, sessionId: string, now: number): Promise<void> {
     this.#db.transaction(() => {
-      this.update(task, now);
+      this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
       this.#statements.countRun.run(sessionId, now - (now % this.#intervalMs), now, now);
     })();
   }
 
   /** Tasks a stopped server left running end failed (their runs are gone); returns how many. */
-  failUnfinished(reason: (task: Task) => Task, now: number): number {
+  async failUnfinished(reason: (task: Task) => Task, now: number): Promise<number> {
     const rows = this.#statements.unfinished.all();
     this.#db.transaction(() => {
-      for (const row of rows) this.update(reason(JSON.parse(row.task) as Task), now);
+      for (const row of rows) {
+        const task = reason(JSON.parse(row.task) as Task);
+        this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
+      }
     })();
     return rows.length;
   }
@@ -123,7 +148,7 @@ export class TaskStore {
    * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
    * sidecar counts it once. `closeCurrent` closes the running interval too (a stopping server).
    */
-  closedCounts(now: number, closeCurrent = false): RunCount[] {
+  async closedCounts(now: number, closeCurrent = false): Promise<RunCount[]> {
     const current = closeCurrent ? Number.MAX_SAFE_INTEGER : now - (now % this.#intervalMs);
     this.#db.transaction(() => {
       for (const row of this.#statements.open.all(current)) this.#statements.close.run(randomUUID(), row.session_id, row.interval_start);
@@ -139,13 +164,13 @@ export class TaskStore {
     }));
   }
 
-  reported(transactionIds: readonly string[]): void {
+  async reported(transactionIds: readonly string[]): Promise<void> {
     this.#db.transaction(() => {
       for (const id of transactionIds) this.#statements.reported.run(id);
     })();
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.#db.close();
   }
 }

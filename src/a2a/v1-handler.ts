@@ -86,7 +86,7 @@ class V1RequestHandler implements A2ARequestHandler {
     throw new ExtendedAgentCardNotConfiguredError("Extended Card not configured: the public agent card is the whole card");
   }
 
-  #start(request: SendMessageRequest) {
+  async #start(request: SendMessageRequest) {
     const params = parseParams(MessageSendParams, sendParamsFromV1(request));
     if (params.configuration?.pushNotificationConfig !== undefined) {
       throw new RpcError(
@@ -94,24 +94,24 @@ class V1RequestHandler implements A2ARequestHandler {
         "Push Notification is not supported: read the task with GetTask or follow it with SendStreamingMessage",
       );
     }
-    return { params, run: this.#runner.start(this.#assistant, params, this.#trace) };
+    return { params, run: await this.#runner.start(this.#assistant, params, this.#trace) };
   }
 
   sendMessage(request: SendMessageRequest): Promise<Message | Task> {
     return sdkErrors(async () => {
-      const { params, run } = this.#start(request);
+      const { params, run } = await this.#start(request);
       if (params.configuration?.blocking === false) return v1Task(run.task);
       return v1Task(withHistory(await run.done, params.configuration?.historyLength));
     });
   }
 
   async *sendMessageStream(request: SendMessageRequest): AsyncGenerator<StreamResponse> {
-    const events = await sdkErrors(() => this.#start(request).run.events());
+    const events = await sdkErrors(async () => (await this.#start(request)).run.events());
     for await (const event of events) yield v1StreamEvent(event);
   }
 
   getTask(request: GetTaskRequest): Promise<Task> {
-    return sdkErrors(() => v1Task(this.#runner.get(this.#assistant, request.id, request.historyLength)));
+    return sdkErrors(async () => v1Task(await this.#runner.get(this.#assistant, request.id, request.historyLength)));
   }
 
   cancelTask(request: CancelTaskRequest): Promise<Task> {
@@ -120,8 +120,8 @@ class V1RequestHandler implements A2ARequestHandler {
 
   /** As the SDK's DefaultRequestHandler: a task that ended has nothing left to follow. */
   async *resubscribe(request: SubscribeToTaskRequest): AsyncGenerator<StreamResponse> {
-    const events = await sdkErrors(() => {
-      const task = this.#runner.get(this.#assistant, request.id);
+    const events = await sdkErrors(async () => {
+      const task = await this.#runner.get(this.#assistant, request.id);
       if (TERMINAL_STATES.has(task.status.state)) {
         throw new RpcError(
           RpcErrorCode.unsupportedOperation,

@@ -8,7 +8,7 @@ import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { MeasuresUnavailableError, type MeasuresSource } from "../../src/agent/usage/measures-source.ts";
 import { UsageSnapshotter } from "../../src/agent/usage/snapshotter.ts";
 import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
-import { TaskStore } from "../../src/a2a/task-store.ts";
+import { SqliteTaskStore } from "../../src/a2a/task-store.ts";
 import { OfflineLicense } from "../../src/agent/license/offline-license.ts";
 import { testLicense, usageMeasures } from "../helpers/fixtures.ts";
 import { offlineLicenseFiles } from "../helpers/offline-license.ts";
@@ -103,7 +103,7 @@ for (const [name, answer] of [
   ],
 ] as [string, () => Promise<Response>][]) {
   test(`agent server: a sidecar answering ${name} gets one report per interval, and the runs are kept until a 202`, async () => {
-    const store = new TaskStore(join(tempDir(), "tasks.db"), MINUTE);
+    const store = new SqliteTaskStore(join(tempDir(), "tasks.db"), MINUTE);
     const posts: string[] = [];
     let respond = answer;
     // Unit test: fetch stands in for the sidecar; the reporter's metrics exporter goes elsewhere.
@@ -127,8 +127,8 @@ for (const [name, answer] of [
       kind: "task",
       status: { state: "completed", timestamp: "" },
     } as const;
-    store.create("notes", task as never, time.now());
-    store.finish(task as never, crypto.randomUUID(), time.now());
+    await store.create("notes", task as never, time.now());
+    await store.finish(task as never, crypto.randomUUID(), time.now());
     await time.advance(HOUR, 5_000);
     assert.ok(posts.length >= 58 && posts.length <= 61, `${posts.length} reports in an hour`);
     assert.equal(new Set(posts.map((p) => JSON.parse(p).trace_transactions[0].id)).size, 1, "every resend carries the same transaction id");
@@ -139,7 +139,7 @@ for (const [name, answer] of [
     assert.equal(posts.length, delivered, "nothing left to report: no more requests");
     await reporter.stop().catch(() => {});
     fetchMock.mock.restore();
-    store.close();
+    await store.close();
   });
 }
 

@@ -1,0 +1,69 @@
+import { join } from "node:path";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { redactUrl } from "../config/redact.ts";
+import { EgressError } from "../errors.ts";
+import { SqliteTaskStore, type TaskStore } from "./task-store.ts";
+
+/** Where the agent server keeps conversations (LangGraph's checkpointer) and tasks, on one engine. */
+export interface Persistence {
+  engine: "sqlite" | "postgresql";
+  checkpointer: BaseCheckpointSaver;
+  store: TaskStore;
+  close(): Promise<void>;
+}
+
+/** Any number taken once for the cluster: replicas starting together create the checkpointer's tables one at a time. */
+const CHECKPOINTER_SETUP_LOCK = 0x6132_6370; // "a2cp"
+
+/**
+ * SQLite in the data dir by default (threads.db, tasks.db); with DATABASE_URI, PostgreSQL: the official LangGraph
+ * checkpointer (@langchain/langgraph-checkpoint-postgres) and the task store on one connection pool.
+ */
+export async function openPersistence(settings: {
+  dataDir: string;
+  databaseUri?: string | undefined;
+  intervalMs: number;
+}): Promise<Persistence> {
+  if (!settings.databaseUri) {
+    const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+    const checkpointer = SqliteSaver.fromConnString(join(settings.dataDir, "threads.db"));
+    const store = new SqliteTaskStore(join(settings.dataDir, "tasks.db"), settings.intervalMs);
+    return {
+      engine: "sqlite",
+      checkpointer,
+      store,
+      async close() {
+        await store.close();
+        checkpointer.db.close();
+      },
+    };
+  }
+  // Loaded only when used: an embedded agent server never pays for the PostgreSQL client.
+  const [{ default: pg }, { PostgresSaver }, { PostgresTaskStore }] = await Promise.all([
+    import("pg"),
+    import("@langchain/langgraph-checkpoint-postgres"),
+    import("./task-store-postgres.ts"),
+  ]);
+  const pool = new pg.Pool({ connectionString: settings.databaseUri, max: 10 });
+  pool.on("error", () => {}); // an idle connection the server drops is the pool's business
+  try {
+    const checkpointer = new PostgresSaver(pool);
+    const client = await pool.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock($1)", [CHECKPOINTER_SETUP_LOCK]);
+      await checkpointer.setup();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [CHECKPOINTER_SETUP_LOCK]).catch(() => {});
+      client.release();
+    }
+    const store = await PostgresTaskStore.open(pool, settings.intervalMs);
+    return { engine: "postgresql", checkpointer, store, close: () => pool.end() };
+  } catch (err) {
+    await pool.end().catch(() => {});
+    const code = (err as { code?: string }).code;
+    throw new EgressError(
+      "EGRESS_ERR_DATABASE",
+      `cannot open the agent server's database at ${redactUrl(settings.databaseUri)} (DATABASE_URI): ${code ? `${code} ` : ""}${(err as Error).message}`,
+    );
+  }
+}

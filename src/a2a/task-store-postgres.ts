@@ -1,0 +1,169 @@
+import type pg from "pg";
+import type { Task } from "../protocol/a2a.ts";
+import type { RunCount, StoredTask, TaskStore } from "./task-store.ts";
+
+// The task store in PostgreSQL (DATABASE_URI), beside the LangGraph checkpointer's tables: the same tables as
+// tasks.db, prefixed a2a_. Created by the agent server itself, one replica at a time (an advisory lock).
+
+const MIGRATION_LOCK = 0x6132_6173; // "a2as"
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS a2a_contexts (id text PRIMARY KEY, graph_id text NOT NULL, created_at bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS a2a_tasks (
+  id text PRIMARY KEY, graph_id text NOT NULL, context_id text NOT NULL REFERENCES a2a_contexts(id),
+  state text NOT NULL, task text NOT NULL, created_at bigint NOT NULL, updated_at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS a2a_tasks_by_context ON a2a_tasks (context_id);
+CREATE TABLE IF NOT EXISTS a2a_run_counts (
+  session_id text NOT NULL, interval_start bigint NOT NULL, runs bigint NOT NULL,
+  first_at bigint NOT NULL, last_at bigint NOT NULL, transaction_id uuid
+);
+-- Runs count into the open row of their interval; a closed row (with its transaction id) is never changed again.
+CREATE UNIQUE INDEX IF NOT EXISTS a2a_open_run_counts ON a2a_run_counts (session_id, interval_start) WHERE transaction_id IS NULL;
+`;
+
+export class PostgresTaskStore implements TaskStore {
+  readonly #pool: pg.Pool;
+  readonly #intervalMs: number;
+
+  private constructor(pool: pg.Pool, intervalMs: number) {
+    this.#pool = pool;
+    this.#intervalMs = intervalMs;
+  }
+
+  /** The store on `pool` (which the caller closes), its tables created when missing. */
+  static async open(pool: pg.Pool, intervalMs: number): Promise<PostgresTaskStore> {
+    const store = new PostgresTaskStore(pool, intervalMs);
+    await store.#transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await client.query(SCHEMA);
+    });
+    return store;
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async get(taskId: string): Promise<StoredTask | undefined> {
+    const { rows } = await this.#pool.query<{ graph_id: string; task: string }>("SELECT graph_id, task FROM a2a_tasks WHERE id = $1", [
+      taskId,
+    ]);
+    const row = rows[0];
+    return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
+  }
+
+  async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {
+    const { rows } = await this.#pool.query<{ graph_id: string; waiting: string | null }>(
+      `SELECT graph_id, (SELECT id FROM a2a_tasks WHERE context_id = a2a_contexts.id AND state = 'input-required' LIMIT 1) AS waiting
+       FROM a2a_contexts WHERE id = $1`,
+      [contextId],
+    );
+    const row = rows[0];
+    return row && { graphId: row.graph_id, waitingTaskId: row.waiting ?? undefined };
+  }
+
+  async create(graphId: string, task: Task, now: number): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query("INSERT INTO a2a_contexts (id, graph_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+        task.contextId,
+        graphId,
+        now,
+      ]);
+      await client.query(
+        "INSERT INTO a2a_tasks (id, graph_id, context_id, state, task, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
+        [task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now],
+      );
+    });
+  }
+
+  async update(task: Task, now: number): Promise<void> {
+    await this.#pool.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3 WHERE id = $4", [
+      task.status.state,
+      JSON.stringify(task),
+      now,
+      task.id,
+    ]);
+  }
+
+  async finish(task: Task, sessionId: string, now: number): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3 WHERE id = $4", [
+        task.status.state,
+        JSON.stringify(task),
+        now,
+        task.id,
+      ]);
+      await client.query(
+        `INSERT INTO a2a_run_counts (session_id, interval_start, runs, first_at, last_at) VALUES ($1, $2, 1, $3, $3)
+         ON CONFLICT (session_id, interval_start) WHERE transaction_id IS NULL
+         DO UPDATE SET runs = a2a_run_counts.runs + 1, last_at = excluded.last_at`,
+        [sessionId, now - (now % this.#intervalMs), now],
+      );
+    });
+  }
+
+  async failUnfinished(reason: (task: Task) => Task, now: number): Promise<number> {
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<{ task: string }>(
+        "SELECT task FROM a2a_tasks WHERE state IN ('submitted', 'working') FOR UPDATE",
+      );
+      for (const row of rows) {
+        const task = reason(JSON.parse(row.task) as Task);
+        await client.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3 WHERE id = $4", [
+          task.status.state,
+          JSON.stringify(task),
+          now,
+          task.id,
+        ]);
+      }
+      return rows.length;
+    });
+  }
+
+  async closedCounts(now: number, closeCurrent = false): Promise<RunCount[]> {
+    const current = closeCurrent ? Number.MAX_SAFE_INTEGER : now - (now % this.#intervalMs);
+    await this.#pool.query(
+      "UPDATE a2a_run_counts SET transaction_id = gen_random_uuid() WHERE transaction_id IS NULL AND interval_start < $1",
+      [current],
+    );
+    const { rows } = await this.#pool.query<{
+      transaction_id: string;
+      session_id: string;
+      interval_start: string;
+      runs: string;
+      first_at: string;
+      last_at: string;
+    }>(
+      "SELECT transaction_id, session_id, interval_start, runs, first_at, last_at FROM a2a_run_counts WHERE transaction_id IS NOT NULL ORDER BY interval_start",
+    );
+    // bigint columns come as text: exact, then numbers (milliseconds and counts, far below 2^53).
+    return rows.map((row) => ({
+      transactionId: row.transaction_id,
+      sessionId: row.session_id,
+      intervalStart: Number(row.interval_start),
+      intervalEnd: Number(row.interval_start) + this.#intervalMs,
+      runs: Number(row.runs),
+      firstAt: Number(row.first_at),
+      lastAt: Number(row.last_at),
+    }));
+  }
+
+  async reported(transactionIds: readonly string[]): Promise<void> {
+    await this.#pool.query("DELETE FROM a2a_run_counts WHERE transaction_id = ANY($1::uuid[])", [transactionIds]);
+  }
+
+  async close(): Promise<void> {
+    // The pool is the caller's: the checkpointer shares it.
+  }
+}
