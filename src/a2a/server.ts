@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpServer } from "../http/server.ts";
