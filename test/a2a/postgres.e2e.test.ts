@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, test } from "node:test";
+import { freshDatabase } from "../helpers/postgres.ts";
+import { runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+import { RoundRobinProxy } from "../helpers/round-robin-proxy.ts";
+
+// The agent server on PostgreSQL (DATABASE_URI, the LangGraph convention): real `a2a serve` processes, the real
+// server on 127.0.0.1:5432 with a database of its own. Conversations and tasks live in the database, not the data dir.
+
+const GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
+let databaseUrl: string;
+let dropDatabase: () => Promise<void>;
+
+before(async () => {
+  const database = await freshDatabase("egress_agent_server");
+  databaseUrl = database.url;
+  dropDatabase = database.drop;
+});
+after(() => dropDatabase?.());
+
+/** A replica: its own (empty) data dir, the shared database. */
+const serve = () =>
+  startService(
+    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-pg-")],
+    "agent server listening",
+    {
+      DATABASE_URI: databaseUrl,
+    },
+  );
+
+async function call(url: string, assistant: string, method: string, params: unknown) {
+  const response = await fetch(`${url}/a2a/${assistant}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
+  });
+  const body = (await response.json()) as { result?: any; error?: { code: number; message: string } };
+  assert.equal(body.error, undefined, JSON.stringify(body.error));
+  return body.result;
+}
+
+const message = (text: string, extra: Record<string, unknown> = {}) => ({
+  message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }], ...extra },
+});
+
+test("a conversation and its tasks outlive the process and its data dir: they are in PostgreSQL", async () => {
+  let server = await serve();
+  assert.match(server.output(), /"database":"postgresql"/);
+  const first = await call(server.url, "notes", "message/send", message("the door code is 4711"));
+  assert.equal(first.status.state, "completed");
+  assert.equal(await server.stop(), 0);
+
+  server = await serve(); // a fresh data dir: nothing of the first process on disk
+  try {
+    const recall = await call(server.url, "notes", "message/send", message("recall", { contextId: first.contextId }));
+    assert.equal(recall.artifacts[0].parts[0].text, 'You told me: "the door code is 4711".');
+    const old = await call(server.url, "notes", "tasks/get", { id: first.id });
+    assert.deepEqual([old.id, old.status.state], [first.id, "completed"]);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("two replicas behind a balancer: a conversation goes on whichever replica a turn reaches; tasks read the same from either", async () => {
+  const replicas = await Promise.all([serve(), serve()]);
+  const balancer = await RoundRobinProxy.start(replicas.map((replica) => replica.url));
+  try {
+    let contextId: string | undefined;
+    const tasks: string[] = [];
+    for (const text of ["one", "two", "three", "recall"]) {
+      const turn = await call(balancer.url, "notes", "message/send", message(text, contextId ? { contextId } : {}));
+      contextId = turn.contextId;
+      tasks.push(turn.id);
+      if (text === "recall") assert.equal(turn.artifacts[0].parts[0].text, 'You told me: "one", "two", "three".');
+    }
+    for (const replica of replicas) assert.ok((balancer.served.get(replica.url) ?? 0) >= 2, "both replicas took turns");
+    for (const replica of replicas) {
+      for (const id of tasks) assert.equal((await call(replica.url, "notes", "tasks/get", { id })).status.state, "completed");
+    }
+
+    // A graph's question asked on one replica is answered through the other.
+    const asked = await call(replicas[0]!.url, "approval", "message/send", message("pay 9 EUR"));
+    assert.equal(asked.status.state, "input-required");
+    const resumed = await call(
+      replicas[1]!.url,
+      "approval",
+      "message/send",
+      message("yes", { contextId: asked.contextId, taskId: asked.id }),
+    );
+    assert.deepEqual([resumed.id, resumed.status.state, resumed.artifacts[0].parts[0].text], [asked.id, "completed", "Done: pay 9 EUR"]);
+  } finally {
+    await balancer.close();
+    for (const replica of replicas) await replica.stop();
+  }
+});
+
+test("a DATABASE_URI that cannot be opened stops the server with EGRESS_ERR_DATABASE, the password hidden", async () => {
+  const run = await runCli(["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-pg-bad-")], {
+    env: { DATABASE_URI: "postgres://agent:s3cret-pw@127.0.0.1:4/agents" },
+  });
+  assert.notEqual(run.code, 0);
+  const output = run.stdout + run.stderr;
+  assert.match(output, /EGRESS_ERR_DATABASE/);
+  assert.match(output, /DATABASE_URI/);
+  assert.doesNotMatch(output, /s3cret-pw/);
+  const invalid = await runCli(["a2a", "serve", "--config", GRAPHS, "--data-dir", tempDir("a2a-pg-bad-")], {
+    env: { DATABASE_URI: "mysql://x" },
+  });
+  assert.equal(invalid.code, 2);
+  assert.match(invalid.stderr, /DATABASE_URI: must be a postgres:\/\/ URL/);
+});
