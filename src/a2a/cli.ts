@@ -18,6 +18,7 @@ export const ServeSettings = z
     tenantId: Uuid.optional(),
     organizationId: Uuid.optional(),
     reportInterval: Duration,
+    replicaTimeout: Duration,
     traceExportInterval: Duration,
     logLevel: LogLevel,
     PLATFORM_API_KEY: z.string().optional(),
@@ -51,6 +52,7 @@ interface ServeFlags {
   tenantId?: string;
   organizationId?: string;
   reportInterval: string;
+  replicaTimeout: string;
   traceExportInterval: string;
   logLevel: string;
 }
@@ -111,6 +113,11 @@ export function a2aCommand(): Command {
     .option("--tenant-id <uuid>", "tenant of the reported runs (env PLATFORM_TENANT_ID)")
     .option("--organization-id <uuid>", "organization of the reported runs (env PLATFORM_ORGANIZATION_ID)")
     .option("--report-interval <duration>", "runs are counted per interval and reported when it closes", "60s")
+    .option(
+      "--replica-timeout <duration>",
+      "with DATABASE_URI: a replica silent this long is taken for dead and its unfinished tasks fail",
+      "30s",
+    )
     .option("--trace-export-interval <duration>", "how often spans are exported when tracing is on", "5s")
     .option("--log-level <level>", "fatal, error, warn, info, debug, trace or silent", "info")
     .addHelpText(

@@ -23,6 +23,8 @@ export async function openPersistence(settings: {
   dataDir: string;
   databaseUri?: string | undefined;
   intervalMs: number;
+  /** Replicas: one silent this long is taken for dead. */
+  replicaTimeoutMs: number;
 }): Promise<Persistence> {
   if (!settings.databaseUri) {
     const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
@@ -56,8 +58,16 @@ export async function openPersistence(settings: {
       await client.query("SELECT pg_advisory_unlock($1)", [CHECKPOINTER_SETUP_LOCK]).catch(() => {});
       client.release();
     }
-    const store = await PostgresTaskStore.open(pool, settings.intervalMs);
-    return { engine: "postgresql", checkpointer, store, close: () => pool.end() };
+    const store = await PostgresTaskStore.open(pool, settings.intervalMs, settings.replicaTimeoutMs);
+    return {
+      engine: "postgresql",
+      checkpointer,
+      store,
+      async close() {
+        await store.close();
+        await pool.end();
+      },
+    };
   } catch (err) {
     await pool.end().catch(() => {});
     const code = (err as { code?: string }).code;

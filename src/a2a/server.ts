@@ -10,6 +10,7 @@ import { SidecarReporter } from "./sidecar-reporter.ts";
 import { TaskRunner } from "./task-runner.ts";
 import type { TaskStore } from "./task-store.ts";
 import { openPersistence } from "./persistence.ts";
+import { ReplicaWatch } from "./replica-watch.ts";
 import { createTracing, type TracingSettings } from "./tracing.ts";
 import { announceHealth } from "../health-file.ts";
 import { registerA2aRoutes } from "./rpc-route.ts";
@@ -25,6 +26,8 @@ export interface AgentServerSettings {
   dataDir: string;
   /** PostgreSQL (the LangGraph convention's DATABASE_URI) for conversations and tasks; without it, SQLite in dataDir. */
   databaseUri?: string | undefined;
+  /** Replicas on PostgreSQL: one silent this long is taken for dead, and its unfinished tasks fail (default 30 s). */
+  replicaTimeoutMs?: number | undefined;
   /** The base URL the agent cards name; by default the Host the caller used. */
   publicUrl?: string | undefined;
   sidecar?: { url: string; tenantId: string; organizationId: string; intervalMs: number } | undefined;
@@ -47,10 +50,17 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const { logger, graphs } = settings;
   const now = settings.now ?? Date.now;
   mkdirSync(settings.dataDir, { recursive: true });
-  const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000 });
+  const replicaTimeoutMs = settings.replicaTimeoutMs ?? 30_000;
+  const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000, replicaTimeoutMs });
   for (const assistant of graphs.assistants) assistant.graph.checkpointer = persistence.checkpointer;
   const { store } = persistence;
-  await failInterrupted(store, settings, now);
+  // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go.
+  const watch =
+    persistence.engine === "postgresql"
+      ? new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), logger, now })
+      : undefined;
+  if (watch) await watch.start();
+  else await failInterrupted(store, settings, now);
   const tracing = createTracing(settings.tracing);
   const reporter =
     settings.sidecar &&
@@ -87,6 +97,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
       await closed;
       await reporter?.stop();
       await tracing.shutdown();
+      await watch?.stop();
       await persistence.close();
     },
   };
@@ -94,7 +105,13 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
 
 /** Tasks the last stop left running are failed, with a message saying so. */
 async function failInterrupted(store: TaskStore, settings: AgentServerSettings, now: () => number): Promise<void> {
-  const interrupted = await store.failUnfinished((task): Task => {
+  const count = await store.failUnfinished(interrupted(now), now());
+  if (count > 0) settings.logger.warn({ tasks: count }, "tasks left running by the last stop are failed");
+}
+
+/** A task whose run is gone (its server stopped or died), as it ends: failed, saying so. */
+function interrupted(now: () => number): (task: Task) => Task {
+  return (task): Task => {
     const message = {
       kind: "message" as const,
       role: "agent" as const,
@@ -108,6 +125,5 @@ async function failInterrupted(store: TaskStore, settings: AgentServerSettings, 
       status: { state: "failed", message, timestamp: new Date(now()).toISOString() },
       history: [...(task.history ?? []), message],
     };
-  }, now());
-  if (interrupted > 0) settings.logger.warn({ tasks: interrupted }, "tasks left running by the last stop are failed");
+  };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Task } from "../protocol/a2a.ts";
 import type { RunCount, StoredTask, TaskStore } from "./task-store.ts";
@@ -17,6 +18,9 @@ CREATE TABLE IF NOT EXISTS a2a_run_counts (
   session_id text NOT NULL, interval_start bigint NOT NULL, runs bigint NOT NULL,
   first_at bigint NOT NULL, last_at bigint NOT NULL, transaction_id uuid
 );
+-- Which replica runs a task, and when each replica last said it was alive: a dead one's tasks are failed by the others.
+ALTER TABLE a2a_tasks ADD COLUMN IF NOT EXISTS owner text;
+CREATE TABLE IF NOT EXISTS a2a_replicas (id text PRIMARY KEY, seen_at bigint NOT NULL);
 -- Runs count into the open row of their interval; a closed row (with its transaction id) is never changed again.
 CREATE UNIQUE INDEX IF NOT EXISTS a2a_open_run_counts ON a2a_run_counts (session_id, interval_start) WHERE transaction_id IS NULL;
 `;
@@ -24,15 +28,22 @@ CREATE UNIQUE INDEX IF NOT EXISTS a2a_open_run_counts ON a2a_run_counts (session
 export class PostgresTaskStore implements TaskStore {
   readonly #pool: pg.Pool;
   readonly #intervalMs: number;
+  /** This process among the replicas: the owner of the tasks it runs. */
+  readonly replicaId = randomUUID();
+  readonly #staleMs: number;
 
-  private constructor(pool: pg.Pool, intervalMs: number) {
+  private constructor(pool: pg.Pool, intervalMs: number, staleMs: number) {
     this.#pool = pool;
     this.#intervalMs = intervalMs;
+    this.#staleMs = staleMs;
   }
 
-  /** The store on `pool` (which the caller closes), its tables created when missing. */
-  static async open(pool: pg.Pool, intervalMs: number): Promise<PostgresTaskStore> {
-    const store = new PostgresTaskStore(pool, intervalMs);
+  /**
+   * The store on `pool` (which the caller closes), its tables created when missing. A replica not heard of for
+   * `staleMs` is taken for dead: its unfinished tasks are failed (failUnfinished).
+   */
+  static async open(pool: pg.Pool, intervalMs: number, staleMs = 30_000): Promise<PostgresTaskStore> {
+    const store = new PostgresTaskStore(pool, intervalMs, staleMs);
     await store.#transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
       await client.query(SCHEMA);
@@ -81,19 +92,25 @@ export class PostgresTaskStore implements TaskStore {
         now,
       ]);
       await client.query(
-        "INSERT INTO a2a_tasks (id, graph_id, context_id, state, task, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
-        [task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now],
+        "INSERT INTO a2a_tasks (id, graph_id, context_id, state, task, created_at, updated_at, owner) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)",
+        [task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now, this.replicaId],
       );
     });
   }
 
+  /** A task submitted again (a graph's question answered) runs here now: this replica owns it. */
   async update(task: Task, now: number): Promise<void> {
-    await this.#pool.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3 WHERE id = $4", [
-      task.status.state,
-      JSON.stringify(task),
-      now,
-      task.id,
-    ]);
+    await this.#pool.query(
+      "UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3, owner = CASE WHEN $1 = 'submitted' THEN $5 ELSE owner END WHERE id = $4",
+      [task.status.state, JSON.stringify(task), now, task.id, this.replicaId],
+    );
+  }
+
+  async heartbeat(now: number): Promise<void> {
+    await this.#pool.query(
+      "INSERT INTO a2a_replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
+      [this.replicaId, now],
+    );
   }
 
   async finish(task: Task, sessionId: string, now: number): Promise<void> {
@@ -115,8 +132,13 @@ export class PostgresTaskStore implements TaskStore {
 
   async failUnfinished(reason: (task: Task) => Task, now: number): Promise<number> {
     return this.#transaction(async (client) => {
+      // Unfinished tasks whose replica is gone: never announced, or silent for staleMs. SKIP LOCKED: two replicas
+      // sweeping at once each take other rows, neither waits.
       const { rows } = await client.query<{ task: string }>(
-        "SELECT task FROM a2a_tasks WHERE state IN ('submitted', 'working') FOR UPDATE",
+        `SELECT t.task FROM a2a_tasks t LEFT JOIN a2a_replicas r ON r.id = t.owner
+          WHERE t.state IN ('submitted', 'working') AND (r.id IS NULL OR r.seen_at < $1)
+          FOR UPDATE OF t SKIP LOCKED`,
+        [now - this.#staleMs],
       );
       for (const row of rows) {
         const task = reason(JSON.parse(row.task) as Task);
@@ -163,7 +185,8 @@ export class PostgresTaskStore implements TaskStore {
     await this.#pool.query("DELETE FROM a2a_run_counts WHERE transaction_id = ANY($1::uuid[])", [transactionIds]);
   }
 
+  /** A clean stop: this replica's runs have ended, it leaves the list. The pool is the caller's (the checkpointer shares it). */
   async close(): Promise<void> {
-    // The pool is the caller's: the checkpointer shares it.
+    await this.#pool.query("DELETE FROM a2a_replicas WHERE id = $1", [this.replicaId]).catch(() => {});
   }
 }

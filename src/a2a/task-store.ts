@@ -47,8 +47,13 @@ export interface TaskStore {
   update(task: Task, now: number): Promise<void>;
   /** Saves a run's final task and counts the run toward its session's trace transaction, at once. */
   finish(task: Task, sessionId: string, now: number): Promise<void>;
-  /** Tasks a stopped server left running end failed (their runs are gone); returns how many. */
+  /**
+   * Tasks whose runs are gone end failed; returns how many. One process (SQLite): every unfinished task, at start.
+   * Replicas (PostgreSQL): those of replicas that stopped announcing themselves (`heartbeat`) for `staleMs`.
+   */
   failUnfinished(reason: (task: Task) => Task, now: number): Promise<number>;
+  /** This process is alive (replicas only; a no-op for one process). */
+  heartbeat(now: number): Promise<void>;
   /**
    * The counts of intervals that ended by `now`, each with its transaction id. An id is given once, when its
    * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
@@ -148,6 +153,8 @@ export class SqliteTaskStore implements TaskStore {
    * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
    * sidecar counts it once. `closeCurrent` closes the running interval too (a stopping server).
    */
+  async heartbeat(): Promise<void> {}
+
   async closedCounts(now: number, closeCurrent = false): Promise<RunCount[]> {
     const current = closeCurrent ? Number.MAX_SAFE_INTEGER : now - (now % this.#intervalMs);
     this.#db.transaction(() => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 import { freshDatabase } from "../helpers/postgres.ts";
-import { runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
+import { runCli, startService, tempDir, waitFor } from "../helpers/processes.ts";
 import { RoundRobinProxy } from "../helpers/round-robin-proxy.ts";
 
 // The agent server on PostgreSQL (DATABASE_URI, the LangGraph convention): real `a2a serve` processes, the real
@@ -20,13 +20,11 @@ before(async () => {
 after(() => dropDatabase?.());
 
 /** A replica: its own (empty) data dir, the shared database. */
-const serve = () =>
+const serve = (...extra: string[]) =>
   startService(
-    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-pg-")],
+    ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-pg-"), ...extra],
     "agent server listening",
-    {
-      DATABASE_URI: databaseUrl,
-    },
+    { DATABASE_URI: databaseUrl },
   );
 
 async function call(url: string, assistant: string, method: string, params: unknown) {
@@ -109,4 +107,40 @@ test("a DATABASE_URI that cannot be opened stops the server with EGRESS_ERR_DATA
   });
   assert.equal(invalid.code, 2);
   assert.match(invalid.stderr, /DATABASE_URI: must be a postgres:\/\/ URL/);
+});
+
+test("kill -9 of a replica mid-run: the others fail its task with a message and go on; a replica starting fails no live one's", async () => {
+  const [a, b] = await Promise.all([serve("--replica-timeout", "2s"), serve("--replica-timeout", "2s")]);
+  try {
+    // A replica starting (a rolling update) while another runs a task leaves that task alone.
+    const short = await call(a.url, "waiter", "message/send", { ...message("wait 3000"), configuration: { blocking: false } });
+    const c = await serve("--replica-timeout", "2s");
+    await c.stop();
+    const done = await waitFor(
+      async () => {
+        const task = await call(b.url, "waiter", "tasks/get", { id: short.id });
+        return task.status.state === "completed" || task.status.state === "failed" ? task : undefined;
+      },
+      15_000,
+      "the short task to end",
+    );
+    assert.equal(done.status.state, "completed", "not failed by a replica that started meanwhile");
+
+    const long = await call(a.url, "waiter", "message/send", { ...message("wait 60000"), configuration: { blocking: false } });
+    assert.equal(await a.stop("SIGKILL"), null);
+    const failed = await waitFor(
+      async () => {
+        const task = await call(b.url, "waiter", "tasks/get", { id: long.id });
+        return task.status.state === "failed" ? task : undefined;
+      },
+      15_000,
+      "the dead replica's task to be failed by the live one",
+    );
+    assert.match(failed.status.message.parts[0].text, /stopped while this task ran/);
+    const next = await call(b.url, "waiter", "message/send", message("wait 1", { contextId: long.contextId }));
+    assert.equal(next.artifacts[0].parts[0].text, "waited 1 ms", "the conversation goes on, on the live replica");
+  } finally {
+    await a.stop("SIGKILL");
+    await b.stop();
+  }
 });

@@ -8,7 +8,8 @@ import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { MeasuresUnavailableError, type MeasuresSource } from "../../src/agent/usage/measures-source.ts";
 import { UsageSnapshotter } from "../../src/agent/usage/snapshotter.ts";
 import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
-import { SqliteTaskStore } from "../../src/a2a/task-store.ts";
+import { ReplicaWatch } from "../../src/a2a/replica-watch.ts";
+import { SqliteTaskStore, type TaskStore } from "../../src/a2a/task-store.ts";
 import { OfflineLicense } from "../../src/agent/license/offline-license.ts";
 import { testLicense, usageMeasures } from "../helpers/fixtures.ts";
 import { offlineLicenseFiles } from "../helpers/offline-license.ts";
@@ -168,3 +169,30 @@ test("offline license: rechecked locally once a minute, so its expiry shows with
     fetchMock.mock.restore();
   }
 });
+
+for (const [name, failing] of [
+  ["a healthy database", false],
+  ["a database that refuses every query", true],
+] as const) {
+  test(`agent server replicas, ${name}: one heartbeat and one sweep every third of the timeout, never more`, async () => {
+    let heartbeats = 0;
+    let sweeps = 0;
+    const store = {
+      heartbeat: async () => {
+        heartbeats++;
+        if (failing) throw new Error("ECONNREFUSED");
+      },
+      failUnfinished: async () => {
+        sweeps++;
+        return 0;
+      },
+    } as unknown as TaskStore;
+    const watch = new ReplicaWatch({ store, timeoutMs: 30_000, failed: (task) => task, logger: silent, now: time.now });
+    await watch.start();
+    await time.advance(HOUR, 5_000);
+    await watch.stop();
+    // 3,600 s / 10 s, plus the round at start.
+    assert.ok(heartbeats >= 360 && heartbeats <= 362, `${heartbeats} heartbeats in an hour`);
+    assert.equal(sweeps, failing ? 0 : heartbeats, "a replica that cannot announce itself fails nobody's tasks");
+  });
+}

@@ -1,0 +1,55 @@
+import type { Logger } from "pino";
+import type { Task } from "../protocol/a2a.ts";
+import type { TaskStore } from "./task-store.ts";
+
+export interface ReplicaWatchOptions {
+  store: TaskStore;
+  /** A replica silent this long is taken for dead; this one announces itself three times as often. */
+  timeoutMs: number;
+  /** The task as a run that is gone leaves it (failed, with a message saying so). */
+  failed: (task: Task) => Task;
+  logger: Logger;
+  now: () => number;
+}
+
+/**
+ * Replicas on one database: each announces itself on a schedule and, at the same time, fails the unfinished tasks
+ * of replicas that went silent (a `kill -9`, a lost node), so a task never waits for a run that is gone. One
+ * process on SQLite needs none of it: its own start fails what the last stop left.
+ */
+export class ReplicaWatch {
+  readonly #options: ReplicaWatchOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> = Promise.resolve();
+
+  constructor(options: ReplicaWatchOptions) {
+    this.#options = options;
+  }
+
+  /** Announces this replica and sweeps once (before serving), then every third of the timeout. */
+  async start(): Promise<void> {
+    await this.sweep();
+    this.#timer = setInterval(() => void this.sweep(), Math.max(1, Math.floor(this.#options.timeoutMs / 3)));
+    this.#timer.unref();
+  }
+
+  /** One round: a failure (the database away) is logged and the next round tries again; rounds never overlap. */
+  sweep(): Promise<void> {
+    this.#sweeping = this.#sweeping.then(async () => {
+      const { store, failed, logger, now } = this.#options;
+      try {
+        await store.heartbeat(now());
+        const gone = await store.failUnfinished(failed, now());
+        if (gone > 0) logger.warn({ tasks: gone }, "tasks of a replica that stopped answering are failed");
+      } catch (err) {
+        logger.warn({ reason: (err as Error).message }, "the replica heartbeat failed; trying again at the next one");
+      }
+    });
+    return this.#sweeping;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#sweeping;
+  }
+}
