@@ -29,6 +29,11 @@ export const ServeSettings = z
       .string()
       .regex(/^postgres(ql)?:\/\//, { message: "must be a postgres:// URL" })
       .optional(),
+    // The schema every table of this agent server goes in: one per deployment when several share a database.
+    DATABASE_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, { message: "must be a schema name: lower-case letters, digits and '_', at most 63" })
+      .default("public"),
   })
   .superRefine((settings, ctx) => {
     if (settings.sidecarUrl === undefined) return;
@@ -70,6 +75,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       PLATFORM_PROJECT: env.PLATFORM_PROJECT || undefined,
       PLATFORM_ENDPOINT: env.PLATFORM_ENDPOINT || undefined,
       DATABASE_URI: env.DATABASE_URI || undefined,
+      DATABASE_SCHEMA: env.DATABASE_SCHEMA || undefined,
     },
     "a2a serve",
   );

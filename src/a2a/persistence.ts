@@ -22,6 +22,8 @@ const CHECKPOINTER_SETUP_LOCK = 0x6132_6370; // "a2cp"
 export async function openPersistence(settings: {
   dataDir: string;
   databaseUri?: string | undefined;
+  /** Where every table goes (the checkpointer's and the task store's); created when missing. */
+  databaseSchema?: string | undefined;
   intervalMs: number;
   /** Replicas: one silent this long is taken for dead. */
   replicaTimeoutMs: number;
@@ -46,10 +48,12 @@ export async function openPersistence(settings: {
     import("@langchain/langgraph-checkpoint-postgres"),
     import("./task-store-postgres.ts"),
   ]);
-  const pool = new pg.Pool({ connectionString: settings.databaseUri, max: 10 });
+  const schema = settings.databaseSchema ?? "public";
+  // The task store's unqualified names resolve in the schema; the checkpointer names it itself.
+  const pool = new pg.Pool({ connectionString: settings.databaseUri, max: 10, options: `-c search_path=${schema}` });
   pool.on("error", () => {}); // an idle connection the server drops is the pool's business
   try {
-    const checkpointer = new PostgresSaver(pool);
+    const checkpointer = new PostgresSaver(pool, undefined, { schema });
     const client = await pool.connect();
     try {
       await client.query("SELECT pg_advisory_lock($1)", [CHECKPOINTER_SETUP_LOCK]);

@@ -14,6 +14,7 @@ export async function runAgentServer(settings: z.output<typeof ServeSettings>): 
     listen: settings.listen,
     dataDir: settings.dataDir,
     databaseUri: settings.DATABASE_URI,
+    databaseSchema: settings.DATABASE_SCHEMA,
     replicaTimeoutMs: settings.replicaTimeout,
     publicUrl: settings.publicUrl,
     sidecar: settings.sidecarUrl

@@ -26,6 +26,8 @@ export interface AgentServerSettings {
   dataDir: string;
   /** PostgreSQL (the LangGraph convention's DATABASE_URI) for conversations and tasks; without it, SQLite in dataDir. */
   databaseUri?: string | undefined;
+  /** The PostgreSQL schema of its tables (default public): one per deployment when several share a database. */
+  databaseSchema?: string | undefined;
   /** Replicas on PostgreSQL: one silent this long is taken for dead, and its unfinished tasks fail (default 30 s). */
   replicaTimeoutMs?: number | undefined;
   /** The base URL the agent cards name; by default the Host the caller used. */

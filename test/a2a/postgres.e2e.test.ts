@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import { freshDatabase } from "../helpers/postgres.ts";
+import { freshDatabase, query } from "../helpers/postgres.ts";
 import { runCli, startService, tempDir, waitFor } from "../helpers/processes.ts";
 import { RoundRobinProxy } from "../helpers/round-robin-proxy.ts";
 
@@ -141,6 +141,39 @@ test("kill -9 of a replica mid-run: the others fail its task with a message and 
     assert.equal(next.artifacts[0].parts[0].text, "waited 1 ms", "the conversation goes on, on the live replica");
   } finally {
     await a.stop("SIGKILL");
+    await b.stop();
+  }
+});
+
+test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema, see nothing of each other", async () => {
+  const inSchema = (schema: string) =>
+    startService(
+      ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-pg-schema-")],
+      "agent server listening",
+      { DATABASE_URI: databaseUrl, DATABASE_SCHEMA: schema },
+    );
+  const [a, b] = await Promise.all([inSchema("deployment_a"), inSchema("deployment_b")]);
+  try {
+    const told = await call(a.url, "notes", "message/send", message("a secret of deployment a"));
+    const response = await fetch(`${b.url}/a2a/notes`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: told.id } }),
+    });
+    assert.equal(((await response.json()) as { error: { code: number } }).error.code, -32001, "another deployment's task is not found");
+    const recall = await call(b.url, "notes", "message/send", message("recall", { contextId: told.contextId }));
+    assert.equal(recall.artifacts[0].parts[0].text, "You have not told me anything yet.", "nor is its conversation");
+    const tables = await query<{ schemaname: string }>(
+      databaseUrl,
+      "SELECT schemaname FROM pg_tables WHERE tablename IN ('a2a_tasks', 'checkpoints') AND schemaname LIKE 'deployment_%' ORDER BY 1",
+    );
+    assert.deepEqual(
+      tables.map((t) => t.schemaname),
+      ["deployment_a", "deployment_a", "deployment_b", "deployment_b"],
+      "the task store's and the checkpointer's tables, in each deployment's schema",
+    );
+  } finally {
+    await a.stop();
     await b.stop();
   }
 });
