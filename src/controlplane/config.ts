@@ -38,6 +38,14 @@ export const ControlPlaneConfig = z
         /** How long a deploy waits for the agent server's health check. */
         startTimeout: Duration.prefault("60s"),
         /**
+         * PostgreSQL for the agent servers' conversations and tasks (their DATABASE_URI), each deployment in a schema of
+         * its own (DATABASE_SCHEMA). Empty: SQLite in each deployment's data dir.
+         */
+        databaseUri: z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, { message: "must be a postgres:// URL" })
+          .optional(),
+        /**
          * The local deployer runs each deployment's processes as a user of its own, this number plus the deployment's
          * (the control plane must run as root): the OS, not only Node's permission model, keeps them out of the data
          * dir and out of each other's.
@@ -60,6 +68,10 @@ export const ControlPlaneConfig = z
           .default("default"),
         /** Empty: <dataDir>/manifests. */
         outputDir: z.string().default(""),
+        /** DATABASE_URI from this existing Secret's key rather than written into the manifests (agentServer.databaseUri). */
+        databaseUriSecret: z.strictObject({ name: z.string().min(1), key: z.string().min(1) }).optional(),
+        /** Pods per deployment; more than one needs a database (agentServer.databaseUri or databaseUriSecret). */
+        replicas: z.int().min(1).max(50).default(1),
         /** The graph.json inside every deployed image (the deployer's default: /app/graph.json). */
         graphConfigPath: z
           .string()
@@ -81,6 +93,14 @@ export const ControlPlaneConfig = z
       .prefault({}),
   })
   .superRefine((config, ctx) => {
+    // Replicas share conversations only through a database: each pod's own data dir would split them.
+    if (config.kubernetes.replicas > 1 && !config.agentServer.databaseUri && !config.kubernetes.databaseUriSecret) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["kubernetes", "replicas"],
+        message: "more than one replica needs agentServer.databaseUri or kubernetes.databaseUriSecret (PostgreSQL)",
+      });
+    }
     for (const [id, provider] of Object.entries(config.auth.providers)) {
       if (provider.clientSecret !== undefined && provider.clientSecretFile !== undefined) {
         ctx.addIssue({

@@ -39,3 +39,8 @@ export interface Deployer {
   /** After a control plane restart: whether `serving` still answers (then it is kept as it is). */
   alive(serving: Serving): Promise<boolean>;
 }
+
+/** The PostgreSQL schema of a deployment's agent server (DATABASE_SCHEMA): its own, when deployments share a database. */
+export function deploymentSchema(deploymentId: string): string {
+  return `deployment_${deploymentId.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`.slice(0, 63);
+}

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:f
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { stringify } from "yaml";
-import { DeployerError, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
+import { DeployerError, deploymentSchema, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
 
 /** The agent server's port in the pod (a2a serve's default) and the Service's. */
 const PORT = 2024;
@@ -25,7 +25,16 @@ export interface KubernetesDeployerOptions {
   /** The graph.json inside every deployed image (default DEFAULT_GRAPH_CONFIG_PATH). */
   graphConfigPath?: string | undefined;
   /** What the agent servers report to; the sidecar URL must be reachable from the pod (a Service, not 127.0.0.1). */
-  agentServer: { sidecarUrl?: string | undefined; tenantId?: string | undefined; organizationId?: string | undefined };
+  agentServer: {
+    sidecarUrl?: string | undefined;
+    tenantId?: string | undefined;
+    organizationId?: string | undefined;
+    databaseUri?: string | undefined;
+  };
+  /** DATABASE_URI from this existing Secret (beats agentServer.databaseUri: the manifests then hold no password). */
+  databaseUriSecret?: { name: string; key: string } | undefined;
+  /** Pods per deployment (more than one needs a database). */
+  replicas?: number | undefined;
   logger: Logger;
 }
 
@@ -137,9 +146,10 @@ export class KubernetesDeployer implements Deployer {
       kind: "Deployment",
       metadata: { ...metadata(name), annotations: { [REVISION_ANNOTATION]: revisionId } },
       spec: {
-        replicas: 1,
+        replicas: this.#options.replicas ?? 1,
         selector: { matchLabels: selector },
-        // The new pod answers /ok before the old one goes. Conversations live in the pod's emptyDir: a roll ends them.
+        // The new pod answers /ok before the old one goes. Conversations live in the database when there is one;
+        // else in the pod's emptyDir, and a roll ends them.
         strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
         template: {
           // A new revision rolls the pods even when only the secrets changed (envFrom is read at container start).
@@ -150,7 +160,7 @@ export class KubernetesDeployer implements Deployer {
             enableServiceLinks: false,
             securityContext: { ...RUN_AS, fsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } },
             terminationGracePeriodSeconds: 15, // the agent server gives running tasks 10 s after SIGTERM
-            containers: [this.#container(imageUri(target), secretName)],
+            containers: [this.#container(imageUri(target), secretName, deploymentId)],
             volumes: [
               { name: "data", emptyDir: { sizeLimit: "1Gi" } },
               { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
@@ -172,7 +182,7 @@ export class KubernetesDeployer implements Deployer {
     );
   }
 
-  #container(image: string, secretName: string) {
+  #container(image: string, secretName: string, deploymentId: string) {
     const probe = { httpGet: { path: "/ok", port: "http" }, timeoutSeconds: 2 };
     return {
       name: "agent-server",
@@ -181,6 +191,8 @@ export class KubernetesDeployer implements Deployer {
       args: this.#serveArgs(),
       ports: [{ name: "http", containerPort: PORT, protocol: "TCP" }],
       envFrom: [{ secretRef: { name: secretName } }],
+      // The database is configuration (the deployment's secrets may not name it): listed after envFrom, it wins.
+      ...this.#databaseEnv(deploymentId),
       volumeMounts: [
         { name: "data", mountPath: "/data" },
         { name: "tmp", mountPath: "/tmp" },
@@ -200,6 +212,16 @@ export class KubernetesDeployer implements Deployer {
   }
 
   /** After the image's ENTRYPOINT (egress-agent). */
+  #databaseEnv(deploymentId: string): { env?: object[] } {
+    const { databaseUriSecret } = this.#options;
+    const { databaseUri } = this.#options.agentServer;
+    if (!databaseUriSecret && !databaseUri) return {};
+    const uri = databaseUriSecret
+      ? { name: "DATABASE_URI", valueFrom: { secretKeyRef: { name: databaseUriSecret.name, key: databaseUriSecret.key } } }
+      : { name: "DATABASE_URI", value: databaseUri };
+    return { env: [uri, { name: "DATABASE_SCHEMA", value: deploymentSchema(deploymentId) }] };
+  }
+
   #serveArgs(): string[] {
     const { sidecarUrl, tenantId, organizationId } = this.#options.agentServer;
     const args = ["a2a", "serve", "--config", this.#graphConfigPath, "--listen", `0.0.0.0:${PORT}`, "--data-dir", "/data"];

@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "pino";
-import { DeployerError, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
+import { DeployerError, deploymentSchema, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
 import {
   ALIVE_TIMEOUT_MS,
   answersOk,
@@ -52,6 +52,8 @@ export interface LocalDeployerOptions {
     sidecarUrl?: string | undefined;
     tenantId?: string | undefined;
     organizationId?: string | undefined;
+    /** PostgreSQL for the agent servers (DATABASE_URI), each deployment in its own schema; else SQLite in its data dir. */
+    databaseUri?: string | undefined;
     startTimeoutMs: number;
     /** Each deployment's processes run as user and group this plus its ordinal (the control plane runs as root). */
     runAsUidBase?: number | undefined;
@@ -238,6 +240,9 @@ export class LocalDeployer implements Deployer {
     for (const path of [base.HOME!, base.TMPDIR!]) this.#own(target, path);
     const ca = (this.#options.env ?? process.env).NODE_EXTRA_CA_CERTS;
     if (ca) base.NODE_EXTRA_CA_CERTS = ca;
+    // Configuration, not the deployment's secrets (which may not name these): its database, and its own schema in it.
+    const { databaseUri } = this.#options.agentServer;
+    if (databaseUri) Object.assign(base, { DATABASE_URI: databaseUri, DATABASE_SCHEMA: deploymentSchema(target.deploymentId) });
     return { ...secrets, ...base };
   }
 

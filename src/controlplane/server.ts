@@ -56,6 +56,7 @@ export async function startControlPlane(
       ? new KubernetesDeployer({
           ...config.kubernetes,
           agentServer: config.agentServer,
+          databaseUriSecret: config.kubernetes.databaseUriSecret,
           logger: logger.child({ component: "kubernetes-deployer" }),
         })
       : new LocalDeployer({

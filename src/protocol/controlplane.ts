@@ -115,6 +115,7 @@ export const RESERVED_SECRET_NAMES: readonly RegExp[] = [
   /^(OPENSSL_|SSL_CERT_)/, // OPENSSL_CONF and OPENSSL_MODULES load engines and providers
   /^UV_/, // libuv
   /^(EGRESS_|PLATFORM_(TENANT_ID|ORGANIZATION_ID)$)/, // the agent server's own: its sidecar, and whom its runs are billed to
+  /^(DATABASE_URI|DATABASE_SCHEMA|REDIS_URI)$/, // where its conversations live: the control plane's to set, one schema per deployment
 ];
 
 export const SecretName = z

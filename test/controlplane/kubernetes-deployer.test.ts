@@ -308,3 +308,43 @@ test("through the control plane: an image deploys as manifests at the Service's 
     await controlPlane.stop();
   }
 });
+
+test("a database: DATABASE_URI from the named Secret (or the configured value) and the deployment's own DATABASE_SCHEMA, as configuration; several replicas", async () => {
+  const outputDir = tempDir("kubernetes-deployer-");
+  dirs.push(outputDir);
+  const fromSecret = new KubernetesDeployer({
+    outputDir,
+    namespace: "agents",
+    agentServer: {},
+    databaseUriSecret: { name: "agents-db", key: "uri" },
+    replicas: 3,
+    logger: pino({ level: "silent" }),
+  });
+  const deployment = target(IMAGE, { OPENAI_API_KEY: "sk-test-value-2" });
+  await fromSecret.create(deployment);
+  await fromSecret.build(deployment);
+  await fromSecret.deploy(deployment, undefined);
+  const { Secret, Deployment } = manifests(join(outputDir, deployment.deploymentId, "current.yaml"));
+  const container = Deployment.spec.template.spec.containers[0];
+  const schema = `deployment_${deployment.deploymentId.replaceAll("-", "_")}`;
+  assert.deepEqual(container.env, [
+    { name: "DATABASE_URI", valueFrom: { secretKeyRef: { name: "agents-db", key: "uri" } } },
+    { name: "DATABASE_SCHEMA", value: schema },
+  ]);
+  assert.deepEqual(Secret.stringData, { OPENAI_API_KEY: "sk-test-value-2" }, "the deployment's own secrets only");
+  assert.equal(Deployment.spec.replicas, 3);
+
+  const withValue = new KubernetesDeployer({
+    outputDir,
+    namespace: "agents",
+    agentServer: { databaseUri: "postgres://agents@db.internal/agents" },
+    logger: pino({ level: "silent" }),
+  });
+  const other = target(IMAGE);
+  await withValue.create(other);
+  await withValue.build(other);
+  await withValue.deploy(other, undefined);
+  const rendered = manifests(join(outputDir, other.deploymentId, "current.yaml")).Deployment.spec.template.spec.containers[0].env;
+  assert.equal(rendered[0].value, "postgres://agents@db.internal/agents");
+  assert.notEqual(rendered[1].value, schema, "every deployment has a schema of its own");
+});

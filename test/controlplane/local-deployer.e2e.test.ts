@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import pino from "pino";
 import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
+import { freshDatabase, query } from "../helpers/postgres.ts";
 import { processesWith, tempDir } from "../helpers/processes.ts";
 
 // The local deployer as the control plane drives it: real `egress-agent a2a check` and `a2a serve` processes on
@@ -20,20 +21,20 @@ const SNOOP_GRAPH = new URL("../fixtures/graphs/snoop-graph.json", import.meta.u
 
 const dirs: string[] = [];
 
-function newDeployer(startTimeoutMs = 20_000) {
+function newDeployer(startTimeoutMs = 20_000, databaseUri?: string) {
   const dataDir = tempDir("local-deployer-");
   dirs.push(dataDir);
   const deployer = new LocalDeployer({
     dataDir,
     cli: { node: process.execPath, args: [CLI] },
-    agentServer: { startTimeoutMs },
+    agentServer: { startTimeoutMs, databaseUri },
     logger: pino({ level: "silent" }),
   });
   return { deployer, dataDir };
 }
 
 let ordinals = 0;
-function target(config: string, secrets: Record<string, string> = {}, deploymentId = randomUUID()): DeployTarget {
+function target(config: string, secrets: Record<string, string> = {}, deploymentId: string = randomUUID()): DeployTarget {
   return {
     deploymentId,
     revisionId: randomUUID(),
@@ -299,4 +300,27 @@ test("a deploy that is not healthy within the start timeout fails, and its proce
   await deployer.create(deployment);
   await assert.rejects(deployer.deploy(deployment, undefined), { name: "DeployerError", message: /did not answer \/ok within 0\.3 s/ });
   assert.deepEqual(processesWith(dataDir), []);
+});
+
+test("agentServer.databaseUri: each deployment's agent server keeps its conversations in PostgreSQL, in a schema of its own", async () => {
+  const database = await freshDatabase("egress_deployments");
+  try {
+    const { deployer } = newDeployer(20_000, database.url);
+    const deployment = target(NOTES);
+    await deployer.create(deployment);
+    await deployer.build(deployment);
+    let serving = await deployer.deploy(deployment, undefined);
+    const first = await send(serving, "notes", "water the plants");
+    // A redeploy gets a new process and the same conversation: from the database.
+    const next = target(NOTES, {}, deployment.deploymentId);
+    await deployer.build(next);
+    serving = await deployer.deploy(next, serving);
+    assert.match((await send(serving, "notes", "recall", first.contextId)).text, /water the plants/);
+    const schema = `deployment_${deployment.deploymentId.replaceAll("-", "_")}`;
+    const [row] = await query<{ n: string }>(database.url, `SELECT count(*) AS n FROM ${schema}.a2a_tasks`);
+    assert.equal(Number(row!.n), 2);
+    await deployer.stop(deployment.deploymentId, serving);
+  } finally {
+    await database.drop();
+  }
 });

@@ -300,20 +300,29 @@ test("validation: 422 HTTPValidationError with the field's loc, nothing stored; 
     ],
     [{ name: "x", source: "local", source_revision_config: { langgraph_config_path: NOTES_GRAPH }, extra: true }, ["body", "extra"]],
     // Names that change how the agent server's runtime loads code, or are its own settings: refused, named.
-    ...["NODE_OPTIONS", "node_path", "LD_PRELOAD", "PATH", "HOME", "OPENSSL_CONF", "EGRESS_SIDECAR_URL", "PLATFORM_TENANT_ID"].map(
-      (name): [unknown, (string | number)[]] => [
-        {
-          name: "x",
-          source: "local",
-          source_revision_config: { langgraph_config_path: NOTES_GRAPH },
-          secrets: [
-            { name: "OPENAI_API_KEY", value: "k" },
-            { name, value: "--import=data:text/javascript,1" },
-          ],
-        },
-        ["body", "secrets", 1, "name"],
-      ],
-    ),
+    ...[
+      "NODE_OPTIONS",
+      "node_path",
+      "LD_PRELOAD",
+      "PATH",
+      "HOME",
+      "OPENSSL_CONF",
+      "EGRESS_SIDECAR_URL",
+      "PLATFORM_TENANT_ID",
+      "DATABASE_URI",
+      "database_schema",
+    ].map((name): [unknown, (string | number)[]] => [
+      {
+        name: "x",
+        source: "local",
+        source_revision_config: { langgraph_config_path: NOTES_GRAPH },
+        secrets: [
+          { name: "OPENAI_API_KEY", value: "k" },
+          { name, value: "--import=data:text/javascript,1" },
+        ],
+      },
+      ["body", "secrets", 1, "name"],
+    ]),
   ];
   for (const [body, loc] of cases) {
     const answer = await api("POST", "/v2/deployments", body);
