@@ -7,8 +7,11 @@ export class EventLog<T> {
   #closed = false;
   #changed!: Promise<void>;
   #wake!: () => void;
+  readonly #onPush: ((event: T) => void) | undefined;
 
-  constructor() {
+  /** `onPush`: told each event as it is pushed (the replica bus publishes it for other replicas). */
+  constructor(onPush?: (event: T) => void) {
+    this.#onPush = onPush;
     this.#arm();
   }
 
@@ -18,6 +21,7 @@ export class EventLog<T> {
 
   push(event: T): void {
     this.#events.push(event);
+    this.#onPush?.(event);
     this.#wake();
     this.#arm();
   }

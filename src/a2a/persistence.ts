@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
+import type { ReplicaBus } from "./replica-bus.ts";
 import { SqliteTaskStore, type TaskStore } from "./task-store.ts";
 
 /** Where the agent server keeps conversations (LangGraph's checkpointer) and tasks, on one engine. */
@@ -9,6 +10,8 @@ export interface Persistence {
   engine: "sqlite" | "postgresql";
   checkpointer: BaseCheckpointSaver;
   store: TaskStore;
+  /** Replicas (PostgreSQL): what they tell each other about running tasks. */
+  bus?: ReplicaBus | undefined;
   close(): Promise<void>;
 }
 
@@ -43,10 +46,11 @@ export async function openPersistence(settings: {
     };
   }
   // Loaded only when used: an embedded agent server never pays for the PostgreSQL client.
-  const [{ default: pg }, { PostgresSaver }, { PostgresTaskStore }] = await Promise.all([
+  const [{ default: pg }, { PostgresSaver }, { PostgresTaskStore }, { ReplicaBus }] = await Promise.all([
     import("pg"),
     import("@langchain/langgraph-checkpoint-postgres"),
     import("./task-store-postgres.ts"),
+    import("./replica-bus.ts"),
   ]);
   const schema = settings.databaseSchema ?? "public";
   // The task store's unqualified names resolve in the schema; the checkpointer names it itself.
@@ -63,11 +67,14 @@ export async function openPersistence(settings: {
       client.release();
     }
     const store = await PostgresTaskStore.open(pool, settings.intervalMs, settings.replicaTimeoutMs);
+    const bus = await ReplicaBus.open(pool);
     return {
       engine: "postgresql",
       checkpointer,
       store,
+      bus,
       async close() {
+        await bus.close();
         await store.close();
         await pool.end();
       },

@@ -67,7 +67,14 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const reporter =
     settings.sidecar &&
     new SidecarReporter({ ...settings.sidecar, sidecarUrl: settings.sidecar.url.replace(/\/+$/, ""), store, logger, now });
-  const runner = new TaskRunner({ store, tracer: tracing.tracer, logger, now, sessionId: (assistant) => assistant.uuid });
+  const runner = new TaskRunner({
+    store,
+    bus: persistence.bus,
+    tracer: tracing.tracer,
+    logger,
+    now,
+    sessionId: (assistant) => assistant.uuid,
+  });
   const byId = new Map<string, Assistant>();
   for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
 

@@ -2,10 +2,8 @@ import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { SpanStatusCode, type Context, type Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
-import { Uuid } from "../protocol/common.ts";
 import {
   RpcErrorCode,
-  TERMINAL_STATES,
   type Artifact,
   type Message,
   type MessageSendParams,
@@ -17,12 +15,17 @@ import {
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
-import { invalidParams, RpcError, TaskEndedError, taskNotFound } from "./rpc-error.ts";
+import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
+import type { ReplicaBus } from "./replica-bus.ts";
+import { cancelElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
+import { contextFor } from "./task-context.ts";
 import type { TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
 export interface RunnerOptions {
   store: TaskStore;
+  /** Replicas on one database: runs' events and cancels between them (none for one process). */
+  bus?: ReplicaBus | undefined;
   tracer: Tracer;
   logger: Logger;
   now: () => number;
@@ -82,6 +85,8 @@ export class TaskRunner {
 
   constructor(options: RunnerOptions) {
     this.#options = options;
+    // Another replica asked to cancel a run: it is ours if it is running here.
+    options.bus?.onCancel((taskId) => this.#active.get(taskId)?.abort.abort());
   }
 
   /** Validates the message against the task store, creates its task and starts the run. Throws an RpcError. */
@@ -91,7 +96,7 @@ export class TaskRunner {
     const { store, now } = this.#options;
     const message = params.message;
     const input = graphInput(message);
-    const { contextId, resume } = await this.#contextFor(assistant, message);
+    const { contextId, resume } = await contextFor(this.#options.store, assistant, message, (taskId) => this.#active.has(taskId));
     // Checked and taken with no await between: two messages to one context cannot both pass.
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) {
@@ -117,7 +122,8 @@ export class TaskRunner {
       this.#busy.delete(contextId);
       throw err;
     }
-    const events = new EventLog<StreamEvent>();
+    const { bus, logger } = this.#options;
+    const events = new EventLog<StreamEvent>(bus && publisher(bus, taskId, logger, now));
     events.push(task);
     const abort = new AbortController();
     const graphInputOrResume = resume ? new Command({ resume: resumeValue(message) }) : input;
@@ -129,44 +135,6 @@ export class TaskRunner {
     });
     this.#active.set(taskId, { abort, done, events });
     return { task, events: () => events.subscribe(), done };
-  }
-
-  /**
-   * The context a message continues, checked: a given taskId must be this assistant's, in the given context, and
-   * waiting for input (the graph interrupted): the message resumes it. As the SDK's DefaultRequestHandler does, a
-   * task that ended is not reopened, and a context waiting for input takes only a reply naming its task.
-   */
-  async #contextFor(assistant: Assistant, message: Message): Promise<{ contextId: string; resume?: Task }> {
-    const { store } = this.#options;
-    if (message.contextId !== undefined && !Uuid.safeParse(message.contextId).success) {
-      throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [
-        { loc: ["params", "message", "contextId"], msg: "must be a UUID", type: "uuid" },
-      ]);
-    }
-    if (message.taskId !== undefined) {
-      const stored = await store.get(message.taskId);
-      if (
-        !stored ||
-        stored.graphId !== assistant.graphId ||
-        (message.contextId !== undefined && stored.task.contextId !== message.contextId)
-      )
-        throw taskNotFound(message.taskId);
-      const { state } = stored.task.status;
-      if (TERMINAL_STATES.has(state)) throw new TaskEndedError(message.taskId, state);
-      if (state !== "input-required" || this.#active.has(stored.task.id)) return { contextId: stored.task.contextId };
-      return { contextId: stored.task.contextId, resume: stored.task };
-    }
-    if (message.contextId === undefined) return { contextId: randomUUID() };
-    const context = await store.context(message.contextId);
-    if (context && context.graphId !== assistant.graphId) throw invalidParams(`context ${message.contextId} belongs to another assistant`);
-    const waiting = context?.waitingTaskId;
-    if (waiting !== undefined) {
-      throw invalidParams(
-        `message.taskId is required: context ${message.contextId} waits for the answer to task ${waiting} (input-required); reply with its taskId, or cancel it`,
-        [{ loc: ["params", "message", "taskId"], msg: "Field required", type: "missing" }],
-      );
-    }
-    return { contextId: message.contextId };
   }
 
   async #execute(
@@ -262,16 +230,23 @@ export class TaskRunner {
 
   /** The stored task of this assistant, with at most `historyLength` history messages. */
   async get(assistant: Assistant, taskId: string, historyLength?: number): Promise<Task> {
-    const stored = await this.#options.store.get(taskId);
+    const { store, bus } = this.#options;
+    const stored = await store.get(taskId);
     if (!stored || stored.graphId !== assistant.graphId) throw taskNotFound(taskId);
-    return withHistory(this.#live.get(taskId) ?? stored.task, historyLength);
+    const live = this.#live.get(taskId);
+    if (live) return withHistory(live, historyLength);
+    // Running on another replica: its row says submitted until the run ends; its last event says how it is now.
+    const status = runningElsewhere(stored.task, this.#active.has(taskId), bus) ? await bus!.latestStatus(taskId) : undefined;
+    return withHistory(status ? { ...stored.task, status } : stored.task, historyLength);
   }
 
-  /** The events of a task: all of its run's while it runs (from the first), else the task as it ended. */
+  /** The events of a task: all of its run's while it runs (from the first, here or on another replica), else the task as it ended. */
   async resubscribe(assistant: Assistant, taskId: string): Promise<AsyncIterable<StreamEvent>> {
     const task = await this.get(assistant, taskId);
     const active = this.#active.get(taskId);
     if (active) return active.events.subscribe();
+    const { bus, store } = this.#options;
+    if (runningElsewhere(task, false, bus)) return bus!.follow(taskId, store);
     return (async function* () {
       yield task;
     })();
@@ -285,10 +260,12 @@ export class TaskRunner {
       active.abort.abort();
       return active.done;
     }
+    const { bus, store } = this.#options;
+    if (runningElsewhere(task, false, bus)) return cancelElsewhere(bus!, store, taskId, task);
     if (task.status.state !== "input-required") {
       throw new RpcError(RpcErrorCode.taskNotCancelable, `Task cannot be canceled: task ${taskId} is already ${task.status.state}`);
     }
-    const { now, store } = this.#options;
+    const { now } = this.#options;
     const canceled: Task = { ...task, status: status("canceled", now()) };
     await store.update(canceled, now());
     return canceled;

@@ -21,6 +21,10 @@ CREATE TABLE IF NOT EXISTS a2a_run_counts (
 -- Which replica runs a task, and when each replica last said it was alive: a dead one's tasks are failed by the others.
 ALTER TABLE a2a_tasks ADD COLUMN IF NOT EXISTS owner text;
 CREATE TABLE IF NOT EXISTS a2a_replicas (id text PRIMARY KEY, seen_at bigint NOT NULL);
+-- The events of runs, for replicas following a run another one holds (replica-bus.ts); kept an hour.
+CREATE TABLE IF NOT EXISTS a2a_task_events (
+  task_id text NOT NULL, seq integer NOT NULL, event text NOT NULL, created_at bigint NOT NULL, PRIMARY KEY (task_id, seq)
+);
 -- Runs count into the open row of their interval; a closed row (with its transaction id) is never changed again.
 CREATE UNIQUE INDEX IF NOT EXISTS a2a_open_run_counts ON a2a_run_counts (session_id, interval_start) WHERE transaction_id IS NULL;
 `;
@@ -106,11 +110,13 @@ export class PostgresTaskStore implements TaskStore {
     );
   }
 
+  /** This replica is alive; and the runs' events older than an hour go (followers read them within seconds). */
   async heartbeat(now: number): Promise<void> {
     await this.#pool.query(
       "INSERT INTO a2a_replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
       [this.replicaId, now],
     );
+    await this.#pool.query("DELETE FROM a2a_task_events WHERE created_at < $1", [now - 3_600_000]);
   }
 
   async finish(task: Task, sessionId: string, now: number): Promise<void> {

@@ -177,3 +177,34 @@ test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema
     await b.stop();
   }
 });
+
+test("a task running on one replica: the other shows its live status, follows its events and cancels it", async () => {
+  const [a, b] = await Promise.all([serve(), serve()]);
+  try {
+    const running = await call(a.url, "waiter", "message/send", { ...message("wait 20000"), configuration: { blocking: false } });
+    await waitFor(
+      async () => (await call(b.url, "waiter", "tasks/get", { id: running.id })).status.state === "working",
+      10_000,
+      "the other replica to show the run working",
+    );
+    const followed = fetch(`${b.url}/a2a/waiter`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tasks/resubscribe", params: { id: running.id } }),
+    }).then((response) => response.text());
+    const started = Date.now();
+    const canceled = await call(b.url, "waiter", "tasks/cancel", { id: running.id });
+    assert.equal(canceled.status.state, "canceled");
+    assert.ok(Date.now() - started < 10_000, "stopped on its replica, not after its 20 s");
+    assert.equal((await call(a.url, "waiter", "tasks/get", { id: running.id })).status.state, "canceled");
+    const events = (await followed)
+      .split("\n\n")
+      .filter((chunk) => chunk.startsWith("data: "))
+      .map((chunk) => JSON.parse(chunk.slice(6)).result);
+    assert.equal(events[0].kind, "task", "from the run's first event");
+    assert.deepEqual([events.at(-1).kind, events.at(-1).status.state, events.at(-1).final], ["status-update", "canceled", true]);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
