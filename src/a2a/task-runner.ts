@@ -19,7 +19,7 @@ import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { cancelElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
 import { contextFor } from "./task-context.ts";
-import type { TaskStore } from "./task-store.ts";
+import { ContextBusyError, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
 export interface RunnerOptions {
@@ -60,6 +60,13 @@ const status = (state: TaskState, at: number, message?: Message) => ({
   ...(message ? { message } : {}),
 });
 
+/** -32004: a context runs one task at a time (here, or on another replica). */
+const busyContext = (contextId: string, what: string) =>
+  new RpcError(
+    RpcErrorCode.unsupportedOperation,
+    `This operation is not supported: context ${contextId} is still running ${what}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
+  );
+
 /** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
   if (historyLength === undefined || !task.history) return task;
@@ -99,12 +106,7 @@ export class TaskRunner {
     const { contextId, resume } = await contextFor(this.#options.store, assistant, message, (taskId) => this.#active.has(taskId));
     // Checked and taken with no await between: two messages to one context cannot both pass.
     const busyWith = this.#busy.get(contextId);
-    if (busyWith !== undefined) {
-      throw new RpcError(
-        RpcErrorCode.unsupportedOperation,
-        `This operation is not supported: context ${contextId} is still running task ${busyWith}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
-      );
-    }
+    if (busyWith !== undefined) throw busyContext(contextId, `task ${busyWith}`);
     const taskId = resume?.id ?? randomUUID();
     this.#busy.set(contextId, taskId);
     const userMessage: Message = { ...message, kind: "message", contextId, taskId };
@@ -120,7 +122,7 @@ export class TaskRunner {
       }
     } catch (err) {
       this.#busy.delete(contextId);
-      throw err;
+      throw err instanceof ContextBusyError ? busyContext(contextId, "a task on another replica") : err;
     }
     const { bus, logger } = this.#options;
     const events = new EventLog<StreamEvent>(bus && publisher(bus, taskId, logger, now));

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Task } from "../protocol/a2a.ts";
-import type { RunCount, StoredTask, TaskStore } from "./task-store.ts";
+import { ContextBusyError, type RunCount, type StoredTask, type TaskStore } from "./task-store.ts";
 
 // The task store in PostgreSQL (DATABASE_URI), beside the LangGraph checkpointer's tables: the same tables as
 // tasks.db, prefixed a2a_. Created by the agent server itself, one replica at a time (an advisory lock).
@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS a2a_run_counts (
 -- Which replica runs a task, and when each replica last said it was alive: a dead one's tasks are failed by the others.
 ALTER TABLE a2a_tasks ADD COLUMN IF NOT EXISTS owner text;
 CREATE TABLE IF NOT EXISTS a2a_replicas (id text PRIMARY KEY, seen_at bigint NOT NULL);
+-- A context runs one task at a time, whichever replica runs it (a task's row stays submitted until its run ends).
+CREATE UNIQUE INDEX IF NOT EXISTS a2a_one_run_per_context ON a2a_tasks (context_id) WHERE state IN ('submitted', 'working');
 -- The events of runs, for replicas following a run another one holds (replica-bus.ts); kept an hour.
 CREATE TABLE IF NOT EXISTS a2a_task_events (
   task_id text NOT NULL, seq integer NOT NULL, event text NOT NULL, created_at bigint NOT NULL, PRIMARY KEY (task_id, seq)
@@ -89,6 +91,10 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async create(graphId: string, task: Task, now: number): Promise<void> {
+    await busyAsContext(task.contextId, () => this.#insert(graphId, task, now));
+  }
+
+  async #insert(graphId: string, task: Task, now: number): Promise<void> {
     await this.#transaction(async (client) => {
       await client.query("INSERT INTO a2a_contexts (id, graph_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
         task.contextId,
@@ -104,6 +110,10 @@ export class PostgresTaskStore implements TaskStore {
 
   /** A task submitted again (a graph's question answered) runs here now: this replica owns it. */
   async update(task: Task, now: number): Promise<void> {
+    await busyAsContext(task.contextId, () => this.#write(task, now));
+  }
+
+  async #write(task: Task, now: number): Promise<void> {
     await this.#pool.query(
       "UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3, owner = CASE WHEN $1 = 'submitted' THEN $5 ELSE owner END WHERE id = $4",
       [task.status.state, JSON.stringify(task), now, task.id, this.replicaId],
@@ -194,5 +204,16 @@ export class PostgresTaskStore implements TaskStore {
   /** A clean stop: this replica's runs have ended, it leaves the list. The pool is the caller's (the checkpointer shares it). */
   async close(): Promise<void> {
     await this.#pool.query("DELETE FROM a2a_replicas WHERE id = $1", [this.replicaId]).catch(() => {});
+  }
+}
+
+/** The one-run-per-context index refusing a row: that context is busy on another replica. */
+async function busyAsContext(contextId: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    const { code, constraint } = err as { code?: string; constraint?: string };
+    if (code === "23505" && constraint === "a2a_one_run_per_context") throw new ContextBusyError(contextId);
+    throw err;
   }
 }

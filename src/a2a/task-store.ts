@@ -22,6 +22,16 @@ export interface StoredTask {
   task: Task;
 }
 
+/** A context already runs a task (on another replica: the database refused a second run in it). */
+export class ContextBusyError extends Error {
+  readonly contextId: string;
+  constructor(contextId: string) {
+    super(`context ${contextId} is already running a task`);
+    this.name = "ContextBusyError";
+    this.contextId = contextId;
+  }
+}
+
 /** Runs of one billing session in one closed interval: what one trace transaction reports. */
 export interface RunCount {
   transactionId: string;

@@ -178,7 +178,7 @@ test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema
   }
 });
 
-test("a task running on one replica: the other shows its live status, follows its events and cancels it", async () => {
+test("a task running on one replica: the other shows its live status, refuses a second run in its context, follows its events and cancels it", async () => {
   const [a, b] = await Promise.all([serve(), serve()]);
   try {
     const running = await call(a.url, "waiter", "message/send", { ...message("wait 20000"), configuration: { blocking: false } });
@@ -187,6 +187,15 @@ test("a task running on one replica: the other shows its live status, follows it
       10_000,
       "the other replica to show the run working",
     );
+    // The context runs one task at a time across replicas too.
+    const second = await fetch(`${b.url}/a2a/waiter`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 6, method: "message/send", params: message("wait 1", { contextId: running.contextId }) }),
+    });
+    const busy = ((await second.json()) as { error: { code: number; message: string } }).error;
+    assert.equal(busy.code, -32004);
+    assert.match(busy.message, /another replica/);
     const followed = fetch(`${b.url}/a2a/waiter`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "text/event-stream" },
