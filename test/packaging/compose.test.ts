@@ -135,3 +135,19 @@ test("compose.yaml, profile scale: beacon replicas share one PostgreSQL database
   assert.ok(secret && beacon.secrets?.includes(secret) && file.secrets?.[secret]?.file, "the signing key is a declared secret file");
   assert.equal(configAndDataDir(beacon).dataDir, "/data/beacon");
 });
+
+test("compose.yaml, profile scale: agent server replicas keep conversations in the same PostgreSQL, in a schema of their own", () => {
+  const file = parse(readFileSync(join(ROOT, "compose.yaml"), "utf8")) as {
+    services: Record<string, Service & { environment?: Record<string, string>; deploy?: { replicas?: number } }>;
+  };
+  const server = file.services["agent-server-scale"];
+  assert.ok(server, "service agent-server-scale");
+  assert.deepEqual(server.profiles, ["scale"]);
+  assert.ok((server.deploy?.replicas ?? 1) >= 2, "several replicas");
+  assert.match(server.environment?.DATABASE_URI ?? "", /^postgres:\/\/[^@]+@postgres:5432\//);
+  assert.match(server.environment?.DATABASE_SCHEMA ?? "", /^[a-z_][a-z0-9_]*$/);
+  assert.notEqual(server.environment?.DATABASE_SCHEMA, "public", "apart from the beacon's tables");
+  const command = server.command ?? [];
+  assert.match(command[command.indexOf("--listen") + 1] ?? "", /^0\.0\.0\.0:/, "reachable by the other services");
+  assert.equal(server.read_only, true);
+});
