@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { inTransaction } from "../pg-transaction.ts";
 import type { Task } from "../protocol/a2a.ts";
 import { ContextBusyError, type RunCount, type StoredTask, type TaskStore } from "./task-store.ts";
 
@@ -57,19 +58,8 @@ export class PostgresTaskStore implements TaskStore {
     return store;
   }
 
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.#pool, work);
   }
 
   async get(taskId: string): Promise<StoredTask | undefined> {

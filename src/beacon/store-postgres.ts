@@ -1,5 +1,6 @@
 import pg from "pg";
 import { EgressError } from "../errors.ts";
+import { inTransaction } from "../pg-transaction.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { redactUrl } from "../config/redact.ts";
@@ -64,8 +65,7 @@ FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::te
 ORDER BY t.id
 ON CONFLICT (license_id, id) DO NOTHING`;
 
-/** A deadlock or a serialization failure: the transaction did nothing and may run again. */
-const RETRYABLE = new Set(["40P01", "40001"]);
+/** Tries of a transaction PostgreSQL broke (a deadlock, a serialization conflict). */
 const ATTEMPTS = 5;
 
 export interface PostgresSettings {
@@ -121,21 +121,8 @@ export class PostgresBeaconStorage implements BeaconStorage {
   }
 
   /** Runs `work` in one transaction, again when PostgreSQL broke a deadlock or a serialization conflict. */
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const client = await this.#pool.connect();
-      try {
-        await client.query("BEGIN");
-        const result = await work(client);
-        await client.query("COMMIT");
-        return result;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => {});
-        if (attempt >= ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? "")) throw err;
-      } finally {
-        client.release();
-      }
-    }
+  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.#pool, work, ATTEMPTS);
   }
 
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
