@@ -38,8 +38,9 @@ export const ControlPlaneConfig = z
         /** How long a deploy waits for the agent server's health check. */
         startTimeout: Duration.prefault("60s"),
         /**
-         * PostgreSQL for the agent servers' conversations and tasks (their DATABASE_URI), each deployment in a schema of
-         * its own (DATABASE_SCHEMA). Empty: SQLite in each deployment's data dir.
+         * PostgreSQL for the agent servers' conversations and tasks. The local deployer connects with it (a role that
+         * may create roles) and gives each deployment a role and a schema of its own; the kubernetes deployer passes
+         * it on as it is (better: kubernetes.databaseUriSecret). Empty: SQLite in each deployment's data dir.
          */
         databaseUri: z
           .string()

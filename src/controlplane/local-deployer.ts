@@ -14,7 +14,8 @@ import {
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "pino";
-import { DeployerError, deploymentSchema, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
+import type { DeploymentDatabases } from "./deployment-databases.ts";
+import { DeployerError, type Deployer, type DeployTarget, type Serving } from "./deployer.ts";
 import {
   ALIVE_TIMEOUT_MS,
   answersOk,
@@ -52,8 +53,8 @@ export interface LocalDeployerOptions {
     sidecarUrl?: string | undefined;
     tenantId?: string | undefined;
     organizationId?: string | undefined;
-    /** PostgreSQL for the agent servers (DATABASE_URI), each deployment in its own schema; else SQLite in its data dir. */
-    databaseUri?: string | undefined;
+    /** PostgreSQL for the agent servers: each deployment a role and a schema of its own; else SQLite in its data dir. */
+    databases?: DeploymentDatabases | undefined;
     startTimeoutMs: number;
     /** Each deployment's processes run as user and group this plus its ordinal (the control plane runs as root). */
     runAsUidBase?: number | undefined;
@@ -87,6 +88,17 @@ export class LocalDeployer implements Deployer {
       throw new DeployerError(`langgraph_config_path ${config} is not an existing file`);
     this.#sandbox(target); // refuses a graph whose directory holds the control plane's data dir
     this.#ownDir(target);
+    await this.#database(target.deploymentId);
+  }
+
+  /** The deployment's own role and schema in the agent servers' database, when there is one. */
+  async #database(deploymentId: string): Promise<void> {
+    try {
+      await this.#options.agentServer.databases?.ensure(deploymentId);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      throw new DeployerError(`the deployment's database (agentServer.databaseUri): ${code ? `${code} ` : ""}${(err as Error).message}`);
+    }
   }
 
   async build(target: DeployTarget): Promise<void> {
@@ -155,6 +167,8 @@ export class LocalDeployer implements Deployer {
   async stop(deploymentId: string, serving: Serving): Promise<void> {
     if (serving.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
     rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
+    // Its conversations go with it, as its SQLite files do.
+    await this.#options.agentServer.databases?.drop(deploymentId);
   }
 
   async alive(serving: Serving): Promise<boolean> {
@@ -240,9 +254,9 @@ export class LocalDeployer implements Deployer {
     for (const path of [base.HOME!, base.TMPDIR!]) this.#own(target, path);
     const ca = (this.#options.env ?? process.env).NODE_EXTRA_CA_CERTS;
     if (ca) base.NODE_EXTRA_CA_CERTS = ca;
-    // Configuration, not the deployment's secrets (which may not name these): its database, and its own schema in it.
-    const { databaseUri } = this.#options.agentServer;
-    if (databaseUri) Object.assign(base, { DATABASE_URI: databaseUri, DATABASE_SCHEMA: deploymentSchema(target.deploymentId) });
+    // Configuration, not the deployment's secrets (which may not name these): its own role and schema in the database.
+    const { databases } = this.#options.agentServer;
+    if (databases) Object.assign(base, databases.settingsFor(target.deploymentId));
     return { ...secrets, ...base };
   }
 

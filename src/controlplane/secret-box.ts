@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -32,5 +32,10 @@ export class SecretBox {
     const decipher = createDecipheriv("aes-256-gcm", this.#key, Buffer.from(iv, "base64url"));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
     return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+  }
+
+  /** A secret of its own for `label` (HMAC under the key): the same across restarts, stored nowhere. */
+  derive(label: string): string {
+    return createHmac("sha256", this.#key).update(label).digest("base64url");
   }
 }

@@ -12,6 +12,7 @@ import { registerDeploymentRoutes } from "./deployment-routes.ts";
 import { KubernetesDeployer } from "./kubernetes-deployer.ts";
 import { LocalDeployer } from "./local-deployer.ts";
 import { RevisionPipeline } from "./revision-pipeline.ts";
+import { DeploymentDatabases } from "./deployment-databases.ts";
 import { SecretBox } from "./secret-box.ts";
 import { DeploymentStore } from "./store.ts";
 import { announceHealth } from "../health-file.ts";
@@ -61,7 +62,14 @@ export async function startControlPlane(
         })
       : new LocalDeployer({
           dataDir: config.dataDir,
-          agentServer: { ...config.agentServer, startTimeoutMs: config.agentServer.startTimeout },
+          agentServer: {
+            ...config.agentServer,
+            startTimeoutMs: config.agentServer.startTimeout,
+            databases:
+              config.agentServer.databaseUri === undefined
+                ? undefined
+                : new DeploymentDatabases(config.agentServer.databaseUri, (id) => box.derive(`deployment-database:${id}`)),
+          },
           logger: logger.child({ component: "local-deployer" }),
         }));
   const pipeline = new RevisionPipeline(store, deployer, logger);

@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import pino from "pino";
 import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
+import { DeploymentDatabases } from "../../src/controlplane/deployment-databases.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
 import { processesWith, tempDir } from "../helpers/processes.ts";
 
@@ -21,13 +22,13 @@ const SNOOP_GRAPH = new URL("../fixtures/graphs/snoop-graph.json", import.meta.u
 
 const dirs: string[] = [];
 
-function newDeployer(startTimeoutMs = 20_000, databaseUri?: string) {
+function newDeployer(startTimeoutMs = 20_000, databases?: DeploymentDatabases) {
   const dataDir = tempDir("local-deployer-");
   dirs.push(dataDir);
   const deployer = new LocalDeployer({
     dataDir,
     cli: { node: process.execPath, args: [CLI] },
-    agentServer: { startTimeoutMs, databaseUri },
+    agentServer: { startTimeoutMs, databases },
     logger: pino({ level: "silent" }),
   });
   return { deployer, dataDir };
@@ -302,24 +303,46 @@ test("a deploy that is not healthy within the start timeout fails, and its proce
   assert.deepEqual(processesWith(dataDir), []);
 });
 
-test("agentServer.databaseUri: each deployment's agent server keeps its conversations in PostgreSQL, in a schema of its own", async () => {
+test("agentServer.databaseUri: each deployment's agent server keeps its conversations in PostgreSQL, under a role and in a schema of its own", async () => {
   const database = await freshDatabase("egress_deployments");
+  const databases = new DeploymentDatabases(database.url, (id) => `pw-${id}`);
   try {
-    const { deployer } = newDeployer(20_000, database.url);
-    const deployment = target(NOTES);
-    await deployer.create(deployment);
-    await deployer.build(deployment);
-    let serving = await deployer.deploy(deployment, undefined);
-    const first = await send(serving, "notes", "water the plants");
+    const { deployer } = newDeployer(20_000, databases);
+    const [a, b] = [target(NOTES), target(NOTES)];
+    const serving: Serving[] = [];
+    for (const deployment of [a, b]) {
+      await deployer.create(deployment);
+      await deployer.build(deployment);
+      serving.push(await deployer.deploy(deployment, undefined));
+    }
+    const first = await send(serving[0]!, "notes", "water the plants");
+    await send(serving[1]!, "notes", "b's own note");
     // A redeploy gets a new process and the same conversation: from the database.
-    const next = target(NOTES, {}, deployment.deploymentId);
+    const next = target(NOTES, {}, a.deploymentId);
     await deployer.build(next);
-    serving = await deployer.deploy(next, serving);
-    assert.match((await send(serving, "notes", "recall", first.contextId)).text, /water the plants/);
-    const schema = `deployment_${deployment.deploymentId.replaceAll("-", "_")}`;
-    const [row] = await query<{ n: string }>(database.url, `SELECT count(*) AS n FROM ${schema}.a2a_tasks`);
+    serving[0] = await deployer.deploy(next, serving[0]);
+    assert.match((await send(serving[0], "notes", "recall", first.contextId)).text, /water the plants/);
+
+    const [schemaA, schemaB] = [a, b].map((d) => `deployment_${d.deploymentId.replaceAll("-", "_")}`);
+    const [row] = await query<{ n: string }>(database.url, `SELECT count(*) AS n FROM ${schemaA}.a2a_tasks`);
     assert.equal(Number(row!.n), 2);
-    await deployer.stop(deployment.deploymentId, serving);
+    // What A's graph code could do with its DATABASE_URI: its own schema, nothing of B's.
+    const asA = databases.settingsFor(a.deploymentId).DATABASE_URI;
+    assert.equal((await query<{ n: string }>(asA, `SELECT count(*) AS n FROM ${schemaA}.a2a_tasks`))[0]!.n, "2");
+    await assert.rejects(query(asA, `SELECT * FROM ${schemaB}.a2a_tasks`), (err: { code?: string }) => err.code === "42501");
+
+    // Deleting a deployment takes its schema and role with it.
+    await deployer.stop(a.deploymentId, serving[0]);
+    const left = await query<{ nspname: string }>(
+      database.url,
+      "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'deployment_%' ORDER BY 1",
+    );
+    assert.deepEqual(
+      left.map((r) => r.nspname),
+      [schemaB],
+    );
+    assert.deepEqual(await query(database.url, "SELECT 1 FROM pg_roles WHERE rolname = $1", [schemaA]), []);
+    await deployer.stop(b.deploymentId, serving[1]!);
   } finally {
     await database.drop();
   }
