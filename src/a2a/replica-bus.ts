@@ -3,7 +3,7 @@ import { type StreamEvent, TERMINAL_STATES, type TaskStatus } from "../protocol/
 import type { TaskStore } from "./task-store.ts";
 
 /** How long a follower waits for a notification before it reads anyway (a notification lost with a connection). */
-const POLL_MS = 1_000;
+const POLL_MS = 5_000;
 
 /**
  * What replicas on one PostgreSQL database tell each other about running tasks, with no broker beside it: each

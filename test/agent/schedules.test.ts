@@ -8,7 +8,10 @@ import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { MeasuresUnavailableError, type MeasuresSource } from "../../src/agent/usage/measures-source.ts";
 import { UsageSnapshotter } from "../../src/agent/usage/snapshotter.ts";
 import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
+import { ReplicaBus } from "../../src/a2a/replica-bus.ts";
+import { cancelElsewhere } from "../../src/a2a/replica-runs.ts";
 import { ReplicaWatch } from "../../src/a2a/replica-watch.ts";
+import type { RpcError } from "../../src/a2a/rpc-error.ts";
 import { SqliteTaskStore, type TaskStore } from "../../src/a2a/task-store.ts";
 import { OfflineLicense } from "../../src/agent/license/offline-license.ts";
 import { testLicense, usageMeasures } from "../helpers/fixtures.ts";
@@ -196,3 +199,39 @@ for (const [name, failing] of [
     assert.equal(sweeps, failing ? 0 : heartbeats, "a replica that cannot announce itself fails nobody's tasks");
   });
 }
+
+test("agent server replicas: following a run held elsewhere reads the database every 5 s when no notification comes, never more", async () => {
+  const selects: number[] = [];
+  const listener = { on: () => {}, query: async () => ({ rows: [] }), release: () => {} };
+  const pool = {
+    connect: async () => listener,
+    query: async (sql: string) => {
+      if (sql.startsWith("SELECT seq")) selects.push(time.now());
+      return { rows: [], rowCount: 0 };
+    },
+  } as unknown as import("pg").Pool;
+  const running = { kind: "task", id: "t", contextId: "c", status: { state: "submitted", timestamp: "" } } as const;
+  const store = { get: async () => ({ graphId: "g", task: running }) } as unknown as TaskStore;
+  const bus = await ReplicaBus.open(pool);
+  // The run never ends here: the follower's first event stays pending while the hour passes.
+  void bus.follow("t", store)[Symbol.asyncIterator]().next();
+  await time.advance(HOUR, 1_000);
+  assert.ok(selects.length >= 715 && selects.length <= 722, `${selects.length} reads in an hour`);
+});
+
+test("agent server replicas: a cancel sent to another replica waits 10 s at most, reading the task ten times a second", async () => {
+  let reads = 0;
+  const running = { kind: "task", id: "t", contextId: "c", status: { state: "working", timestamp: "" } } as const;
+  const store = {
+    get: async () => {
+      reads++;
+      return { graphId: "g", task: running };
+    },
+  } as unknown as TaskStore;
+  const bus = { requestCancel: async () => {} } as unknown as ReplicaBus;
+  const outcome = cancelElsewhere(bus, store, "t", running as never).catch((err: RpcError) => err);
+  await time.advance(15_000, 100);
+  const err = await outcome;
+  assert.equal((err as RpcError).code, -32603, "no answer from the replica running it: an error, not a hang");
+  assert.ok(reads >= 100 && reads <= 102, `${reads} reads`);
+});
