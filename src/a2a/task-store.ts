@@ -121,7 +121,6 @@ export class SqliteTaskStore implements TaskStore {
     return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
   }
 
-  /** A context (thread), if it exists: the graph it belongs to, and its task waiting for input (the graph asked), if any. */
   async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {
     const row = this.#statements.context.get(contextId);
     return row && { graphId: row.graph_id, waitingTaskId: row.waiting ?? undefined };
@@ -138,7 +137,6 @@ export class SqliteTaskStore implements TaskStore {
     this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
   }
 
-  /** Saves a run's final task and counts the run toward its session's trace transaction, at once. */
   async finish(task: Task, sessionId: string, now: number): Promise<void> {
     this.#db.transaction(() => {
       this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
@@ -146,7 +144,7 @@ export class SqliteTaskStore implements TaskStore {
     })();
   }
 
-  /** Tasks a stopped server left running end failed (their runs are gone); returns how many. */
+  /** One process: every unfinished task is its own last stop's. */
   async failUnfinished(reason: (task: Task) => Task, now: number): Promise<number> {
     const rows = this.#statements.unfinished.all();
     this.#db.transaction(() => {
@@ -158,11 +156,7 @@ export class SqliteTaskStore implements TaskStore {
     return rows.length;
   }
 
-  /**
-   * The counts of intervals that ended by `now`, each with its transaction id. An id is given once, when its
-   * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
-   * sidecar counts it once. `closeCurrent` closes the running interval too (a stopping server).
-   */
+  /** One process has no other replica to tell. */
   async heartbeat(): Promise<void> {}
 
   async closedCounts(now: number, closeCurrent = false): Promise<RunCount[]> {
