@@ -118,7 +118,7 @@ describe("poison records at the sidecar's intake", () => {
       const answer = await postJson(`${pair.agent.url}/v1/transactions`, { trace_transactions: poisonedBatch(value) });
       assertValidation(answer, ["body", "trace_transactions", 3, field], type);
     }
-    const status = await (await fetch(`${pair.agent.url}/v1/status`)).json();
+    const status = (await (await fetch(`${pair.agent.url}/v1/status`)).json()) as any;
     assert.deepEqual(
       [status.streams.billing.pending, status.streams.billing.sending, status.streams.billing.completed],
       [0, 0, 0],
