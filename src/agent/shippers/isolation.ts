@@ -5,9 +5,9 @@ import type { OutboxRecord } from "../storage/outbox.ts";
  * server error (a 5xx other than 503, without Retry-After) may be the beacon's outage or one record it cannot store;
  * only evidence tells them apart: the beacon taking other records meanwhile. So a claimed batch is split after a few
  * server errors (the halves are the probes that find evidence), a half is split again only once other records got
- * through since it was made, and a record alone is dead-lettered only once other records got through between its
- * first and its last server error. During an outage nothing gets through: nothing is dead-lettered, and a batch is
- * split at most once.
+ * through since its batch was claimed, and a record alone is dead-lettered only once other records got through between its
+ * first and its last server error. During an outage nothing gets through: nothing is dead-lettered, a batch is split
+ * at most once, and a round stops at its first failure (Shipper.#round): one request per backoff step.
  */
 
 /** Server errors in a row after which a claimed batch is split even with no evidence yet. */
@@ -22,7 +22,7 @@ export interface Part {
   serverErrors: number;
   /** Claimed as it is, not a half: it may split once without evidence, to look for some. */
   claimed: boolean;
-  /** The stream's deliveries when this part was made. */
+  /** The stream's deliveries when this part's claimed batch was made. */
   deliveriesAtStart: number;
   /** The stream's deliveries at this part's first server error in a row. */
   deliveriesAtFirstError: number;
@@ -32,10 +32,17 @@ export function claimedPart(records: OutboxRecord[], deliveries: number): Part {
   return { records, serverErrors: 0, claimed: true, deliveriesAtStart: deliveries, deliveriesAtFirstError: deliveries };
 }
 
-/** A part's two halves (for a refusal, or to isolate a server error), in order. */
+/**
+ * A part's two halves (for a refusal, or to isolate a server error), in order. They count evidence from when their
+ * claimed batch was made: the beacon taking other records since then is what split them, and splits them further.
+ */
 export function halves(part: Part, deliveries: number): [Part, Part] {
   const half = Math.ceil(part.records.length / 2);
-  const made = (records: OutboxRecord[]): Part => ({ ...claimedPart(records, deliveries), claimed: false });
+  const made = (records: OutboxRecord[]): Part => ({
+    ...claimedPart(records, deliveries),
+    claimed: false,
+    deliveriesAtStart: part.deliveriesAtStart,
+  });
   return [made(part.records.slice(0, half)), made(part.records.slice(half))];
 }
 
