@@ -164,6 +164,16 @@ test("telemetry batches stop at about batchBytes; a single record over it still 
   await s.stop();
 });
 
+test("a failed-send count past what the beacon stores (from an older intake) is sent at the bound, not refused for it", async () => {
+  const s = harness(billingPolicy("lic-key", 2), inserted);
+  s.outbox.enqueue("billing", [{ recordId: "old", body: JSON.stringify(traceTransaction({ id: "old" })), attempts: 2 ** 31 + 5 }]);
+  s.shipper.start();
+  await time.advance(10_000);
+  assert.deepEqual(s.requests.map(failedSends), [[2 ** 31 - 1]]);
+  assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 1, failed: 0 });
+  await s.stop();
+});
+
 test("a refused batch is halved until the bad record is alone: only it is dead-lettered, each request audited with its record count", async () => {
   const s = harness(billingPolicy("lic-key", 4), (request) =>
     ids(request).includes("bad")
