@@ -3,7 +3,16 @@ import { after, before, test } from "node:test";
 import { beaconPaths } from "../../src/protocol/beacon-paths.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
-import { beaconConfig, postJson, startBeacon, type ServiceProcess } from "../helpers/processes.ts";
+import {
+  agentConfig,
+  beaconConfig,
+  getJson,
+  postJson,
+  startAgentProcess,
+  startBeacon,
+  waitFor,
+  type ServiceProcess,
+} from "../helpers/processes.ts";
 
 // A real beacon on the real PostgreSQL (127.0.0.1:5432, a database of its own). The wire schema now refuses every
 // record known to break a store, so a record the database refuses all the same is made by a trigger added here:
@@ -73,4 +82,31 @@ test("a batch the database refuses fails alone: another license's concurrent bat
     resent.map((a) => a.body),
     valid.slice(0, 10).map(() => ({ inserted_count: 0 })),
   );
+});
+
+test("a real sidecar isolates the record this beacon cannot store: every other record is delivered, that one dead-lettered", async () => {
+  const sidecar = await startAgentProcess(agentConfig(beacon.url, { limits: { batchTransactions: 10 } }), {
+    PLATFORM_LICENSE_KEY: acme.key,
+  });
+  try {
+    const batch = traceTransactions(50);
+    batch[23] = { ...batch[23]!, transaction_type: "poison" };
+    const accepted = await postJson(`${sidecar.url}/v1/transactions`, { trace_transactions: batch });
+    assert.equal(accepted.status, 202, "the schema passes it: only this database refuses it");
+    const billing = await waitFor(
+      async () => {
+        const { streams } = await getJson(`${sidecar.url}/v1/status`);
+        return streams.billing.completed + streams.billing.failed === 50 && streams.billing;
+      },
+      60_000,
+      "every record settled",
+    );
+    assert.deepEqual([billing.completed, billing.failed, billing.pending], [49, 1, 0]);
+    assert.equal(billing.deadLetters[0].recordId, batch[23]!.id);
+    assert.match(billing.deadLetters[0].error, /^beacon answered 500 .*\(alone, 3 times, while other records were delivered\)$/);
+    const [row] = await query<{ n: string }>(databaseUrl, "SELECT count(*) AS n FROM trace_transactions WHERE license_id = $1", [acme.id]);
+    assert.equal(Number(row!.n), 49);
+  } finally {
+    await sidecar.stop();
+  }
 });
