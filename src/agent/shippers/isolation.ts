@@ -1,13 +1,13 @@
 import type { OutboxRecord } from "../storage/outbox.ts";
 
 /**
- * Isolating a record the beacon keeps failing on (README, "Billing": "A record the beacon keeps failing on"). A
- * server error (a 5xx other than 503, without Retry-After) may be the beacon's outage or one record it cannot store;
- * only evidence tells them apart: the beacon taking other records meanwhile. So a claimed batch is split after a few
- * server errors (the halves are the probes that find evidence), a half is split again only once other records got
- * through since its batch was claimed, and a record alone is dead-lettered only once other records got through between its
- * first and its last server error. During an outage nothing gets through: nothing is dead-lettered, a batch is split
- * at most once, and a round stops at its first failure (Shipper.#round): one request per backoff step.
+ * Isolating a record the beacon keeps failing on (README, "Billing delivery"). A server error (a 5xx other than 503,
+ * without Retry-After) may be the beacon's outage or one record it cannot store; only evidence tells them apart: the
+ * beacon taking other records meanwhile. So a claimed batch is split after a few server errors (the halves are the
+ * probes that find evidence), a half is split again only once other records got through since its batch was claimed,
+ * and a record alone is dead-lettered only once other records got through between its first and its last server
+ * error. During an outage nothing gets through: nothing is dead-lettered, a batch is split at most once, and a round
+ * stops at its first failure (Shipper.#round): one request per backoff step.
  */
 
 /** Server errors in a row after which a claimed batch is split even with no evidence yet. */
