@@ -34,10 +34,7 @@ export const Int64 = z
       .max(21, RANGE) // a sign and 20 digits
       .regex(int64Pattern, { message: "must be a decimal integer string" })
       .refine(stringIn64Bits, RANGE),
-    z
-      .number()
-      .refine(Number.isInteger, { message: "must be an integer" })
-      .refine(numberIn64Bits, RANGE),
+    z.number().refine(Number.isInteger, { message: "must be an integer" }).refine(numberIn64Bits, RANGE),
   ])
   .transform((v) => {
     if (typeof v === "string") return canonicalInt.test(v) ? v : BigInt(v).toString();
