@@ -1,11 +1,15 @@
 /**
  * Coalesces the writes of requests handled in the same event-loop turn into one transaction (SQLite's, or
- * PostgreSQL's): one fsync for several requests instead of one each. Each caller still learns of its own commit (or of the
- * error that stored nothing of the group) before it answers, so nothing is acknowledged before it is on disk.
+ * PostgreSQL's): one fsync for several requests instead of one each. Each caller still learns of its own commit (or of
+ * its own error) before it answers, so nothing is acknowledged before it is on disk.
+ *
+ * A group whose transaction fails (and so stored nothing) is committed again job by job, each in a transaction of its
+ * own: one sender's job that the database refuses fails that sender alone, never the others it happened to share a
+ * turn with. Their jobs must be safe to repeat (the beacon's and the outbox's inserts skip an id already stored).
  */
 export class GroupCommit<Job, Result> {
   readonly #commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>;
-  #waiting: { job: Job; resolve(result: Result): void; reject(err: unknown): void }[] = [];
+  #waiting: Waiting<Job, Result>[] = [];
 
   /** `commit` writes every job in one transaction and returns each job's result, in order. */
   constructor(commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>) {
@@ -23,13 +27,28 @@ export class GroupCommit<Job, Result> {
   async #flush(): Promise<void> {
     const group = this.#waiting;
     this.#waiting = [];
-    let results: Result[];
     try {
-      results = await this.#commit(group.map((w) => w.job));
+      const results = await this.#commit(group.map((w) => w.job));
+      for (const [i, w] of group.entries()) w.resolve(results[i]!);
     } catch (err) {
-      for (const w of group) w.reject(err);
-      return;
+      if (group.length === 1) group[0]!.reject(err);
+      // Side by side: a job waits one commit more, not one per job of its group (a pool bounds the connections).
+      else await Promise.all(group.map((w) => this.#commitAlone(w)));
     }
-    for (const [i, w] of group.entries()) w.resolve(results[i]!);
   }
+
+  async #commitAlone(w: Waiting<Job, Result>): Promise<void> {
+    try {
+      const [result] = await this.#commit([w.job]);
+      w.resolve(result!);
+    } catch (err) {
+      w.reject(err);
+    }
+  }
+}
+
+interface Waiting<Job, Result> {
+  job: Job;
+  resolve(result: Result): void;
+  reject(err: unknown): void;
 }

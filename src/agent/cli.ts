@@ -5,6 +5,7 @@ import { createLogger, WarningLogTap } from "../log.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { startAgent } from "./daemon.ts";
 import { Outbox } from "./storage/outbox.ts";
+import { sentAttempts } from "./shippers/billing.ts";
 import { serveUntilSignal } from "../serve-until-signal.ts";
 import { auditCommand } from "./commands/audit.ts";
 import { checkOfflineCommand } from "./commands/check-offline.ts";
@@ -32,7 +33,7 @@ async function exportRecords(options: { config?: string; since: string; output?:
   let written = 0;
   try {
     for (const record of outbox.records("billing")) {
-      const transaction = { ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: record.attempts };
+      const transaction = { ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: sentAttempts(record) };
       if (Date.parse(transaction.start_interval_time) < since) continue;
       if (!out.write(`${JSON.stringify(transaction)}\n`)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
       written++;

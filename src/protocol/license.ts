@@ -1,11 +1,12 @@
 import * as z from "zod";
+import { LicenseKey } from "./common.ts";
 
 /** The `iss` of every token the beacon signs, and what the sidecar requires of one: part of the wire contract. */
 export const TOKEN_ISSUER = "egress-beacon";
 
 /** POST /v1/beacon/verify request. */
 export const VerifyRequest = z.object({
-  license: z.string().min(1, { message: "must not be empty" }),
+  license: LicenseKey,
 });
 export type VerifyRequest = z.infer<typeof VerifyRequest>;
 

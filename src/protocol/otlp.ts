@@ -13,11 +13,28 @@ const int64Pattern = /^-?\d+$/;
 /** Already as BigInt(v).toString() would write it (no leading zeros, no "-0"): kept as it is, which is most values. */
 const canonicalInt = /^(?:0|-?[1-9]\d*)$/;
 
-/** A 64-bit integer as OTLP JSON carries it: a decimal string or a JSON number. Normalised to a string. */
+/** OTLP's 64-bit fields are signed (int64, sfixed64) or unsigned (fixed64 times): one range takes both. */
+const INT64_MIN = -(2n ** 63n);
+const UINT64_MAX = 2n ** 64n - 1n;
+const in64Bits = (v: bigint) => v >= INT64_MIN && v <= UINT64_MAX;
+// zod runs every check even after one failed: each range check only looks at what the format check passes.
+const stringIn64Bits = (v: string) => v.length > 21 || !int64Pattern.test(v) || in64Bits(BigInt(v));
+const numberIn64Bits = (v: number) => !Number.isInteger(v) || in64Bits(BigInt(v));
+const RANGE = { message: "must fit 64 bits (-2^63 to 2^64-1)" };
+
+/**
+ * A 64-bit integer as OTLP JSON carries it: a decimal string or a JSON number. Normalised to a string. Bounded to 64
+ * bits before any BigInt is made of it: a string of millions of digits is stored as sent otherwise, and its
+ * conversion holds the event loop for seconds.
+ */
 export const Int64 = z
   .union([
-    z.string().regex(int64Pattern, { message: "must be a decimal integer string" }),
-    z.number().refine(Number.isInteger, { message: "must be an integer" }),
+    z
+      .string()
+      .max(21, RANGE) // a sign and 20 digits
+      .regex(int64Pattern, { message: "must be a decimal integer string" })
+      .refine(stringIn64Bits, RANGE),
+    z.number().refine(Number.isInteger, { message: "must be an integer" }).refine(numberIn64Bits, RANGE),
   ])
   .transform((v) => {
     if (typeof v === "string") return canonicalInt.test(v) ? v : BigInt(v).toString();

@@ -1,20 +1,27 @@
 import * as z from "zod";
-import { CanonicalUuid, Count, UtcTimestamp } from "./common.ts";
+import { CanonicalUuid, ColumnCount, Count, LicenseKey, StoredText, UtcTimestamp } from "./common.ts";
 
-/** One billing record: the trace transaction of docs/PROTOCOL.md ("Trace transaction"), field for field. */
+/** Longest `status` and `transaction_type`: short words (`completed`, `traces`), with room to spare. */
+export const MAX_LABEL_LENGTH = 128;
+
+/**
+ * One billing record: the trace transaction of docs/PROTOCOL.md ("Trace transaction"), field for field. Every field
+ * is bounded to what both beacon engines store alike (README, "Beacon service"): a record this schema passes is
+ * never refused by the database, so it cannot fail a group commit.
+ */
 export const TraceTransaction = z
   .object({
     id: CanonicalUuid,
     tenant_id: CanonicalUuid,
     session_id: CanonicalUuid,
-    trace_count: Count,
+    trace_count: ColumnCount,
     start_insertion_time: UtcTimestamp,
     end_insertion_time: UtcTimestamp,
     start_interval_time: UtcTimestamp,
     end_interval_time: UtcTimestamp,
-    status: z.string().min(1, { message: "must not be empty" }),
-    num_failed_send_attempts: Count,
-    transaction_type: z.string().min(1, { message: "must not be empty" }),
+    status: StoredText(MAX_LABEL_LENGTH),
+    num_failed_send_attempts: ColumnCount,
+    transaction_type: StoredText(MAX_LABEL_LENGTH),
     organization_id: CanonicalUuid,
   })
   .superRefine((t, ctx) => {
@@ -41,7 +48,7 @@ export const TraceTransactionList = z
 
 /** POST /v1/beacon/ingest-traces request. */
 export const IngestTracesRequest = z.object({
-  license: z.string().min(1, { message: "must not be empty" }),
+  license: LicenseKey,
   trace_transactions: TraceTransactionList,
 });
 export type IngestTracesRequest = z.infer<typeof IngestTracesRequest>;

@@ -1,7 +1,10 @@
 import * as z from "zod";
-import { Count, OffsetTimestamp } from "./common.ts";
+import { Count, LicenseKey, OffsetTimestamp } from "./common.ts";
 
-/** The twelve aggregate counts (docs/PROTOCOL.md). Strict: an unknown key is refused, so no identifier can ride along. */
+/**
+ * The twelve aggregate counts (docs/PROTOCOL.md). Strict: an unknown key is refused, so no identifier can ride along.
+ * Stored as JSON text on both engines, so any safe integer (the bound of `Count`) is kept exactly.
+ */
 export const UsageMeasures = z.strictObject({
   workspaces: Count,
   users: Count,
@@ -21,7 +24,7 @@ export type UsageMeasures = z.infer<typeof UsageMeasures>;
 /** POST /v1/beacon/usage-snapshot request. */
 export const UsageSnapshot = z
   .object({
-    license_key: z.string().min(1, { message: "must not be empty" }),
+    license_key: LicenseKey,
     from_timestamp: OffsetTimestamp,
     to_timestamp: OffsetTimestamp,
     measures: UsageMeasures,

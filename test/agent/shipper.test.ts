@@ -164,6 +164,16 @@ test("telemetry batches stop at about batchBytes; a single record over it still 
   await s.stop();
 });
 
+test("a failed-send count past what the beacon stores (from an older intake) is sent at the bound, not refused for it", async () => {
+  const s = harness(billingPolicy("lic-key", 2), inserted);
+  s.outbox.enqueue("billing", [{ recordId: "old", body: JSON.stringify(traceTransaction({ id: "old" })), attempts: 2 ** 31 + 5 }]);
+  s.shipper.start();
+  await time.advance(10_000);
+  assert.deepEqual(s.requests.map(failedSends), [[2 ** 31 - 1]]);
+  assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 1, failed: 0 });
+  await s.stop();
+});
+
 test("a refused batch is halved until the bad record is alone: only it is dead-lettered, each request audited with its record count", async () => {
   const s = harness(billingPolicy("lic-key", 4), (request) =>
     ids(request).includes("bad")
@@ -450,3 +460,102 @@ test("a record the shipper cannot even encode does not stop the stream: it stays
   assert.deepEqual(s.counts(), { pending: 1, sending: 0, completed: 0, failed: 0 }, "kept, not lost or marked sent");
   await s.stop();
 });
+
+/** A beacon that cannot store the records named `poison`: it answers 500 to any batch holding one, as to a DB error. */
+const refusingPoison =
+  (...poison: string[]): Answer =>
+  (request) =>
+    ids(request).some((id) => poison.includes(id))
+      ? { status: 500, body: { code: "EGRESS_ERR_INTERNAL", detail: "internal error" } }
+      : inserted(request);
+
+test("a beacon that 500s every batch holding record X: everything else is delivered, X alone is dead-lettered, requests stay few", async () => {
+  const s = harness(billingPolicy("lic-key", 8), refusingPoison("x", "y"));
+  const all = Array.from({ length: 40 }, (_, i) => (i === 13 ? "x" : i === 14 ? "y" : `r${i}`));
+  enqueueBilling(s.outbox, all);
+  s.shipper.start();
+  await time.advance(HOUR);
+  assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 38, failed: 2 }, "billing moved on past them");
+  assert.deepEqual(
+    s.outbox.deadLetters("billing").map((d) => d.recordId),
+    ["x", "y"],
+  );
+  for (const dead of s.outbox.deadLetters("billing")) {
+    assert.match(
+      dead.error!,
+      /^beacon answered 500 EGRESS_ERR_INTERNAL: internal error \(alone, 3 times, while other records were delivered\)$/,
+    );
+  }
+  const delivered = new Set(s.requests.filter((r) => !ids(r).includes("x") && !ids(r).includes("y")).flatMap(ids));
+  assert.equal(delivered.size, 38, "every other record delivered");
+  assert.ok(s.requests.length <= 40, `${s.requests.length} requests in the hour`);
+  const lastPoisoned = s.requests.findLast((r) => ids(r).includes("x") || ids(r).includes("y"))!;
+  assert.ok(lastPoisoned.at < 5 * MINUTE, `isolated within minutes (last poisoned request at ${lastPoisoned.at} ms)`);
+  assert.ok(
+    s.requests.filter((r) => ids(r).length === 1 && ids(r)[0] === "x").length === 3,
+    "x was sent alone exactly as often as it takes to dead-letter it",
+  );
+  await s.stop();
+});
+
+test("a poison record alone in the outbox is not dead-lettered on its own say-so; once other records come and get through, it is", async () => {
+  const s = harness(billingPolicy("lic-key", 4), refusingPoison("x"));
+  enqueueBilling(s.outbox, ["x"]);
+  s.shipper.start();
+  await time.advance(HOUR);
+  assert.deepEqual(
+    s.counts(),
+    { pending: 1, sending: 0, completed: 0, failed: 0 },
+    "nothing else got through: no evidence, no dead letter",
+  );
+  assert.ok(s.requests.length <= 20, `backoff respected: ${s.requests.length} requests in the hour`);
+  enqueueBilling(s.outbox, ["a", "b", "c"]);
+  await time.advance(HOUR);
+  assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 3, failed: 1 });
+  assert.deepEqual(
+    s.outbox.deadLetters("billing").map((d) => d.recordId),
+    ["x"],
+  );
+  await s.stop();
+});
+
+for (const code of [500, 502, 504]) {
+  test(`a beacon that answers ${code} to everything for an hour: nothing dead-lettered, backoff respected, all delivered after`, async () => {
+    let down = true;
+    const s = harness(billingPolicy("lic-key", 8), (request) => (down ? status(code)() : inserted(request)));
+    enqueueBilling(
+      s.outbox,
+      Array.from({ length: 40 }, (_, i) => `r${i}`),
+    );
+    s.shipper.start();
+    await time.advance(HOUR);
+    assert.deepEqual(s.counts(), { pending: 40, sending: 0, completed: 0, failed: 0 }, "kept, none dead-lettered");
+    const lastHalf = s.requests.filter((r) => r.at >= HOUR / 2);
+    assert.ok(lastHalf.length <= 7, `one request per maxBackoff (5 min) at most once backed off: ${lastHalf.length} in the last half hour`);
+    assert.ok(s.requests.length <= 30, `${s.requests.length} requests in the hour`);
+    assert.ok(new Set(s.requests.map((r) => r.audit.records)).size <= 3, "the batch split at most once: whole, or halves");
+    down = false;
+    await time.advance(10 * MINUTE);
+    assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 40, failed: 0 });
+    await s.stop();
+  });
+}
+
+for (const [name, overload] of [
+  ["503", status(503)],
+  ["429", status(429)],
+  ["500 with Retry-After", status(500, { retryAfterMs: 60_000 })],
+] as const) {
+  test(`${name} to every batch holding record X is overload, not poison: X is never dead-lettered`, async () => {
+    const s = harness(billingPolicy("lic-key", 4), (request) => (ids(request).includes("x") ? overload() : inserted(request)));
+    enqueueBilling(s.outbox, ["a", "b", "x", "c", "d", "e", "f", "g"]);
+    s.shipper.start();
+    await time.advance(HOUR);
+    assert.equal(s.counts().failed, 0);
+    assert.ok(
+      s.outbox.peek("billing", 10).some((r) => r.recordId === "x"),
+      "x kept, to be sent again",
+    );
+    await s.stop();
+  });
+}

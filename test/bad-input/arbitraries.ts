@@ -61,6 +61,18 @@ const notACount = fc.oneof(
   fc.integer({ max: -1 }),
   fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
   fc.array(fc.nat(), { maxLength: 2 }),
+  fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }), // past what a PostgreSQL integer holds
+);
+/** Text no stored column takes: a control character somewhere (NUL included), or over 128 characters. */
+const notStorableText = fc.oneof(
+  fc
+    .tuple(
+      fc.string({ maxLength: 5 }),
+      fc.integer({ min: 0, max: 0x9f }).filter((c) => c < 0x20 || c >= 0x7f),
+      fc.string({ maxLength: 5 }),
+    )
+    .map(([before, code, after]) => `${before}${String.fromCharCode(code)}${after}`),
+  fc.string({ minLength: 129, maxLength: 200 }),
 );
 /** Strings that are neither a UUID nor an ISO 8601 UTC timestamp (a letter no UUID or timestamp starts with). */
 const notAFormat = fc.string().map((s) => `q${s}`);
@@ -70,7 +82,7 @@ export const wrongValue = fc.constantFrom(...transactionFields).chain((field) =>
   const value: fc.Arbitrary<unknown> = (countFields as readonly string[]).includes(field)
     ? notACount
     : (textFields as readonly string[]).includes(field)
-      ? fc.oneof(notAString, fc.constant(""))
+      ? fc.oneof(notAString, fc.constant(""), notStorableText)
       : fc.oneof(notAString, notAFormat);
   return value.map((v) => ({ field, value: v }));
 });

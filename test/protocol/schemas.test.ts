@@ -50,13 +50,30 @@ describe("OTLP JSON schemas", () => {
       ["9007199254740993", "9007199254740993"], // above 2^53: a number would round it
       [42, "42"],
       [-0, "0"],
-      [1e21, "1000000000000000000000"], // String() would write 1e+21
+      [2 ** 63, "9223372036854775808"], // past 2^53: exact as the double it is
+      ["18446744073709551615", "18446744073709551615"], // the largest fixed64 (a time in nanoseconds)
+      ["-9223372036854775808", "-9223372036854775808"], // the smallest int64
     ];
     for (const [sent, kept] of cases) {
       const metrics = metricsRequest() as any;
       metrics.resourceMetrics[0].scopeMetrics[0].metrics[1].sum.dataPoints[0].asInt = sent;
       const parsed = MetricsRequest.parse(metrics);
       assert.equal(parsed.resourceMetrics[0]!.scopeMetrics[0]!.metrics[1]!.sum!.dataPoints[0]!.asInt, kept, `sent ${sent}`);
+    }
+  });
+
+  test("refuse an integer past 64 bits, however written, before any BigInt is made of it", () => {
+    for (const sent of ["18446744073709551616", "-9223372036854775809", 1e21, -1e300, `0${"1".repeat(4_000_000)}`]) {
+      const metrics = metricsRequest() as any;
+      metrics.resourceMetrics[0].scopeMetrics[0].metrics[1].sum.dataPoints[0].asInt = sent;
+      const started = Date.now();
+      const result = MetricsRequest.safeParse(metrics);
+      assert.ok(!result.success, `sent ${String(sent).slice(0, 30)}`);
+      assert.deepEqual(
+        result.error.issues.map((i) => i.message),
+        ["must fit 64 bits (-2^63 to 2^64-1)"],
+      );
+      assert.ok(Date.now() - started < 500, "a few milliseconds, not the seconds a 4-million-digit BigInt takes");
     }
   });
 

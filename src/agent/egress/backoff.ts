@@ -4,3 +4,17 @@ import type { Options } from "p-retry";
 export function backoff(minMs: number, maxMs: number, signal: AbortSignal): Options {
   return { retries: Infinity, factor: 2, minTimeout: minMs, maxTimeout: maxMs, randomize: true, signal };
 }
+
+/** Resolves after `ms`, or at once when `signal` aborts (a wait between attempts). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,4 +1,5 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
+import { MAX_INT32 } from "../../protocol/common.ts";
 import { IngestTracesResponse, type TraceTransaction } from "../../protocol/trace-transaction.ts";
 import { documentedAnswer } from "./delivery.ts";
 import type { OutboxRecord } from "../storage/outbox.ts";
@@ -10,10 +11,17 @@ import type { StreamPolicy } from "./shipper.ts";
  */
 const STORED_ATTEMPTS = /"num_failed_send_attempts":\d+/;
 
+/**
+ * The failed-send count a record carries: its outbox count, saturated at the schema's bound (intake takes up to it,
+ * and every failed send adds one), so a long-failing record is never refused for its count alone.
+ */
+export const sentAttempts = (record: OutboxRecord): number => Math.min(record.attempts, MAX_INT32);
+
 /** A stored transaction (JSON text) with its current failed-send count, without a parse and re-serialise per record. */
 function withAttempts(record: OutboxRecord): string {
-  if (STORED_ATTEMPTS.test(record.body)) return record.body.replace(STORED_ATTEMPTS, `"num_failed_send_attempts":${record.attempts}`);
-  return JSON.stringify({ ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: record.attempts });
+  const attempts = sentAttempts(record);
+  if (STORED_ATTEMPTS.test(record.body)) return record.body.replace(STORED_ATTEMPTS, `"num_failed_send_attempts":${attempts}`);
+  return JSON.stringify({ ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: attempts });
 }
 
 /** Billing: trace transactions to /v1/beacon/ingest-traces, each carrying its failed-send count. */

@@ -34,13 +34,15 @@ export function documentedAnswer<T>(
  * - rejected: the beacon refuses the content (400, 413, 422): split the batch to find the bad record;
  * - unauthorized: the token is bad (401): verify the license again, then retry;
  * - retry: anything else (unreachable, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
- *   beacon's answer): not the records' fault, so back off and send them again.
+ *   beacon's answer): not known to be the records' fault, so back off and send them again. `serverError` marks a 5xx
+ *   other than 503 and without Retry-After: maybe an outage, maybe one record the beacon cannot store, which the
+ *   shipper isolates only with evidence (isolation.ts). 503, 429 and Retry-After say "overload", never "poison".
  */
 export type Outcome =
   | { kind: "delivered"; body: unknown }
   | { kind: "rejected"; reason: string }
   | { kind: "unauthorized"; reason: string }
-  | { kind: "retry"; reason: string; retryAfterMs?: number };
+  | { kind: "retry"; reason: string; retryAfterMs?: number; serverError?: boolean };
 
 function describe(response: BeaconResponse): string {
   const body = response.body as { detail?: unknown; code?: unknown } | undefined;
@@ -57,7 +59,8 @@ export function classify(response: BeaconResponse, answer: DocumentedAnswer, rec
   }
   if (status === 400 || status === 413 || status === 422) return { kind: "rejected", reason: describe(response) };
   if (status === 401) return { kind: "unauthorized", reason: describe(response) };
-  return { kind: "retry", reason: describe(response), retryAfterMs: response.retryAfterMs };
+  const serverError = status >= 500 && status !== 503 && response.retryAfterMs === undefined;
+  return { kind: "retry", reason: describe(response), retryAfterMs: response.retryAfterMs, serverError };
 }
 
 export function classifyError(error: unknown): Outcome {

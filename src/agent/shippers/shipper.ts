@@ -1,11 +1,12 @@
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
-import { backoff } from "../egress/backoff.ts";
+import { backoff, sleep } from "../egress/backoff.ts";
 import type { BeaconTransport } from "../egress/beacon-client.ts";
 import type { Outbox, OutboxRecord, Stream } from "../storage/outbox.ts";
 import type { StreamHealth } from "../storage/stream-health.ts";
 import { isDiskFull } from "../storage/disk-space.ts";
 import { classify, classifyError, RetryableDeliveryError, type DocumentedAnswer, type Outcome } from "./delivery.ts";
+import { afterServerError, claimedPart, halves, needsProbe, type Part } from "./isolation.ts";
 
 /** How one stream is shipped: where to, in what batches, in what envelope. */
 export interface StreamPolicy {
@@ -42,20 +43,6 @@ export interface ShipperOptions {
 
 const MAX_RETRY_AFTER_MS = 60 * 60_000;
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 /**
  * Moves one stream from the outbox to the beacon: claims a batch when it is full or its oldest record has
  * waited `flushMs`, sends it, and acks, retries with capped exponential backoff (honouring Retry-After), or
@@ -79,6 +66,8 @@ export class Shipper {
   #healthy = true;
   /** After an unexpected error, no new batch before this time (ms). */
   #pausedUntil = 0;
+  /** Batches (or parts) delivered since start: the evidence that the beacon takes records (isolation.ts). */
+  #deliveries = 0;
 
   constructor(options: ShipperOptions) {
     this.#o = options;
@@ -181,8 +170,9 @@ export class Shipper {
   /** Delivers a claimed batch, retrying until every record is acked or dead-lettered, or until stop(). */
   async #ship(records: OutboxRecord[]): Promise<void> {
     const open = new Map(records.map((r) => [r.seq, r]));
+    const batch = { parts: [claimedPart(records, this.#deliveries)] };
     try {
-      await pRetry(() => this.#deliver([...open.values()], open), {
+      await pRetry(() => this.#round(batch, open), {
         ...backoff(this.#o.minBackoffMs, this.#o.maxBackoffMs, this.#stopping.signal),
         // With other batches in flight, a failing one steps back (its records pending again) rather than
         // retrying beside them: one batch probes a failing beacon.
@@ -223,21 +213,63 @@ export class Shipper {
     }
   }
 
-  /** One attempt for `records`; removes from `open` what it settles. Throws RetryableDeliveryError for the rest. */
-  async #deliver(records: OutboxRecord[], open: Map<number, OutboxRecord>): Promise<void> {
-    const outcome = await this.#send(records);
-    switch (outcome.kind) {
-      case "delivered":
-        return this.#delivered(records, open);
-      case "rejected":
-        return this.#refused(records, open, outcome.reason);
-      case "unauthorized":
-        // A fresh token is on its way; meanwhile the records are retried like any transient failure.
-        this.#o.onUnauthorized();
-        throw this.#failedAttempt(records, open, outcome.reason);
-      case "retry":
-        throw this.#failedAttempt(records, open, outcome.reason, outcome.retryAfterMs);
+  /**
+   * One attempt at what is left of a batch: its parts in turn, until one fails while none has got through in this
+   * round (then the beacon, not a record, is failing: one request per backoff step). A refused part is halved until
+   * the refused record is alone, which is dead-lettered; a server error may split a part or dead-letter a record
+   * alone (isolation.ts). Throws RetryableDeliveryError while parts are left, failed ones last next time.
+   */
+  async #round(batch: { parts: Part[] }, open: Map<number, OutboxRecord>): Promise<void> {
+    if (needsProbe(batch.parts)) this.#probe(batch, open);
+    const queue = batch.parts;
+    const failed: Part[] = [];
+    let delivered = false;
+    let failure: RetryableDeliveryError | undefined;
+    try {
+      while (queue.length > 0 && (failure === undefined || delivered)) {
+        const part = queue.shift()!;
+        const outcome = await this.#send(part.records);
+        if (outcome.kind === "delivered") {
+          this.#delivered(part.records, open);
+          delivered = true;
+        } else if (outcome.kind === "rejected") {
+          if (part.records.length > 1) queue.unshift(...halves(part, this.#deliveries));
+          else this.#deadLetter(part.records[0]!, open, outcome.reason);
+        } else {
+          if (outcome.kind === "unauthorized") this.#o.onUnauthorized(); // a fresh token is on its way
+          failure = this.#failedAttempt(part.records, open, outcome.reason, outcome.kind === "retry" ? outcome.retryAfterMs : undefined);
+          const verdict = outcome.kind === "retry" && outcome.serverError ? afterServerError(part, this.#deliveries) : "retry";
+          if (verdict === "split") queue.unshift(...halves(part, this.#deliveries));
+          else if (verdict === "dead-letter")
+            this.#deadLetter(
+              part.records[0]!,
+              open,
+              `${outcome.reason} (alone, ${part.serverErrors} times, while other records were delivered)`,
+            );
+          else failed.push(part);
+        }
+      }
+    } finally {
+      batch.parts = [...queue, ...failed];
     }
+    if (failure && batch.parts.length > 0) throw failure;
+  }
+
+  /**
+   * Takes pending records into a batch whose parts all wait for evidence (isolation.ts), as a part of their own sent
+   * first: if the beacon takes them, it is up, and what still fails beside them is the records' own doing.
+   */
+  #probe(batch: { parts: Part[] }, open: Map<number, OutboxRecord>): void {
+    const { outbox, policy } = this.#o;
+    const room = policy.batchSize - open.size;
+    if (room <= 0) return;
+    // The batch's own records are pending again (outbox.fail) and the oldest: claimed along, and skipped.
+    const claimed = outbox.claim(policy.stream, open.size + room, policy.batchBytes).filter((r) => !open.has(r.seq));
+    const fresh = claimed.slice(0, room);
+    this.#release(claimed.slice(room).map((r) => r.seq));
+    if (fresh.length === 0) return;
+    for (const record of fresh) open.set(record.seq, record);
+    batch.parts.unshift(claimedPart(fresh, this.#deliveries));
   }
 
   #delivered(records: readonly OutboxRecord[], open: Map<number, OutboxRecord>): void {
@@ -246,19 +278,13 @@ export class Shipper {
     if (policy.keepDelivered) outbox.ack(policy.stream, seqs);
     else outbox.remove(policy.stream, seqs);
     for (const seq of seqs) open.delete(seq);
+    this.#deliveries++;
     this.#o.health.success();
     this.#healthy = true;
   }
 
-  /** The beacon refuses the content: a single record is dead-lettered; a batch is halved to find the bad ones. */
-  async #refused(records: OutboxRecord[], open: Map<number, OutboxRecord>, reason: string): Promise<void> {
-    if (records.length > 1) {
-      const half = Math.ceil(records.length / 2);
-      await this.#deliver(records.slice(0, half), open);
-      await this.#deliver(records.slice(half), open);
-      return;
-    }
-    const [record] = records as [OutboxRecord];
+  /** Refused for good, or isolated as the one record the beacon keeps failing on: kept as failed, never sent again. */
+  #deadLetter(record: OutboxRecord, open: Map<number, OutboxRecord>, reason: string): void {
     this.#o.outbox.deadLetter([record.seq], reason);
     open.delete(record.seq);
     this.#o.logger.warn(
