@@ -56,13 +56,6 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000, replicaTimeoutMs });
   for (const assistant of graphs.assistants) assistant.graph.checkpointer = persistence.checkpointer;
   const { store } = persistence;
-  // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go.
-  const watch =
-    persistence.engine === "postgresql"
-      ? new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), logger, now })
-      : undefined;
-  if (watch) await watch.start();
-  else await failInterrupted(store, settings, now);
   const tracing = createTracing(settings.tracing);
   const reporter =
     settings.sidecar &&
@@ -75,6 +68,14 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
     now,
     sessionId: (assistant) => assistant.uuid,
   });
+  // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go,
+  // and each learns at its heartbeat which of its own runs another took over (it stalled), and stops them.
+  const watch =
+    persistence.engine === "postgresql"
+      ? new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), runs: runner, logger, now })
+      : undefined;
+  if (watch) await watch.start();
+  else await failInterrupted(store, settings, now);
   const byId = new Map<string, Assistant>();
   for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
 

@@ -19,6 +19,12 @@ const task = (id: string, state: Task["status"]["state"]): Task => ({
   status: { state, timestamp: "2026-11-23T00:00:00.000Z" },
 });
 
+/** One run from its start to its end: a task of its own (in a context of its own), finished and counted. */
+async function run(store: TaskStore, id: string, sessionId: string, at: number): Promise<void> {
+  const lease = await store.create("notes", { ...task(id, "submitted"), contextId: `context-${id}` }, at);
+  assert.equal(await store.finish({ ...task(id, "completed"), contextId: `context-${id}` }, lease, sessionId, at), true);
+}
+
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -54,10 +60,9 @@ for (const engine of engines) {
       const open = await engine.location();
       let store = await open();
       const t0 = 10 * MINUTE;
-      await store.create("notes", task("t1", "submitted"), t0);
-      await store.finish(task("t1", "completed"), "s1", t0 + 1_000);
-      await store.finish(task("t1", "completed"), "s1", t0 + 2_000);
-      await store.finish(task("t1", "completed"), "s2", t0 + 3_000);
+      await run(store, "t1", "s1", t0 + 1_000);
+      await run(store, "t2", "s1", t0 + 2_000);
+      await run(store, "t3", "s2", t0 + 3_000);
       assert.deepEqual(await store.closedCounts(t0 + 30_000), [], "the running interval is not reported yet");
 
       const closed = await store.closedCounts(t0 + MINUTE);
@@ -66,7 +71,7 @@ for (const engine of engines) {
         ["s2", 1, t0, t0 + MINUTE, t0 + 3_000, t0 + 3_000],
       ]);
       // A run ending now counts toward the next interval, never into a closed one.
-      await store.finish(task("t1", "completed"), "s1", t0 + MINUTE + 5);
+      await run(store, "t4", "s1", t0 + MINUTE + 5);
       await store.close();
 
       store = await open();
@@ -101,7 +106,9 @@ for (const engine of engines) {
       const store = await (await engine.location())();
       await store.create("approval", { ...task("q", "input-required"), contextId: "c9" }, 0);
       assert.deepEqual(await store.context("c9"), { graphId: "approval", waitingTaskId: "q" });
-      await store.update({ ...task("q", "canceled"), contextId: "c9" }, 1);
+      const waiting = (await store.get("q"))!;
+      assert.ok(await store.take({ ...task("q", "canceled"), contextId: "c9" }, waiting.epoch, 1));
+      assert.equal(await store.take({ ...task("q", "submitted"), contextId: "c9" }, waiting.epoch, 2), undefined, "taken once only");
       assert.deepEqual(await store.context("c9"), { graphId: "approval", waitingTaskId: undefined });
       assert.equal(await store.context("nope"), undefined);
       assert.equal(await store.get("nope"), undefined);
@@ -112,8 +119,7 @@ for (const engine of engines) {
       const open = await engine.location();
       const [one, two] = [await open(), await open()];
       const t0 = 20 * MINUTE;
-      await one.create("notes", task("r1", "submitted"), t0);
-      await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).finish(task("r1", "completed"), "s", t0 + i)));
+      await Promise.all(Array.from({ length: 10 }, (_, i) => run(i % 2 === 0 ? one : two, `r${i}`, "s", t0 + i)));
       const counts = await two.closedCounts(t0 + MINUTE);
       assert.deepEqual(
         counts.map((c) => [c.sessionId, c.runs]),
