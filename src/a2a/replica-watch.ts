@@ -47,7 +47,9 @@ export class ReplicaWatch {
     this.#sweeping = this.#sweeping.then(async () => {
       const { store, failed, runs, logger, now } = this.#options;
       try {
-        const lost = await store.heartbeat(now(), runs.leases());
+        await store.heartbeat(now());
+        const leases = runs.leases();
+        const lost = leases.length > 0 ? await store.lost(leases) : [];
         if (lost.length > 0) runs.lost(lost);
         const gone = await store.failUnfinished(failed, now());
         if (gone > 0) logger.warn({ tasks: gone }, "tasks of a replica that stopped answering are failed");

@@ -147,6 +147,12 @@ export class TaskRunner {
     return [...this.#active.values()].map((run) => run.lease);
   }
 
+  /** The lease of the run going on here in a context (a LangGraph thread), if one is. */
+  leaseOf(contextId: string): Lease | undefined {
+    const taskId = this.#busy.get(contextId);
+    return taskId === undefined ? undefined : this.#active.get(taskId)?.lease;
+  }
+
   /** These runs' tasks were taken over by another replica (this one stalled): each stops, and will write nothing. */
   lost(leases: readonly Lease[]): void {
     for (const lease of leases) {

@@ -115,13 +115,15 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** This replica is alive; and the runs' events older than an hour go (followers read them within seconds). */
-  async heartbeat(now: number, leases: readonly Lease[]): Promise<Lease[]> {
+  async heartbeat(now: number): Promise<void> {
     await this.#pool.query(
       "INSERT INTO a2a_replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
       [this.replicaId, now],
     );
     await this.#pool.query("DELETE FROM a2a_task_events WHERE created_at < $1", [now - 3_600_000]);
-    if (leases.length === 0) return [];
+  }
+
+  async lost(leases: readonly Lease[]): Promise<Lease[]> {
     const { rows } = await this.#pool.query<{ id: string; owner: string | null; epoch: number }>(
       "SELECT id, owner, epoch FROM a2a_tasks WHERE id = ANY($1::text[])",
       [leases.map((lease) => lease.taskId)],

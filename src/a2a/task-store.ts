@@ -108,8 +108,10 @@ export interface TaskStore {
    * start, every unfinished task is its last stop's.
    */
   failUnfinished(reason: (task: Task) => Task, now: number): Promise<number>;
-  /** This process is alive; answers which of its runs' `leases` it has lost (their tasks taken over). */
-  heartbeat(now: number, leases: readonly Lease[]): Promise<Lease[]>;
+  /** This process is alive. */
+  heartbeat(now: number): Promise<void>;
+  /** Which of `leases` no longer hold: their tasks were taken over. */
+  lost(leases: readonly Lease[]): Promise<Lease[]>;
   /**
    * The counts of intervals that ended by `now`, each with its transaction id. An id is given once, when its
    * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
@@ -230,8 +232,11 @@ export class SqliteTaskStore implements TaskStore {
       .immediate();
   }
 
-  async heartbeat(now: number, leases: readonly Lease[]): Promise<Lease[]> {
+  async heartbeat(now: number): Promise<void> {
     this.#statements.announce.run(this.replicaId, now);
+  }
+
+  async lost(leases: readonly Lease[]): Promise<Lease[]> {
     return lostLeases(
       leases,
       leases.map((lease) => this.#statements.lease.get(lease.taskId)).filter((row) => row !== undefined),

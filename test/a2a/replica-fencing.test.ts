@@ -9,6 +9,7 @@ import { context, trace } from "@opentelemetry/api";
 import pg from "pg";
 import pino from "pino";
 import type { Assistant } from "../../src/a2a/graph-config.ts";
+import { fenceCheckpointer } from "../../src/a2a/fenced-checkpointer.ts";
 import { ReplicaBus } from "../../src/a2a/replica-bus.ts";
 import { ReplicaWatch } from "../../src/a2a/replica-watch.ts";
 import { RpcError } from "../../src/a2a/rpc-error.ts";
@@ -37,29 +38,32 @@ async function until(condition: () => Promise<boolean>, what: string): Promise<v
 }
 
 /**
- * A graph whose "stall" message waits for the test to wake it (what the stalled replica's run does meanwhile does
- * not matter: its process is stopped), noting the abort signal if one comes; any other message is answered at once.
+ * Each replica's copy of a graph whose "stall" message waits for the test to wake it (what the stalled replica's
+ * run does meanwhile does not matter: its process is stopped), noting the abort signal if one comes; any other
+ * message is answered at once. Their conversations are in one checkpointer, as in one database.
  */
 function stallingGraph() {
   let wake!: () => void;
   const woken = new Promise<void>((resolve) => (wake = resolve));
   const seen = { aborted: false };
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode("answer", async (state, config) => {
-      const text = String(state.messages.at(-1)?.content);
-      if (text === "stall") {
-        config.signal?.addEventListener("abort", () => (seen.aborted = true));
-        await woken;
-      }
-      return { messages: [new AIMessage(`answered ${text}`)] };
-    })
-    .addEdge(START, "answer")
-    .addEdge("answer", END)
-    .compile({ checkpointer: new MemorySaver() });
-  return { graph, wake, seen };
+  const build = () =>
+    new StateGraph(MessagesAnnotation)
+      .addNode("answer", async (state, config) => {
+        const text = String(state.messages.at(-1)?.content);
+        if (text === "stall") {
+          config.signal?.addEventListener("abort", () => (seen.aborted = true));
+          await woken;
+        }
+        return { messages: [new AIMessage(`answered ${text}`)] };
+      })
+      .addEdge(START, "answer")
+      .addEdge("answer", END)
+      .compile();
+  return { build, conversations: new MemorySaver(), wake, seen };
 }
 
 interface Replica {
+  assistant: Assistant;
   store: TaskStore;
   runner: TaskRunner;
   watch: ReplicaWatch;
@@ -127,8 +131,7 @@ for (const engine of engines) {
   describe(`replica fencing on ${engine.name}`, () => {
     async function replicas() {
       const open = await engine.location();
-      const { graph, wake, seen } = stallingGraph();
-      const assistant: Assistant = { graphId: "staller", uuid: randomUUID(), description: "", graph: graph as never, hasMessages: true };
+      const { build, conversations, wake, seen } = stallingGraph();
       const lines: Record<string, unknown>[] = [];
       const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
       const start = async (): Promise<Replica> => {
@@ -136,7 +139,16 @@ for (const engine of engines) {
         const runner = new TaskRunner({ store, bus, tracer: trace.getTracer("test"), logger, now: time.now, sessionId: () => "s" });
         const watch = new ReplicaWatch({ store, timeoutMs: TIMEOUT_MS, failed, runs: runner, logger, now: time.now });
         await watch.start();
+        const graph = build();
+        graph.checkpointer = fenceCheckpointer(conversations, { store, leaseOf: (id) => runner.leaseOf(id), lost: (l) => runner.lost(l) });
         return {
+          assistant: {
+            graphId: "staller",
+            uuid: "8e0f0a4e-0d3c-4a53-9d38-2f1f1a7b9c11",
+            description: "",
+            graph: graph as never,
+            hasMessages: true,
+          },
           store,
           runner,
           watch,
@@ -150,7 +162,7 @@ for (const engine of engines) {
       const a = await start();
       const b = await start();
       cleanups.push(a.close, b.close);
-      return { a, b, assistant, wake, seen, lines };
+      return { a, b, wake, seen, lines, conversations };
     }
     const state = async (store: TaskStore, taskId: string) => (await store.get(taskId))?.task.status.state;
     const running = async (store: TaskStore, ids: string[]) => {
@@ -160,10 +172,10 @@ for (const engine of engines) {
     };
 
     /** A runs a task and stalls (its heartbeats stop); B fails the task once A has been silent for the timeout. */
-    async function stallAndTakeOver(a: Replica, b: Replica, assistant: Assistant) {
-      const stale = await a.runner.start(assistant, message("stall"), run());
+    async function stallAndTakeOver(a: Replica, b: Replica) {
+      const stale = await a.runner.start(a.assistant, message("stall"), run());
       const { contextId } = stale.task;
-      const refused = await b.runner.start(assistant, message("next", contextId), run()).catch((err) => err);
+      const refused = await b.runner.start(b.assistant, message("next", contextId), run()).catch((err) => err);
       assert.ok(refused instanceof RpcError && refused.code === -32004, "no second run in the context beside a live one");
       const stalledAt = time.now();
       await a.watch.stop();
@@ -180,11 +192,11 @@ for (const engine of engines) {
     }
 
     test("a stalled replica's task is failed by another after the timeout; its late result is refused and logged", async () => {
-      const { a, b, assistant, wake, lines } = await replicas();
-      const { stale, contextId } = await stallAndTakeOver(a, b, assistant);
+      const { a, b, wake, lines, conversations } = await replicas();
+      const { stale, contextId } = await stallAndTakeOver(a, b);
 
       // The context's next message runs on B now: the only run in the context.
-      const next = await b.runner.start(assistant, message("next", contextId), run());
+      const next = await b.runner.start(b.assistant, message("next", contextId), run());
       assert.equal(await running(b.store, [stale.task.id, next.task.id]), 1);
       assert.equal((await next.done).status.state, "completed");
 
@@ -199,6 +211,9 @@ for (const engine of engines) {
         [{ taskId: stale.task.id, contextId, epoch: 1 }],
       );
       assert.doesNotMatch(JSON.stringify(lines), /answered stall/, "no payload in the log");
+      const thread = await conversations.getTuple({ configurable: { thread_id: contextId } });
+      const said = (thread!.checkpoint.channel_values.messages as { content: string }[]).map((m) => m.content);
+      assert.deepEqual(said, ["stall", "next", "answered next"], "the conversation is B's: the stale run's answer is not in it");
       const counts = await b.store.closedCounts(time.now(), true);
       assert.equal(
         counts.reduce((sum, c) => sum + c.runs, 0),
@@ -208,8 +223,8 @@ for (const engine of engines) {
     });
 
     test("a stalled replica learns at its next heartbeat that it lost the lease, and aborts its run", async () => {
-      const { a, b, assistant, wake, seen, lines } = await replicas();
-      const { stale, contextId } = await stallAndTakeOver(a, b, assistant);
+      const { a, b, wake, seen, lines } = await replicas();
+      const { stale, contextId } = await stallAndTakeOver(a, b);
       await a.watch.start(); // A's first round as it wakes
       await until(async () => seen.aborted, "the run's AbortSignal");
       wake();

@@ -184,7 +184,6 @@ for (const [name, failing] of [
       heartbeat: async () => {
         heartbeats++;
         if (failing) throw new Error("ECONNREFUSED");
-        return [];
       },
       failUnfinished: async () => {
         sweeps++;
