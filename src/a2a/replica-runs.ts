@@ -63,6 +63,19 @@ export async function endRun(
   return ended;
 }
 
+/** The runs (by task id) whose leases were found lost stop: each is aborted once, and logged. */
+export function abortLost(runs: Map<string, { lease: Lease; abort: AbortController }>, leases: readonly Lease[], logger: Logger): void {
+  for (const lease of leases) {
+    const run = runs.get(lease.taskId);
+    if (!run || run.lease.epoch !== lease.epoch || run.abort.signal.aborted) continue;
+    logger.warn(
+      { taskId: lease.taskId, contextId: lease.contextId, epoch: lease.epoch },
+      "this replica lost a run's lease (another replica took its task over); the run is aborted",
+    );
+    run.abort.abort();
+  }
+}
+
 /** Asks the replica running the task to stop it, and answers the task once it has ended (10 s at most). */
 export async function cancelElsewhere(bus: ReplicaBus, store: TaskStore, taskId: string, task: Task): Promise<Task> {
   await bus.requestCancel(taskId);

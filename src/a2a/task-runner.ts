@@ -17,7 +17,7 @@ import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
-import { cancelElsewhere, endRun, publisher, runningElsewhere } from "./replica-runs.ts";
+import { abortLost, cancelElsewhere, endRun, publisher, runningElsewhere } from "./replica-runs.ts";
 import { contextFor } from "./task-context.ts";
 import { ContextBusyError, type Lease, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
@@ -149,21 +149,12 @@ export class TaskRunner {
 
   /** The lease of the run going on here in a context (a LangGraph thread), if one is. */
   leaseOf(contextId: string): Lease | undefined {
-    const taskId = this.#busy.get(contextId);
-    return taskId === undefined ? undefined : this.#active.get(taskId)?.lease;
+    return this.#active.get(this.#busy.get(contextId) ?? "")?.lease;
   }
 
   /** These runs' tasks were taken over by another replica (this one stalled): each stops, and will write nothing. */
   lost(leases: readonly Lease[]): void {
-    for (const lease of leases) {
-      const run = this.#active.get(lease.taskId);
-      if (!run || run.lease.epoch !== lease.epoch || run.abort.signal.aborted) continue;
-      this.#options.logger.warn(
-        { taskId: lease.taskId, contextId: lease.contextId, epoch: lease.epoch },
-        "this replica lost a run's lease (another replica took its task over); the run is aborted",
-      );
-      run.abort.abort();
-    }
+    abortLost(this.#active, leases, this.#options.logger);
   }
 
   async #execute(
