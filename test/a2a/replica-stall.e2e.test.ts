@@ -44,7 +44,7 @@ const message = (text: string, extra: Record<string, unknown> = {}) => ({
 test("a replica whose graph blocks its event loop past --replica-timeout: its task ends failed, the next turn's completed, its late result is dropped", async () => {
   const [a, b] = await Promise.all([serve(), serve()]);
   try {
-    const stalled = await call(a.url, "message/send", { ...message("block 4000"), configuration: { blocking: false } });
+    const stalled = await call(a.url, "message/send", { ...message("block 5000"), configuration: { blocking: false } });
     const { contextId } = stalled;
     const failed = await waitFor(
       async () => ((await call(b.url, "tasks/get", { id: stalled.id })).status.state === "failed" ? true : undefined),
@@ -55,7 +55,7 @@ test("a replica whose graph blocks its event loop past --replica-timeout: its ta
     const next = await call(b.url, "message/send", message("next", { contextId }));
     assert.equal(next.status.state, "completed", "the conversation goes on, on the live replica, while the other is stalled");
 
-    // A wakes (its graph ends after 4 s) and finds its task taken over: its result goes nowhere.
+    // A wakes (its graph ends after 5 s) and finds its task taken over: its result goes nowhere.
     await waitFor(() => /another replica took its task over/.test(a.output()) || undefined, 15_000, "the stalled replica to wake");
     const rows = await query<{ id: string; state: string; epoch: number }>(
       databaseUrl,
@@ -78,13 +78,13 @@ test("a replica whose graph blocks its event loop past --replica-timeout: its ta
       .split("\n")
       .filter((line) => line.includes("another replica took its task over"));
     assert.ok(
-      stale.every((line) => line.includes(stalled.id) && !line.includes("blocked 4000")),
+      stale.every((line) => line.includes(stalled.id) && !line.includes("blocked 5000")),
       stale.join("\n"),
     );
 
     // The conversation is the live replica's: its next turn sees "next", and no trace of the stale run's answer.
     const third = await call(a.url, "message/send", message("and now?", { contextId }));
-    assert.equal(third.artifacts[0].parts[0].text, "you said: block 4000, next, and now?");
+    assert.equal(third.artifacts[0].parts[0].text, "you said: block 5000, next, and now?");
   } finally {
     await a.stop();
     await b.stop();
