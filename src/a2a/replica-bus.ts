@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { type StreamEvent, TERMINAL_STATES, type TaskStatus } from "../protocol/a2a.ts";
-import type { TaskStore } from "./task-store.ts";
+import type { Lease, TaskStore } from "./task-store.ts";
 
 /** How long a follower waits for a notification before it reads anyway (a notification lost with a connection). */
 const POLL_MS = 5_000;
@@ -39,18 +39,26 @@ export class ReplicaBus {
     this.#onCancel = handler;
   }
 
-  /** Keeps one event of a run (`seq` from 0, in order) and wakes the followers. */
-  async publish(taskId: string, seq: number, event: StreamEvent, now: number): Promise<void> {
-    await this.#pool.query(
-      `WITH kept AS (INSERT INTO a2a_task_events (task_id, seq, event, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT pg_notify('a2a_events', $1) FROM kept`,
-      [taskId, seq, JSON.stringify(event), now],
+  /**
+   * Keeps one event of a run (`seq` from 0, in order) and wakes the followers, while the run's lease holds; false,
+   * nothing kept, when its task was taken over. FOR SHARE: a takeover committing meanwhile is waited for and seen.
+   */
+  async publish(lease: Lease, seq: number, event: StreamEvent, now: number): Promise<boolean> {
+    const { rows } = await this.#pool.query<{ held: boolean }>(
+      `WITH lease AS (SELECT id FROM a2a_tasks WHERE id = $1 AND owner = $5 AND epoch = $6 FOR SHARE),
+       kept AS (INSERT INTO a2a_task_events (task_id, seq, event, created_at) SELECT id, $2, $3, $4 FROM lease ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM lease) AS held, CASE WHEN EXISTS (SELECT 1 FROM kept) THEN pg_notify('a2a_events', $1) END AS notified`,
+      [lease.taskId, seq, JSON.stringify(event), now, lease.owner, lease.epoch],
     );
+    return rows[0]?.held === true;
   }
 
   /** A task resumed (a graph's question answered) starts its events again from 0: the last run's are dropped. */
-  async reset(taskId: string): Promise<void> {
-    await this.#pool.query("DELETE FROM a2a_task_events WHERE task_id = $1", [taskId]);
+  async reset(lease: Lease): Promise<void> {
+    await this.#pool.query(
+      "DELETE FROM a2a_task_events WHERE task_id = $1 AND EXISTS (SELECT 1 FROM a2a_tasks WHERE id = $1 AND owner = $2 AND epoch = $3)",
+      [lease.taskId, lease.owner, lease.epoch],
+    );
   }
 
   async requestCancel(taskId: string): Promise<void> {

@@ -1,11 +1,12 @@
 import type { Logger } from "pino";
 import { RpcErrorCode, TERMINAL_STATES, type StreamEvent, type Task } from "../protocol/a2a.ts";
+import type { EventLog } from "./event-log.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { RpcError } from "./rpc-error.ts";
-import type { TaskStore } from "./task-store.ts";
+import type { Lease, TaskStore } from "./task-store.ts";
 
-// The task runner's side of replicas on one database: what it publishes of its runs, and how it reaches a run
-// another replica holds.
+// The task runner's side of replicas on one database: what it publishes of its runs, how it ends them under their
+// leases, and how it reaches a run another replica holds.
 
 /** How long a cancel sent to another replica waits for the task to end. */
 const CANCEL_WAIT_MS = 10_000;
@@ -15,16 +16,64 @@ export function runningElsewhere(task: Task, here: boolean, bus: ReplicaBus | un
   return bus !== undefined && !here && (task.status.state === "submitted" || task.status.state === "working");
 }
 
-/** Each event of a run, published in order for the other replicas (from 0 again when a task resumes). */
-export function publisher(bus: ReplicaBus, taskId: string, logger: Logger, now: () => number): (event: StreamEvent) => void {
+/**
+ * Each event of a run, published in order for the other replicas (from 0 again when a task resumes), under the
+ * run's lease; `lost` is called when an event is refused: the task was taken over, the run should stop.
+ */
+export function publisher(
+  bus: ReplicaBus,
+  lease: Lease,
+  logger: Logger,
+  now: () => number,
+  lost: () => void,
+): (event: StreamEvent) => void {
   let seq = 0;
-  let chain = bus.reset(taskId);
+  let chain = bus.reset(lease);
   return (event) => {
     const n = seq++;
     chain = chain
-      .then(() => bus.publish(taskId, n, event, now()))
-      .catch((err) => logger.warn({ err, taskId }, "publishing a run's event to the other replicas failed"));
+      .then(async () => {
+        if (!(await bus.publish(lease, n, event, now()))) lost();
+      })
+      .catch((err) => logger.warn({ err, taskId: lease.taskId }, "publishing a run's event to the other replicas failed"));
   };
+}
+
+/**
+ * A run's end: its final task saved (and the run counted) while its lease holds, then its last events, the answer
+ * and the final status. A stale run, whose task another replica failed while this one was silent past the replica
+ * timeout, is discarded and logged; its subscribers here get the task as the takeover left it (failed).
+ */
+export async function endRun(
+  run: { store: TaskStore; lease: Lease; events: EventLog<StreamEvent>; logger: Logger },
+  task: Task,
+  sessionId: string,
+  now: number,
+): Promise<Task> {
+  const { store, lease, events, logger } = run;
+  const { taskId, contextId } = lease;
+  let ended = task;
+  if (!(await store.finish(task, lease, sessionId, now))) {
+    logger.warn({ taskId, contextId, epoch: lease.epoch }, "a stale run's result is discarded: another replica took its task over");
+    ended = (await store.get(taskId))?.task ?? task;
+  } else if (task.artifacts?.[0]) {
+    events.push({ kind: "artifact-update", taskId, contextId, artifact: task.artifacts[0], lastChunk: true });
+  }
+  events.push({ kind: "status-update", taskId, contextId, status: ended.status, final: true });
+  return ended;
+}
+
+/** The runs (by task id) whose leases were found lost stop: each is aborted once, and logged. */
+export function abortLost(runs: Map<string, { lease: Lease; abort: AbortController }>, leases: readonly Lease[], logger: Logger): void {
+  for (const lease of leases) {
+    const run = runs.get(lease.taskId);
+    if (!run || run.lease.epoch !== lease.epoch || run.abort.signal.aborted) continue;
+    logger.warn(
+      { taskId: lease.taskId, contextId: lease.contextId, epoch: lease.epoch },
+      "this replica lost a run's lease (another replica took its task over); the run is aborted",
+    );
+    run.abort.abort();
+  }
 }
 
 /** Asks the replica running the task to stop it, and answers the task once it has ended (10 s at most). */

@@ -1,6 +1,13 @@
 import type { Logger } from "pino";
 import type { Task } from "../protocol/a2a.ts";
-import type { TaskStore } from "./task-store.ts";
+import type { Lease, TaskStore } from "./task-store.ts";
+
+/** The runs of this replica, as the watch sees them: their leases, checked at each heartbeat. */
+export interface LeasedRuns {
+  leases(): Lease[];
+  /** These runs' tasks were taken over (this replica stalled past the timeout): they stop, writing nothing. */
+  lost(leases: readonly Lease[]): void;
+}
 
 export interface ReplicaWatchOptions {
   store: TaskStore;
@@ -8,6 +15,7 @@ export interface ReplicaWatchOptions {
   timeoutMs: number;
   /** The task as a run that is gone leaves it (failed, with a message saying so). */
   failed: (task: Task) => Task;
+  runs: LeasedRuns;
   logger: Logger;
   now: () => number;
 }
@@ -15,7 +23,8 @@ export interface ReplicaWatchOptions {
 /**
  * Replicas on one database: each announces itself on a schedule and, at the same time, fails the unfinished tasks
  * of replicas that went silent (a `kill -9`, a lost node), so a task never waits for a run that is gone. One
- * process on SQLite needs none of it: its own start fails what the last stop left.
+ * process on SQLite needs none of it: its own start fails what the last stop left. A replica that was only stalled
+ * (its event loop blocked past the timeout) learns at its next heartbeat which of its runs were taken over.
  */
 export class ReplicaWatch {
   readonly #options: ReplicaWatchOptions;
@@ -36,9 +45,12 @@ export class ReplicaWatch {
   /** One round: a failure (the database away) is logged and the next round tries again; rounds never overlap. */
   sweep(): Promise<void> {
     this.#sweeping = this.#sweeping.then(async () => {
-      const { store, failed, logger, now } = this.#options;
+      const { store, failed, runs, logger, now } = this.#options;
       try {
         await store.heartbeat(now());
+        const leases = runs.leases();
+        const lost = leases.length > 0 ? await store.lost(leases) : [];
+        if (lost.length > 0) runs.lost(lost);
         const gone = await store.failUnfinished(failed, now());
         if (gone > 0) logger.warn({ tasks: gone }, "tasks of a replica that stopped answering are failed");
       } catch (err) {

@@ -9,6 +9,7 @@ import { textParts } from "./messages.ts";
 import { SidecarReporter } from "./sidecar-reporter.ts";
 import { TaskRunner } from "./task-runner.ts";
 import type { TaskStore } from "./task-store.ts";
+import { fenceCheckpointer } from "./fenced-checkpointer.ts";
 import { openPersistence } from "./persistence.ts";
 import { ReplicaWatch } from "./replica-watch.ts";
 import { createTracing, type TracingSettings } from "./tracing.ts";
@@ -54,15 +55,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   mkdirSync(settings.dataDir, { recursive: true });
   const replicaTimeoutMs = settings.replicaTimeoutMs ?? 30_000;
   const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000, replicaTimeoutMs });
-  for (const assistant of graphs.assistants) assistant.graph.checkpointer = persistence.checkpointer;
   const { store } = persistence;
-  // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go.
-  const watch =
-    persistence.engine === "postgresql"
-      ? new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), logger, now })
-      : undefined;
-  if (watch) await watch.start();
-  else await failInterrupted(store, settings, now);
   const tracing = createTracing(settings.tracing);
   const reporter =
     settings.sidecar &&
@@ -75,6 +68,22 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
     now,
     sessionId: (assistant) => assistant.uuid,
   });
+  // A run writes its thread's checkpoints only while it holds its lease (a stalled replica's run would overwrite the turn
+  // another replica ran meanwhile).
+  const checkpointer = fenceCheckpointer(persistence.checkpointer, {
+    store,
+    leaseOf: (id) => runner.leaseOf(id),
+    lost: (l) => runner.lost(l),
+  });
+  for (const assistant of graphs.assistants) assistant.graph.checkpointer = checkpointer;
+  // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go,
+  // and each learns at its heartbeat which of its own runs another took over (it stalled), and stops them.
+  const watch =
+    persistence.engine === "postgresql"
+      ? new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), runs: runner, logger, now })
+      : undefined;
+  if (watch) await watch.start();
+  else await failInterrupted(store, settings, now);
   const byId = new Map<string, Assistant>();
   for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
 

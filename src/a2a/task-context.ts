@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { Uuid } from "../protocol/common.ts";
-import { TERMINAL_STATES, type Message, type Task } from "../protocol/a2a.ts";
+import { TERMINAL_STATES, type Message } from "../protocol/a2a.ts";
 import type { Assistant } from "./graph-config.ts";
 import { invalidParams, TaskEndedError, taskNotFound } from "./rpc-error.ts";
-import type { TaskStore } from "./task-store.ts";
+import type { StoredTask, TaskStore } from "./task-store.ts";
 
 /**
  * The context a message continues, checked: a given taskId must be this assistant's, in the given context, and
@@ -15,7 +15,7 @@ export async function contextFor(
   assistant: Assistant,
   message: Message,
   runningHere: (taskId: string) => boolean,
-): Promise<{ contextId: string; resume?: Task }> {
+): Promise<{ contextId: string; resume?: StoredTask }> {
   if (message.contextId !== undefined && !Uuid.safeParse(message.contextId).success) {
     throw invalidParams(`message.contextId must be a UUID (it is the conversation's thread id)`, [
       { loc: ["params", "message", "contextId"], msg: "must be a UUID", type: "uuid" },
@@ -28,7 +28,7 @@ export async function contextFor(
     const { state } = stored.task.status;
     if (TERMINAL_STATES.has(state)) throw new TaskEndedError(message.taskId, state);
     if (state !== "input-required" || runningHere(stored.task.id)) return { contextId: stored.task.contextId };
-    return { contextId: stored.task.contextId, resume: stored.task };
+    return { contextId: stored.task.contextId, resume: stored };
   }
   if (message.contextId === undefined) return { contextId: randomUUID() };
   const context = await store.context(message.contextId);

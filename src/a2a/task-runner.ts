@@ -17,9 +17,9 @@ import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
-import { cancelElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
+import { abortLost, cancelElsewhere, endRun, publisher, runningElsewhere } from "./replica-runs.ts";
 import { contextFor } from "./task-context.ts";
-import { ContextBusyError, type TaskStore } from "./task-store.ts";
+import { ContextBusyError, type Lease, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
 export interface RunnerOptions {
@@ -49,6 +49,7 @@ export interface StartedRun {
 }
 
 interface ActiveRun {
+  lease: Lease;
   abort: AbortController;
   done: Promise<Task>;
   events: EventLog<StreamEvent>;
@@ -77,7 +78,7 @@ export function withHistory(task: Task, historyLength: number | undefined): Task
  * Runs A2A tasks on graphs: one task per message, in the context (LangGraph thread) the message names or a new
  * one. A context runs one task at a time. Each run streams the graph with the server's checkpointer, so a
  * context's history survives restarts; its events go to every subscriber, and its end (with its billing count)
- * to the task store.
+ * to the task store, under the run's lease: a run whose task another replica took over writes nothing more.
  */
 export class TaskRunner {
   readonly #options: RunnerOptions;
@@ -107,43 +108,60 @@ export class TaskRunner {
     // Checked and taken with no await between: two messages to one context cannot both pass.
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) throw busyContext(contextId, `task ${busyWith}`);
-    const taskId = resume?.id ?? randomUUID();
+    const taskId = resume?.task.id ?? randomUUID();
     this.#busy.set(contextId, taskId);
     const userMessage: Message = { ...message, kind: "message", contextId, taskId };
     let task: Task;
+    let lease: Lease | undefined;
     try {
       if (resume) {
         // The answer to the graph's question: the interrupted run goes on, in the same task.
-        task = { ...resume, status: status("submitted", now()), history: [...(resume.history ?? []), userMessage] };
-        await store.update(task, now());
+        task = { ...resume.task, status: status("submitted", now()), history: [...(resume.task.history ?? []), userMessage] };
+        lease = await store.take(task, resume.epoch, now());
+        if (!lease) throw busyContext(contextId, `task ${taskId}: another request answered or canceled it meanwhile`);
       } else {
         task = { kind: "task", id: taskId, contextId, status: status("submitted", now()), history: [userMessage], artifacts: [] };
-        await store.create(assistant.graphId, task, now());
+        lease = await store.create(assistant.graphId, task, now());
       }
     } catch (err) {
       this.#busy.delete(contextId);
       throw err instanceof ContextBusyError ? busyContext(contextId, "a task on another replica") : err;
     }
     const { bus, logger } = this.#options;
-    const events = new EventLog<StreamEvent>(bus && publisher(bus, taskId, logger, now));
-    events.push(task);
     const abort = new AbortController();
+    const events = new EventLog<StreamEvent>(bus && publisher(bus, lease, logger, now, () => this.lost([lease])));
+    events.push(task);
     const graphInputOrResume = resume ? new Command({ resume: resumeValue(message) }) : input;
-    const done = this.#execute(assistant, task, graphInputOrResume, { events, signal: abort.signal, trace }).finally(() => {
+    const done = this.#execute(assistant, task, graphInputOrResume, { events, signal: abort.signal, trace, lease }).finally(() => {
       this.#active.delete(taskId);
       this.#live.delete(taskId);
       this.#busy.delete(contextId);
       events.close();
     });
-    this.#active.set(taskId, { abort, done, events });
+    this.#active.set(taskId, { lease, abort, done, events });
     return { task, events: () => events.subscribe(), done };
+  }
+
+  /** The leases of the runs going on here (the replica watch checks them at each heartbeat). */
+  leases(): Lease[] {
+    return [...this.#active.values()].map((run) => run.lease);
+  }
+
+  /** The lease of the run going on here in a context (a LangGraph thread), if one is. */
+  leaseOf(contextId: string): Lease | undefined {
+    return this.#active.get(this.#busy.get(contextId) ?? "")?.lease;
+  }
+
+  /** These runs' tasks were taken over by another replica (this one stalled): each stops, and will write nothing. */
+  lost(leases: readonly Lease[]): void {
+    abortLost(this.#active, leases, this.#options.logger);
   }
 
   async #execute(
     assistant: Assistant,
     submitted: Task,
     input: unknown,
-    run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace },
+    run: { events: EventLog<StreamEvent>; signal: AbortSignal; trace: RunTrace; lease: Lease },
   ): Promise<Task> {
     const { store, tracer, logger, now } = this.#options;
     const { id: taskId, contextId } = submitted;
@@ -160,11 +178,10 @@ export class TaskRunner {
       },
       run.trace.parent,
     );
-    const update = (state: TaskState, message?: Message, final = false): Task => {
+    const update = (state: TaskState, message?: Message): void => {
       const task = { ...submitted, status: status(state, now(), message) };
       this.#live.set(taskId, task);
-      run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final });
-      return task;
+      run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final: false });
     };
     const agentMessage = (parts: Part[]): Message => ({
       kind: "message",
@@ -174,10 +191,11 @@ export class TaskRunner {
       contextId,
       taskId,
     });
-    let task = update("working");
+    update("working");
     let artifacts: Artifact[] = [];
     /** Every message the graph added in this run, in order: the task's history keeps them all. */
     const added: Message[] = [];
+    let ending: { state: TaskState; message: Message | undefined };
     try {
       // "updates": each node's own output as it finishes, so the run's new messages and its interrupts come with
       // the stream itself (no state reads before and after the run).
@@ -200,34 +218,29 @@ export class TaskRunner {
       }
       if (interrupts.length > 0) {
         // The graph asks before it goes on: the task waits for the next message with its taskId.
-        task = update("input-required", agentMessage(interruptParts(interrupts)), true);
+        ending = { state: "input-required", message: agentMessage(interruptParts(interrupts)) };
       } else {
-        if (last !== undefined) {
-          const text = messageText(last);
-          artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(text) }];
-          run.events.push({ kind: "artifact-update", taskId, contextId, artifact: artifacts[0]!, lastChunk: true });
-        }
-        task = update("completed", added.at(-1), true);
+        if (last !== undefined) artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(messageText(last)) }];
+        ending = { state: "completed", message: added.at(-1) };
       }
     } catch (err) {
       if (run.signal.aborted) {
-        task = update("canceled", agentMessage(textParts("The task was canceled.")), true);
+        ending = { state: "canceled", message: agentMessage(textParts("The task was canceled.")) };
       } else {
         logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
         span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-        task = update(
-          "failed",
-          agentMessage(textParts(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`)),
-          true,
-        );
+        const text = `The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`;
+        ending = { state: "failed", message: agentMessage(textParts(text)) };
       }
     }
-    const closing = task.status.message && task.status.message !== added.at(-1) ? [task.status.message] : [];
-    task = { ...task, history: [...(submitted.history ?? []), ...added, ...closing], artifacts };
-    await store.finish(task, this.#options.sessionId(assistant), now());
-    span.setAttribute("a2a.task_state", task.status.state);
+    const closing = ending.message && ending.message !== added.at(-1) ? [ending.message] : [];
+    const history = [...(submitted.history ?? []), ...added, ...closing];
+    const task = { ...submitted, status: status(ending.state, now(), ending.message), history, artifacts };
+    const ended = await endRun({ store, logger, ...run }, task, this.#options.sessionId(assistant), now());
+    this.#live.set(taskId, ended);
+    span.setAttribute("a2a.task_state", ended.status.state);
     span.end();
-    return task;
+    return ended;
   }
 
   /** The stored task of this assistant, with at most `historyLength` history messages. */
@@ -268,8 +281,10 @@ export class TaskRunner {
       throw new RpcError(RpcErrorCode.taskNotCancelable, `Task cannot be canceled: task ${taskId} is already ${task.status.state}`);
     }
     const { now } = this.#options;
-    const canceled: Task = { ...task, status: status("canceled", now()) };
-    await store.update(canceled, now());
+    const waiting = (await store.get(taskId))!;
+    const canceled: Task = { ...waiting.task, status: status("canceled", now()) };
+    // Taken meanwhile (answered, or canceled through another replica): answered as it is now.
+    if (!(await store.take(canceled, waiting.epoch, now()))) return this.cancel(assistant, taskId);
     return canceled;
   }
 

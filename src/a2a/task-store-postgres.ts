@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { inTransaction } from "../pg-transaction.ts";
 import type { Task } from "../protocol/a2a.ts";
-import { ContextBusyError, type RunCount, type StoredTask, type TaskStore } from "./task-store.ts";
+import { ContextBusyError, type Lease, lostLeases, type RunCount, type StoredTask, type TaskStore } from "./task-store.ts";
 
 // The task store in PostgreSQL (DATABASE_URI), beside the LangGraph checkpointer's tables: the same tables as
 // tasks.db, prefixed a2a_. Created by the agent server itself, one replica at a time (an advisory lock).
@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS a2a_run_counts (
 );
 -- Which replica runs a task, and when each replica last said it was alive: a dead one's tasks are failed by the others.
 ALTER TABLE a2a_tasks ADD COLUMN IF NOT EXISTS owner text;
+-- The owner's lease: its fencing token, bumped when another replica fails the task (task-store.ts, Lease).
+ALTER TABLE a2a_tasks ADD COLUMN IF NOT EXISTS epoch integer NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS a2a_replicas (id text PRIMARY KEY, seen_at bigint NOT NULL);
 -- A context runs one task at a time, whichever replica runs it (a task's row stays submitted until its run ends).
 CREATE UNIQUE INDEX IF NOT EXISTS a2a_one_run_per_context ON a2a_tasks (context_id) WHERE state IN ('submitted', 'working');
@@ -63,11 +65,12 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async get(taskId: string): Promise<StoredTask | undefined> {
-    const { rows } = await this.#pool.query<{ graph_id: string; task: string }>("SELECT graph_id, task FROM a2a_tasks WHERE id = $1", [
-      taskId,
-    ]);
+    const { rows } = await this.#pool.query<{ graph_id: string; task: string; epoch: number }>(
+      "SELECT graph_id, task, epoch FROM a2a_tasks WHERE id = $1",
+      [taskId],
+    );
     const row = rows[0];
-    return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
+    return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task, epoch: row.epoch };
   }
 
   async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {
@@ -80,8 +83,9 @@ export class PostgresTaskStore implements TaskStore {
     return row && { graphId: row.graph_id, waitingTaskId: row.waiting ?? undefined };
   }
 
-  async create(graphId: string, task: Task, now: number): Promise<void> {
+  async create(graphId: string, task: Task, now: number): Promise<Lease> {
     await busyAsContext(task.contextId, () => this.#insert(graphId, task, now));
+    return { taskId: task.id, contextId: task.contextId, owner: this.replicaId, epoch: 1 };
   }
 
   async #insert(graphId: string, task: Task, now: number): Promise<void> {
@@ -92,22 +96,22 @@ export class PostgresTaskStore implements TaskStore {
         now,
       ]);
       await client.query(
-        "INSERT INTO a2a_tasks (id, graph_id, context_id, state, task, created_at, updated_at, owner) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)",
+        "INSERT INTO a2a_tasks (id, graph_id, context_id, state, task, created_at, updated_at, owner, epoch) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, 1)",
         [task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now, this.replicaId],
       );
     });
   }
 
-  /** A task submitted again (a graph's question answered) runs here now: this replica owns it. */
-  async update(task: Task, now: number): Promise<void> {
-    await busyAsContext(task.contextId, () => this.#write(task, now));
-  }
-
-  async #write(task: Task, now: number): Promise<void> {
-    await this.#pool.query(
-      "UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3, owner = CASE WHEN $1 = 'submitted' THEN $5 ELSE owner END WHERE id = $4",
-      [task.status.state, JSON.stringify(task), now, task.id, this.replicaId],
+  /** A task taken (a graph's question answered, or the task canceled) is this replica's now, under a new epoch. */
+  async take(task: Task, epoch: number, now: number): Promise<Lease | undefined> {
+    const { rows } = await busyAsContext(task.contextId, () =>
+      this.#pool.query<{ epoch: number }>(
+        `UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3, owner = $4, epoch = epoch + 1
+          WHERE id = $5 AND epoch = $6 AND state = 'input-required' RETURNING epoch`,
+        [task.status.state, JSON.stringify(task), now, this.replicaId, task.id, epoch],
+      ),
     );
+    return rows[0] && { taskId: task.id, contextId: task.contextId, owner: this.replicaId, epoch: rows[0].epoch };
   }
 
   /** This replica is alive; and the runs' events older than an hour go (followers read them within seconds). */
@@ -119,27 +123,37 @@ export class PostgresTaskStore implements TaskStore {
     await this.#pool.query("DELETE FROM a2a_task_events WHERE created_at < $1", [now - 3_600_000]);
   }
 
-  async finish(task: Task, sessionId: string, now: number): Promise<void> {
-    await this.#transaction(async (client) => {
-      await client.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3 WHERE id = $4", [
-        task.status.state,
-        JSON.stringify(task),
-        now,
-        task.id,
-      ]);
+  async lost(leases: readonly Lease[]): Promise<Lease[]> {
+    const { rows } = await this.#pool.query<{ id: string; owner: string | null; epoch: number }>(
+      "SELECT id, owner, epoch FROM a2a_tasks WHERE id = ANY($1::text[])",
+      [leases.map((lease) => lease.taskId)],
+    );
+    return lostLeases(leases, rows);
+  }
+
+  async finish(task: Task, lease: Lease, sessionId: string, now: number): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const written = await client.query(
+        `UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3
+          WHERE id = $4 AND owner = $5 AND epoch = $6 AND state IN ('submitted', 'working')`,
+        [task.status.state, JSON.stringify(task), now, task.id, lease.owner, lease.epoch],
+      );
+      if (written.rowCount === 0) return false;
       await client.query(
         `INSERT INTO a2a_run_counts (session_id, interval_start, runs, first_at, last_at) VALUES ($1, $2, 1, $3, $3)
          ON CONFLICT (session_id, interval_start) WHERE transaction_id IS NULL
          DO UPDATE SET runs = a2a_run_counts.runs + 1, last_at = excluded.last_at`,
         [sessionId, now - (now % this.#intervalMs), now],
       );
+      return true;
     });
   }
 
   async failUnfinished(reason: (task: Task) => Task, now: number): Promise<number> {
     return this.#transaction(async (client) => {
       // Unfinished tasks whose replica is gone: never announced, or silent for staleMs. SKIP LOCKED: two replicas
-      // sweeping at once each take other rows, neither waits.
+      // sweeping at once each take other rows, neither waits. Taken over: this replica's, under a new epoch, so
+      // the silent one, should it only have stalled, writes nothing more of them.
       const { rows } = await client.query<{ task: string }>(
         `SELECT t.task FROM a2a_tasks t LEFT JOIN a2a_replicas r ON r.id = t.owner
           WHERE t.state IN ('submitted', 'working') AND (r.id IS NULL OR r.seen_at < $1)
@@ -148,10 +162,11 @@ export class PostgresTaskStore implements TaskStore {
       );
       for (const row of rows) {
         const task = reason(JSON.parse(row.task) as Task);
-        await client.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3 WHERE id = $4", [
+        await client.query("UPDATE a2a_tasks SET state = $1, task = $2, updated_at = $3, owner = $4, epoch = epoch + 1 WHERE id = $5", [
           task.status.state,
           JSON.stringify(task),
           now,
+          this.replicaId,
           task.id,
         ]);
       }
@@ -198,9 +213,9 @@ export class PostgresTaskStore implements TaskStore {
 }
 
 /** The one-run-per-context index refusing a row: that context is busy on another replica. */
-async function busyAsContext(contextId: string, write: () => Promise<void>): Promise<void> {
+async function busyAsContext<T>(contextId: string, write: () => Promise<T>): Promise<T> {
   try {
-    await write();
+    return await write();
   } catch (err) {
     const { code, constraint } = err as { code?: string; constraint?: string };
     if (code === "23505" && constraint === "a2a_one_run_per_context") throw new ContextBusyError(contextId);

@@ -9,6 +9,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   state TEXT NOT NULL, task TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks(context_id);
+-- When each process running tasks on this file last said it was alive (heartbeat): as a2a_replicas on PostgreSQL.
+CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS run_counts (
   session_id TEXT NOT NULL, interval_start INTEGER NOT NULL, runs INTEGER NOT NULL,
   first_at INTEGER NOT NULL, last_at INTEGER NOT NULL, transaction_id TEXT
@@ -17,9 +19,44 @@ CREATE TABLE IF NOT EXISTS run_counts (
 CREATE UNIQUE INDEX IF NOT EXISTS open_run_counts ON run_counts(session_id, interval_start) WHERE transaction_id IS NULL;
 `;
 
+/** tasks.db made by an earlier version gets the lease's columns (SQLite has no ADD COLUMN IF NOT EXISTS). */
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('tasks')")
+        .all()
+        .map((c) => c.name),
+    );
+    if (!columns.has("owner")) db.exec("ALTER TABLE tasks ADD COLUMN owner TEXT");
+    if (!columns.has("epoch")) db.exec("ALTER TABLE tasks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0");
+    // A context runs one task at a time, also across a takeover: as a2a_one_run_per_context on PostgreSQL.
+    db.exec("CREATE UNIQUE INDEX IF NOT EXISTS one_run_per_context ON tasks(context_id) WHERE state IN ('submitted', 'working')");
+  }).immediate();
+}
+
 export interface StoredTask {
   graphId: string;
   task: Task;
+  /** The task's fencing token as read: taking it while it waits for input (`take`) names it. */
+  epoch: number;
+}
+
+/**
+ * The right to write one task while its run goes on: this process (`owner`) at the task's `epoch`, a fencing token
+ * that only grows. Whoever fails the task of a silent owner (`failUnfinished`) bumps the epoch, so the silent one,
+ * should it wake, writes nothing more of that task: not its events, not its end.
+ */
+export interface Lease {
+  taskId: string;
+  contextId: string;
+  owner: string;
+  epoch: number;
+}
+
+/** The leases of `leases` that no longer hold: the task's row names another owner or a later epoch. */
+export function lostLeases(leases: readonly Lease[], held: readonly { id: string; owner: string | null; epoch: number }[]): Lease[] {
+  return leases.filter((lease) => !held.some((row) => row.id === lease.taskId && row.owner === lease.owner && row.epoch === lease.epoch));
 }
 
 /** A context already runs a task (on another replica: the database refused a second run in it). */
@@ -53,17 +90,28 @@ export interface TaskStore {
   get(taskId: string): Promise<StoredTask | undefined>;
   /** A context (thread), if it exists: the graph it belongs to, and its task waiting for input, if any. */
   context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined>;
-  create(graphId: string, task: Task, now: number): Promise<void>;
-  update(task: Task, now: number): Promise<void>;
-  /** Saves a run's final task and counts the run toward its session's trace transaction, at once. */
-  finish(task: Task, sessionId: string, now: number): Promise<void>;
+  /** A new task, run here: its lease. Throws ContextBusyError while its context runs another task. */
+  create(graphId: string, task: Task, now: number): Promise<Lease>;
   /**
-   * Tasks whose runs are gone end failed; returns how many. One process (SQLite): every unfinished task, at start.
-   * Replicas (PostgreSQL): those of replicas that stopped announcing themselves (`heartbeat`) for `staleMs`.
+   * A task waiting for input, as read at `epoch`, moves on: resumed here (`task` submitted; its lease, the epoch
+   * bumped) or ended (canceled). Undefined, and nothing written, when it moved on meanwhile (another request took it).
+   */
+  take(task: Task, epoch: number, now: number): Promise<Lease | undefined>;
+  /**
+   * Saves a run's final task and counts the run toward its session's trace transaction, at once, while `lease`
+   * holds. False, and nothing written nor counted, when the task was taken over (its run failed by another).
+   */
+  finish(task: Task, lease: Lease, sessionId: string, now: number): Promise<boolean>;
+  /**
+   * Tasks whose runs are gone end failed, each under a new epoch; returns how many. Gone: their owner has not
+   * announced itself (`heartbeat`) for `staleMs`, or never did. One process (SQLite) never announces itself: at
+   * start, every unfinished task is its last stop's.
    */
   failUnfinished(reason: (task: Task) => Task, now: number): Promise<number>;
-  /** This process is alive (replicas only; a no-op for one process). */
+  /** This process is alive. */
   heartbeat(now: number): Promise<void>;
+  /** Which of `leases` no longer hold: their tasks were taken over. */
+  lost(leases: readonly Lease[]): Promise<Lease[]>;
   /**
    * The counts of intervals that ended by `now`, each with its transaction id. An id is given once, when its
    * interval closes, and kept until the sidecar has the transaction: a resend carries the same id and the
@@ -78,26 +126,45 @@ export interface TaskStore {
 export class SqliteTaskStore implements TaskStore {
   readonly #db: Database.Database;
   readonly #intervalMs: number;
+  readonly #staleMs: number;
   readonly #statements;
+  /** This process: the owner of the tasks it runs. */
+  readonly replicaId = randomUUID();
 
-  constructor(path: string, intervalMs: number) {
+  constructor(path: string, intervalMs: number, staleMs = 30_000) {
     this.#db = new Database(path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = FULL");
     this.#db.pragma("busy_timeout = 5000");
     this.#db.exec(SCHEMA);
+    migrate(this.#db);
     this.#intervalMs = intervalMs;
+    this.#staleMs = staleMs;
     const db = this.#db;
     this.#statements = {
-      task: db.prepare<[string], { graph_id: string; task: string }>("SELECT graph_id, task FROM tasks WHERE id = ?"),
+      task: db.prepare<[string], { graph_id: string; task: string; epoch: number }>("SELECT graph_id, task, epoch FROM tasks WHERE id = ?"),
       context: db.prepare<[string], { graph_id: string; waiting: string | null }>(
         `SELECT graph_id, (SELECT id FROM tasks WHERE context_id = contexts.id AND state = 'input-required' LIMIT 1) AS waiting
          FROM contexts WHERE id = ?`,
       ),
       addContext: db.prepare("INSERT OR IGNORE INTO contexts (id, graph_id, created_at) VALUES (?, ?, ?)"),
-      addTask: db.prepare("INSERT INTO tasks (id, graph_id, context_id, state, task, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-      setTask: db.prepare("UPDATE tasks SET state = ?, task = ?, updated_at = ? WHERE id = ?"),
-      unfinished: db.prepare<[], { id: string; task: string }>("SELECT id, task FROM tasks WHERE state IN ('submitted', 'working')"),
+      addTask: db.prepare(
+        "INSERT INTO tasks (id, graph_id, context_id, state, task, created_at, updated_at, owner, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
+      ),
+      take: db.prepare<[string, string, number, string, string, number], { epoch: number }>(
+        "UPDATE tasks SET state = ?, task = ?, updated_at = ?, owner = ?, epoch = epoch + 1 WHERE id = ? AND epoch = ? AND state = 'input-required' RETURNING epoch",
+      ),
+      finishTask: db.prepare(
+        "UPDATE tasks SET state = ?, task = ?, updated_at = ? WHERE id = ? AND owner = ? AND epoch = ? AND state IN ('submitted', 'working')",
+      ),
+      failTask: db.prepare("UPDATE tasks SET state = ?, task = ?, updated_at = ?, owner = ?, epoch = epoch + 1 WHERE id = ?"),
+      unfinished: db.prepare<[number], { task: string }>(
+        `SELECT t.task FROM tasks t LEFT JOIN replicas r ON r.id = t.owner
+          WHERE t.state IN ('submitted', 'working') AND (r.id IS NULL OR r.seen_at < ?)`,
+      ),
+      announce: db.prepare("INSERT INTO replicas (id, seen_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at"),
+      leave: db.prepare("DELETE FROM replicas WHERE id = ?"),
+      lease: db.prepare<[string], { id: string; owner: string | null; epoch: number }>("SELECT id, owner, epoch FROM tasks WHERE id = ?"),
       countRun: db.prepare(
         `INSERT INTO run_counts (session_id, interval_start, runs, first_at, last_at) VALUES (?, ?, 1, ?, ?)
          ON CONFLICT (session_id, interval_start) WHERE transaction_id IS NULL DO UPDATE SET runs = runs + 1, last_at = excluded.last_at`,
@@ -118,7 +185,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async get(taskId: string): Promise<StoredTask | undefined> {
     const row = this.#statements.task.get(taskId);
-    return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task };
+    return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task, epoch: row.epoch };
   }
 
   async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {
@@ -126,38 +193,55 @@ export class SqliteTaskStore implements TaskStore {
     return row && { graphId: row.graph_id, waitingTaskId: row.waiting ?? undefined };
   }
 
-  async create(graphId: string, task: Task, now: number): Promise<void> {
-    this.#db.transaction(() => {
-      this.#statements.addContext.run(task.contextId, graphId, now);
-      this.#statements.addTask.run(task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now, now);
-    })();
+  async create(graphId: string, task: Task, now: number): Promise<Lease> {
+    busyAsContext(task.contextId, () =>
+      this.#db.transaction(() => {
+        this.#statements.addContext.run(task.contextId, graphId, now);
+        this.#statements.addTask.run(task.id, graphId, task.contextId, task.status.state, JSON.stringify(task), now, now, this.replicaId);
+      })(),
+    );
+    return { taskId: task.id, contextId: task.contextId, owner: this.replicaId, epoch: 1 };
   }
 
-  async update(task: Task, now: number): Promise<void> {
-    this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
+  async take(task: Task, epoch: number, now: number): Promise<Lease | undefined> {
+    const row = busyAsContext(task.contextId, () =>
+      this.#statements.take.get(task.status.state, JSON.stringify(task), now, this.replicaId, task.id, epoch),
+    );
+    return row && { taskId: task.id, contextId: task.contextId, owner: this.replicaId, epoch: row.epoch };
   }
 
-  async finish(task: Task, sessionId: string, now: number): Promise<void> {
-    this.#db.transaction(() => {
-      this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
+  async finish(task: Task, lease: Lease, sessionId: string, now: number): Promise<boolean> {
+    return this.#db.transaction(() => {
+      const written = this.#statements.finishTask.run(task.status.state, JSON.stringify(task), now, task.id, lease.owner, lease.epoch);
+      if (written.changes === 0) return false;
       this.#statements.countRun.run(sessionId, now - (now % this.#intervalMs), now, now);
+      return true;
     })();
   }
 
-  /** One process: every unfinished task is its own last stop's. */
   async failUnfinished(reason: (task: Task) => Task, now: number): Promise<number> {
-    const rows = this.#statements.unfinished.all();
-    this.#db.transaction(() => {
-      for (const row of rows) {
-        const task = reason(JSON.parse(row.task) as Task);
-        this.#statements.setTask.run(task.status.state, JSON.stringify(task), now, task.id);
-      }
-    })();
-    return rows.length;
+    return this.#db
+      .transaction(() => {
+        const rows = this.#statements.unfinished.all(now - this.#staleMs);
+        for (const row of rows) {
+          const task = reason(JSON.parse(row.task) as Task);
+          this.#statements.failTask.run(task.status.state, JSON.stringify(task), now, this.replicaId, task.id);
+        }
+        return rows.length;
+      })
+      .immediate();
   }
 
-  /** One process has no other replica to tell. */
-  async heartbeat(): Promise<void> {}
+  async heartbeat(now: number): Promise<void> {
+    this.#statements.announce.run(this.replicaId, now);
+  }
+
+  async lost(leases: readonly Lease[]): Promise<Lease[]> {
+    return lostLeases(
+      leases,
+      leases.map((lease) => this.#statements.lease.get(lease.taskId)).filter((row) => row !== undefined),
+    );
+  }
 
   async closedCounts(now: number, closeCurrent = false): Promise<RunCount[]> {
     const current = closeCurrent ? Number.MAX_SAFE_INTEGER : now - (now % this.#intervalMs);
@@ -182,6 +266,18 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
+    this.#statements.leave.run(this.replicaId);
     this.#db.close();
+  }
+}
+
+/** The one-run-per-context index refusing a row: that context is busy (a run here, or a replica's not yet failed). */
+function busyAsContext<T>(contextId: string, write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && /tasks\.context_id/.test((err as Error).message))
+      throw new ContextBusyError(contextId);
+    throw err;
   }
 }

@@ -131,8 +131,8 @@ for (const [name, answer] of [
       kind: "task",
       status: { state: "completed", timestamp: "" },
     } as const;
-    await store.create("notes", task as never, time.now());
-    await store.finish(task as never, crypto.randomUUID(), time.now());
+    const lease = await store.create("notes", { ...task, status: { state: "submitted", timestamp: "" } } as never, time.now());
+    assert.ok(await store.finish(task as never, lease, crypto.randomUUID(), time.now()));
     await time.advance(HOUR, 5_000);
     assert.ok(posts.length >= 58 && posts.length <= 61, `${posts.length} reports in an hour`);
     assert.equal(new Set(posts.map((p) => JSON.parse(p).trace_transactions[0].id)).size, 1, "every resend carries the same transaction id");
@@ -190,7 +190,8 @@ for (const [name, failing] of [
         return 0;
       },
     } as unknown as TaskStore;
-    const watch = new ReplicaWatch({ store, timeoutMs: 30_000, failed: (task) => task, logger: silent, now: time.now });
+    const runs = { leases: () => [], lost: () => {} };
+    const watch = new ReplicaWatch({ store, timeoutMs: 30_000, failed: (task) => task, runs, logger: silent, now: time.now });
     await watch.start();
     await time.advance(HOUR, 5_000);
     await watch.stop();
