@@ -1,4 +1,8 @@
 import type pg from "pg";
+import type { Logger } from "pino";
+import { databaseUnavailable } from "../database-unavailable.ts";
+import { DatabaseListener, type ListenClient } from "../pg-listener.ts";
+import { reconnectDelayMs } from "../pg-pool.ts";
 import { type StreamEvent, TERMINAL_STATES, type TaskStatus } from "../protocol/a2a.ts";
 import type { TaskStore } from "./task-store.ts";
 
@@ -9,28 +13,36 @@ const POLL_MS = 5_000;
  * What replicas on one PostgreSQL database tell each other about running tasks, with no broker beside it: each
  * event of a run goes to a2a_task_events (LISTEN/NOTIFY wakes the followers), and a cancel is a notification the
  * replica running the task acts on. So tasks/get shows a task's live status, and tasks/resubscribe and
- * tasks/cancel work, from whichever replica a request reaches.
+ * tasks/cancel work, from whichever replica a request reaches. The LISTEN connection reconnects by itself when the
+ * database drops it; then every follower reads again what it may have missed.
  */
 export class ReplicaBus {
   readonly #pool: pg.Pool;
-  readonly #listener: pg.PoolClient;
+  readonly #listener: DatabaseListener;
   readonly #waiters = new Map<string, Set<() => void>>();
   #onCancel: (taskId: string) => void = () => {};
 
-  private constructor(pool: pg.Pool, listener: pg.PoolClient) {
+  private constructor(pool: pg.Pool, listenClient: () => ListenClient, logger: Logger) {
     this.#pool = pool;
-    this.#listener = listener;
+    this.#listener = new DatabaseListener({
+      client: listenClient,
+      channels: ["a2a_events", "a2a_cancel"],
+      onNotification: (channel, taskId) => {
+        if (channel === "a2a_cancel") this.#onCancel(taskId);
+        else for (const wake of this.#waiters.get(taskId) ?? []) wake();
+      },
+      // Events published while the connection was down woke nobody here: every follower reads again.
+      onReconnect: () => {
+        for (const waiters of this.#waiters.values()) for (const wake of waiters) wake();
+      },
+      logger,
+    });
   }
 
-  static async open(pool: pg.Pool): Promise<ReplicaBus> {
-    const listener = await pool.connect();
-    const bus = new ReplicaBus(pool, listener);
-    listener.on("notification", (message) => {
-      const taskId = message.payload ?? "";
-      if (message.channel === "a2a_cancel") bus.#onCancel(taskId);
-      else for (const wake of bus.#waiters.get(taskId) ?? []) wake();
-    });
-    await listener.query("LISTEN a2a_events; LISTEN a2a_cancel");
+  /** `listenClient`: a new client for the LISTEN connection (one of its own, outside the pool). */
+  static async open(pool: pg.Pool, listenClient: () => ListenClient, logger: Logger): Promise<ReplicaBus> {
+    const bus = new ReplicaBus(pool, listenClient, logger);
+    await bus.#listener.start();
     return bus;
   }
 
@@ -69,34 +81,52 @@ export class ReplicaBus {
 
   /**
    * A run on another replica, event by event from its first, until its final status; when the run is gone without
-   * one (its replica died, and the task was failed), the task as it ended.
+   * one (its replica died, and the task was failed), the task as it ended. While the database is away the follower
+   * waits (with backoff) and then reads on from where it was.
    */
   async *follow(taskId: string, store: TaskStore): AsyncGenerator<StreamEvent> {
-    for (let next = 0; ; ) {
+    for (let next = 0, failures = 0; ; ) {
       const wake = this.#arm(taskId);
       try {
-        const { rows } = await this.#pool.query<{ seq: number; event: string }>(
-          "SELECT seq, event FROM a2a_task_events WHERE task_id = $1 AND seq >= $2 ORDER BY seq",
-          [taskId, next],
-        );
-        for (const row of rows) {
-          const event = JSON.parse(row.event) as StreamEvent;
-          next = row.seq + 1;
+        let read: { events: { seq: number; event: StreamEvent }[]; ended: StreamEvent | undefined };
+        try {
+          read = await this.#read(taskId, next, store);
+          failures = 0;
+        } catch (err) {
+          if (!databaseUnavailable(err)) throw err;
+          await sleep(reconnectDelayMs(++failures));
+          continue;
+        }
+        for (const { seq, event } of read.events) {
+          next = seq + 1;
           yield event;
           if (event.kind === "status-update" && event.final) return;
         }
-        if (rows.length === 0) {
-          const stored = await store.get(taskId);
-          if (stored && TERMINAL_STATES.has(stored.task.status.state)) {
-            yield stored.task;
-            return;
-          }
-          await Promise.race([wake.promise, new Promise((resolve) => setTimeout(resolve, POLL_MS).unref())]);
+        if (read.ended) {
+          yield read.ended;
+          return;
         }
+        if (read.events.length === 0) await Promise.race([wake.promise, sleep(POLL_MS)]);
       } finally {
         wake.release();
       }
     }
+  }
+
+  /** The run's events from `next` on; when there are none, the task if it has ended. */
+  async #read(
+    taskId: string,
+    next: number,
+    store: TaskStore,
+  ): Promise<{ events: { seq: number; event: StreamEvent }[]; ended: StreamEvent | undefined }> {
+    const { rows } = await this.#pool.query<{ seq: number; event: string }>(
+      "SELECT seq, event FROM a2a_task_events WHERE task_id = $1 AND seq >= $2 ORDER BY seq",
+      [taskId, next],
+    );
+    const events = rows.map((row) => ({ seq: row.seq, event: JSON.parse(row.event) as StreamEvent }));
+    if (events.length > 0) return { events, ended: undefined };
+    const stored = await store.get(taskId);
+    return { events, ended: stored && TERMINAL_STATES.has(stored.task.status.state) ? stored.task : undefined };
   }
 
   #arm(taskId: string): { promise: Promise<void>; release(): void } {
@@ -115,7 +145,8 @@ export class ReplicaBus {
   }
 
   async close(): Promise<void> {
-    await this.#listener.query("UNLISTEN *").catch(() => {});
-    this.#listener.release();
+    await this.#listener.close();
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

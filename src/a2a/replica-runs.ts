@@ -31,7 +31,9 @@ export function publisher(bus: ReplicaBus, taskId: string, logger: Logger, now: 
 export async function cancelElsewhere(bus: ReplicaBus, store: TaskStore, taskId: string, task: Task): Promise<Task> {
   await bus.requestCancel(taskId);
   const deadline = Date.now() + CANCEL_WAIT_MS;
-  for (;;) {
+  for (let polls = 1; ; polls++) {
+    // A notification is lost while the owner's LISTEN connection is down: asked again every second.
+    if (polls % 10 === 0) await bus.requestCancel(taskId);
     const ended = (await store.get(taskId))!.task;
     if (ended.status.state === "canceled") return ended;
     if (TERMINAL_STATES.has(ended.status.state))

@@ -19,6 +19,7 @@ import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { cancelElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
 import { contextFor } from "./task-context.ts";
+import { storeTaskEnd } from "./task-end.ts";
 import { ContextBusyError, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
@@ -135,6 +136,8 @@ export class TaskRunner {
       this.#busy.delete(contextId);
       events.close();
     });
+    // Nobody may wait for a streamed run's end: its failure is logged, never an unhandled rejection.
+    done.catch((err) => logger.error({ err, taskId }, "a task's end could not be stored"));
     this.#active.set(taskId, { abort, done, events });
     return { task, events: () => events.subscribe(), done };
   }
@@ -224,7 +227,7 @@ export class TaskRunner {
     }
     const closing = task.status.message && task.status.message !== added.at(-1) ? [task.status.message] : [];
     task = { ...task, history: [...(submitted.history ?? []), ...added, ...closing], artifacts };
-    await store.finish(task, this.#options.sessionId(assistant), now());
+    await storeTaskEnd(store, task, this.#options.sessionId(assistant), { now, logger });
     span.setAttribute("a2a.task_state", task.status.state);
     span.end();
     return task;
