@@ -85,6 +85,7 @@ export async function openPersistence(settings: {
         await pool.query("SELECT 1").catch((err) => {
           throw new DatabaseUnavailableError(err);
         });
+        if (!bus.connected) throw new DatabaseUnavailableError(new Error("the LISTEN connection is reconnecting"));
       },
       async close() {
         await bus.close();

@@ -46,6 +46,11 @@ export class ReplicaBus {
     return bus;
   }
 
+  /** Whether the LISTEN connection is up (a replica without it misses cancels: it is not ready). */
+  get connected(): boolean {
+    return this.#listener.connected;
+  }
+
   /** Who stops a run when another replica asks. */
   onCancel(handler: (taskId: string) => void): void {
     this.#onCancel = handler;
