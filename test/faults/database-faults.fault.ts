@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import pg from "pg";
 import { beaconPaths } from "../../src/protocol/beacon-paths.ts";
+import { DatabaseProxy } from "../helpers/database-proxy.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
 import {
@@ -243,6 +244,61 @@ test("agent server replicas: connections terminated while tasks run and are foll
     for (const replica of [a, b]) assertAlive(replica);
   } finally {
     for (const replica of [a, b]) assert.equal(await replica.stop(), 0, replica.output().slice(-3_000));
+    await database.drop();
+  }
+});
+
+test("the database away for 10 s (every connection cut, new ones refused): 503 with Retry-After at once, not ready but alive, then back by itself", async () => {
+  const database = await freshDatabase("egress_dbfault_outage");
+  const proxy = await DatabaseProxy.start();
+  const url = proxy.through(database.url);
+  const license = testLicense({ id: "acme-prod" });
+  const beacon = await startBeacon(beaconConfig([license]), { BEACON_DATABASE_URL: url });
+  const serve = () =>
+    startService(
+      ["a2a", "serve", "--config", GRAPHS, "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-dboutage-")],
+      "agent server listening",
+      { DATABASE_URI: url },
+    );
+  const [a, b] = (await Promise.all([serve(), serve()])) as [ServiceProcess, ServiceProcess];
+  const ingest = (batch = traceTransactions(10)) =>
+    postJson(`${beacon.url}${beaconPaths.ingestTraces}`, { license: license.key, trace_transactions: batch });
+  try {
+    const before = await rpc(a.url, "message/send", send("wait 1"));
+    assert.equal(before.result.status.state, "completed");
+
+    proxy.down();
+    const started = Date.now();
+    const refused = await ingest();
+    assert.deepEqual(
+      [refused.status, refused.body.code, refused.headers.get("retry-after")],
+      [503, "EGRESS_ERR_DATABASE_UNAVAILABLE", "5"],
+    );
+    assert.ok(Date.now() - started < 6_000, "answered within the 5 s connect wait");
+    const task = await rpc(b.url, "tasks/get", { id: before.result.id });
+    assert.deepEqual([task.status, task.retryAfter, task.error?.code], [503, "5", -32603]);
+    for (const service of [beacon, a, b]) {
+      assert.equal((await fetch(`${service.url}/readyz`)).status, 503, "not ready while the database is away");
+      const alive = await fetch(`${service.url}/${service === beacon ? "healthz" : "ok"}`);
+      assert.equal(alive.status, 200, "alive all the same: a restart would not bring the database back");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10_000 - (Date.now() - started)));
+    const tried = proxy.triedWhileDown;
+    console.log(`# outage: ${tried} connections tried in 10 s by one beacon and two agent servers`);
+    assert.ok(tried < 100, `${tried} connection attempts in 10 s: backoff, not a loop`);
+    proxy.up();
+
+    for (const service of [beacon, a, b]) await waitFor(() => ready(service.url), 30_000, "ready again by itself");
+    const batch = traceTransactions(10);
+    assert.deepEqual((await ingest(batch)).body, { inserted_count: 10 });
+    // LISTEN is back on A: a cancel sent through B stops A's run.
+    const long = await rpc(a.url, "message/send", send("wait 60000", false));
+    const canceled = await rpc(b.url, "tasks/cancel", { id: long.result.id });
+    assert.equal(canceled.result?.status?.state, "canceled", JSON.stringify(canceled));
+    for (const service of [beacon, a, b]) assertAlive(service);
+  } finally {
+    for (const service of [beacon, a, b]) await service.stop();
+    await proxy.close();
     await database.drop();
   }
 });
