@@ -275,8 +275,10 @@ test("the database away for 10 s (every connection cut, new ones refused): 503 w
       [503, "EGRESS_ERR_DATABASE_UNAVAILABLE", "5"],
     );
     assert.ok(Date.now() - started < 6_000, "answered within the 5 s connect wait");
-    const task = await rpc(b.url, "tasks/get", { id: before.result.id });
-    assert.deepEqual([task.status, task.retryAfter, task.error?.code], [503, "5", -32603]);
+    for (const method of ["tasks/get", "GetTask"]) {
+      const task = await rpc(b.url, method, { id: before.result.id });
+      assert.deepEqual([task.status, task.retryAfter, task.error?.code], [503, "5", -32603], `${method} while the database is away`);
+    }
     for (const service of [beacon, a, b]) {
       assert.equal((await fetch(`${service.url}/readyz`)).status, 503, "not ready while the database is away");
       const alive = await fetch(`${service.url}/${service === beacon ? "healthz" : "ok"}`);
