@@ -4,6 +4,9 @@ import { databaseUnavailable } from "./database-unavailable.ts";
 /** A deadlock or a serialization failure: the transaction did nothing and may run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
 
+/** node-postgres refused the statement without sending it: the connection was already gone (nothing committed). */
+const neverSent = (err: unknown) => /is not queryable$/.test((err as Error).message);
+
 /**
  * Runs `work` in one transaction on a client of `pool` (the beacon's and the agent server's PostgreSQL stores);
  * again, up to `attempts` times in all, when PostgreSQL broke a deadlock or a serialization conflict. A connection
@@ -25,7 +28,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     } catch (err) {
       lost = databaseUnavailable(err);
       if (!lost) await client.query("ROLLBACK").catch(() => {});
-      if (lost && !committing && !reconnected) {
+      if (lost && (!committing || neverSent(err)) && !reconnected) {
         reconnected = true;
         attempt--;
         continue;
