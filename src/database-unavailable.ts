@@ -1,8 +1,8 @@
 import { HttpError } from "./errors.ts";
 
 // Which failures of a PostgreSQL client mean "the database is away for now" (a restart, a failover, a reaper that
-// ended the connection, every connection taken), as opposed to a bug or a bad statement. Kept apart from the
-// client (src/pg-pool.ts) so the HTTP layer can tell them without loading `pg`.
+// ended the connection, every connection taken), as opposed to a bug or a bad statement; and when to try again.
+// Kept apart from the client (src/pg-pool.ts) so the HTTP layer and the SQLite agent server need not load `pg`.
 
 /** SQLSTATE classes and codes of a lost or refused connection: 08 connection exception, 57P01-57P03 shutdown, 53300 too many connections. */
 const UNAVAILABLE_STATE = /^(08|57P0[1-3]$|53300$)/;
@@ -47,4 +47,14 @@ export class DatabaseUnavailableError extends HttpError {
 /** `err` as the 503 a client can act on when it is the database being away; else `err` itself. */
 export function asDatabaseUnavailable(err: unknown): unknown {
   return databaseUnavailable(err) && !(err instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError(err) : err;
+}
+
+/**
+ * Waits before reconnect attempt `attempt` (1, 2, ...): 0.5 s doubling to 30 s, each with up to a fifth off at
+ * random so replicas that lost the database together do not knock together. A database that stays down sees about
+ * 120 attempts an hour from each replica, not a flood.
+ */
+export function reconnectDelayMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(30_000, 500 * 2 ** Math.min(attempt - 1, 16));
+  return Math.round(base * (1 - random() * 0.2));
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { reconnectDelayMs } from "./pg-pool.ts";
+import { reconnectDelayMs } from "./database-unavailable.ts";
 
 /** What the listener needs of a client: pg.Client, or a stand-in in a unit test. */
 export interface ListenClient {

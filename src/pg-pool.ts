@@ -49,13 +49,3 @@ export function guardedClient(settings: pg.ClientConfig, logger: Logger, what: s
   client.on("error", logLost(logger, what));
   return client;
 }
-
-/**
- * Waits before reconnect attempt `attempt` (1, 2, ...): 0.5 s doubling to 30 s, each with up to a fifth off at
- * random so replicas that lost the database together do not knock together. A database that stays down sees about
- * 120 attempts an hour from each replica, not a flood.
- */
-export function reconnectDelayMs(attempt: number, random: () => number = Math.random): number {
-  const base = Math.min(30_000, 500 * 2 ** Math.min(attempt - 1, 16));
-  return Math.round(base * (1 - random() * 0.2));
-}

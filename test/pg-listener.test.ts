@@ -6,7 +6,7 @@ import { ReplicaBus } from "../src/a2a/replica-bus.ts";
 import type { TaskStore } from "../src/a2a/task-store.ts";
 import { databaseUnavailable } from "../src/database-unavailable.ts";
 import { DatabaseListener } from "../src/pg-listener.ts";
-import { reconnectDelayMs } from "../src/pg-pool.ts";
+import { reconnectDelayMs } from "../src/database-unavailable.ts";
 import { HOUR, SimulatedTime } from "./helpers/simulated-time.ts";
 
 // A database that goes away, on simulated time: how often the services knock while it is down, and that they come

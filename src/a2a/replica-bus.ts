@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { databaseUnavailable } from "../database-unavailable.ts";
 import { DatabaseListener, type ListenClient } from "../pg-listener.ts";
-import { reconnectDelayMs } from "../pg-pool.ts";
+import { reconnectDelayMs } from "../database-unavailable.ts";
 import { type StreamEvent, TERMINAL_STATES, type TaskStatus } from "../protocol/a2a.ts";
 import type { TaskStore } from "./task-store.ts";
 

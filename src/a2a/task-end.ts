@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { databaseUnavailable } from "../database-unavailable.ts";
-import { reconnectDelayMs } from "../pg-pool.ts";
+import { reconnectDelayMs } from "../database-unavailable.ts";
 import type { Task } from "../protocol/a2a.ts";
 import type { TaskStore } from "./task-store.ts";
 
