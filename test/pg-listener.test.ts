@@ -116,7 +116,9 @@ test("a follower whose database goes away for an hour reads about 120 times, not
   let poolDown = false;
   let reads = 0;
   const events: { seq: number; event: string }[] = [];
+  const setup = { query: async () => ({ rows: [{ secret: "s" }] }), release: () => {} }; // the bus's channel secret
   const pool = {
+    connect: async () => setup,
     query: async (sql: string) => {
       if (sql.startsWith("SELECT seq")) reads++;
       if (poolDown) throw Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
@@ -145,7 +147,7 @@ test("a follower whose database goes away for an hour reads about 120 times, not
   // The event of the run's end, published on another replica: the notification wakes the follower at once.
   const final = { kind: "status-update", taskId: "t", contextId: "c", status: { state: "completed" }, final: true };
   events.push({ seq: 0, event: JSON.stringify(final) });
-  database.clients.at(-1)!.emit("notification", { channel: "a2a_events", payload: "t" });
+  database.clients.at(-1)!.emit("notification", { channel: "a2a_events_s", payload: "t" });
   await time.settle();
   assert.deepEqual((await first).value, final, "the follower woke on the notification, after the reconnection");
   await bus.close();

@@ -1,13 +1,23 @@
+import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { databaseUnavailable } from "../database-unavailable.ts";
 import { DatabaseListener, type ListenClient } from "../pg-listener.ts";
+import { inTransaction } from "../pg-transaction.ts";
 import { reconnectDelayMs } from "../database-unavailable.ts";
 import { type StreamEvent, TERMINAL_STATES, type TaskStatus } from "../protocol/a2a.ts";
 import type { TaskStore } from "./task-store.ts";
 
 /** How long a follower waits for a notification before it reads anyway (a notification lost with a connection). */
 const POLL_MS = 5_000;
+/** Any number taken once for the cluster: replicas starting together make the bus's secret one at a time. */
+const BUS_LOCK = 0x6132_6273; // "a2bs"
+
+/** The channels' names: what a role needs to know to hear the runs' task ids or to cancel a run. */
+interface Channels {
+  events: string;
+  cancel: string;
+}
 
 /**
  * What replicas on one PostgreSQL database tell each other about running tasks, with no broker beside it: each
@@ -18,17 +28,19 @@ const POLL_MS = 5_000;
  */
 export class ReplicaBus {
   readonly #pool: pg.Pool;
+  readonly #channels: Channels;
   readonly #listener: DatabaseListener;
   readonly #waiters = new Map<string, Set<() => void>>();
   #onCancel: (taskId: string) => void = () => {};
 
-  private constructor(pool: pg.Pool, listenClient: () => ListenClient, logger: Logger) {
+  private constructor(pool: pg.Pool, channels: Channels, listenClient: () => ListenClient, logger: Logger) {
     this.#pool = pool;
+    this.#channels = channels;
     this.#listener = new DatabaseListener({
       client: listenClient,
-      channels: ["a2a_events", "a2a_cancel"],
+      channels: [channels.events, channels.cancel],
       onNotification: (channel, taskId) => {
-        if (channel === "a2a_cancel") this.#onCancel(taskId);
+        if (channel === channels.cancel) this.#onCancel(taskId);
         else for (const wake of this.#waiters.get(taskId) ?? []) wake();
       },
       // Events published while the connection was down woke nobody here: every follower reads again.
@@ -41,7 +53,7 @@ export class ReplicaBus {
 
   /** `listenClient`: a new client for the LISTEN connection (one of its own, outside the pool). */
   static async open(pool: pg.Pool, listenClient: () => ListenClient, logger: Logger): Promise<ReplicaBus> {
-    const bus = new ReplicaBus(pool, listenClient, logger);
+    const bus = new ReplicaBus(pool, await channelsOf(pool), listenClient, logger);
     await bus.#listener.start();
     return bus;
   }
@@ -60,8 +72,8 @@ export class ReplicaBus {
   async publish(taskId: string, seq: number, event: StreamEvent, now: number): Promise<void> {
     await this.#pool.query(
       `WITH kept AS (INSERT INTO a2a_task_events (task_id, seq, event, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT pg_notify('a2a_events', $1) FROM kept`,
-      [taskId, seq, JSON.stringify(event), now],
+       SELECT pg_notify($5, $1) FROM kept`,
+      [taskId, seq, JSON.stringify(event), now, this.#channels.events],
     );
   }
 
@@ -71,7 +83,7 @@ export class ReplicaBus {
   }
 
   async requestCancel(taskId: string): Promise<void> {
-    await this.#pool.query("SELECT pg_notify('a2a_cancel', $1)", [taskId]);
+    await this.#pool.query("SELECT pg_notify($2, $1)", [taskId, this.#channels.cancel]);
   }
 
   /** The status of the run's last event, if it has any. */
@@ -152,6 +164,21 @@ export class ReplicaBus {
   async close(): Promise<void> {
     await this.#listener.close();
   }
+}
+
+/**
+ * The bus's channels, named after a secret kept in a table of its schema. PostgreSQL lets any role LISTEN and
+ * NOTIFY on any channel of a database; the deployments sharing one (each in a schema only its role can read) would
+ * otherwise hear each other's task ids and could cancel each other's runs.
+ */
+async function channelsOf(pool: pg.Pool): Promise<Channels> {
+  const secret = await inTransaction(pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock($1)", [BUS_LOCK]);
+    await client.query("CREATE TABLE IF NOT EXISTS a2a_bus (id integer PRIMARY KEY CHECK (id = 1), secret text NOT NULL)");
+    await client.query("INSERT INTO a2a_bus (id, secret) VALUES (1, $1) ON CONFLICT DO NOTHING", [randomBytes(16).toString("hex")]);
+    return (await client.query<{ secret: string }>("SELECT secret FROM a2a_bus")).rows[0]!.secret;
+  });
+  return { events: `a2a_events_${secret}`, cancel: `a2a_cancel_${secret}` };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

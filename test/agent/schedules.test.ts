@@ -203,7 +203,9 @@ for (const [name, failing] of [
 test("agent server replicas: following a run held elsewhere reads the database every 5 s when no notification comes, never more", async () => {
   const selects: number[] = [];
   const listener = { connect: async () => {}, on: () => {}, once: () => {}, query: async () => ({ rows: [] }), end: async () => {} };
+  const setup = { query: async () => ({ rows: [{ secret: "s" }] }), release: () => {} }; // the bus's channel secret
   const pool = {
+    connect: async () => setup,
     query: async (sql: string) => {
       if (sql.startsWith("SELECT seq")) selects.push(time.now());
       return { rows: [], rowCount: 0 };
