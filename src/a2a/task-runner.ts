@@ -12,6 +12,7 @@ import {
   type Task,
   type TaskState,
 } from "../protocol/a2a.ts";
+import { databaseUnavailable } from "../database-unavailable.ts";
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
@@ -67,6 +68,12 @@ const busyContext = (contextId: string, what: string) =>
     RpcErrorCode.unsupportedOperation,
     `This operation is not supported: context ${contextId} is still running ${what}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
   );
+
+/** What a failed run tells the user: the database lost meanwhile is said so (send again); anything else, see the log. */
+const failureText = (err: unknown, taskId: string) =>
+  databaseUnavailable(err)
+    ? "The run failed: the agent server lost its database meanwhile; send the message again."
+    : `The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`;
 
 /** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
@@ -218,11 +225,7 @@ export class TaskRunner {
       } else {
         logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
         span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-        task = update(
-          "failed",
-          agentMessage(textParts(`The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`)),
-          true,
-        );
+        task = update("failed", agentMessage(textParts(failureText(err, taskId))), true);
       }
     }
     const closing = task.status.message && task.status.message !== added.at(-1) ? [task.status.message] : [];

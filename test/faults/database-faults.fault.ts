@@ -203,12 +203,14 @@ test("agent server replicas: connections terminated while tasks run and are foll
     const followed = await follow(b.url, long.result.id);
     await waitFor(() => followed.events.length > 0, 10_000, "the follower's first event");
     const statuses = new Map<string, number>();
+    const failures: string[] = [];
     let running = true;
     const load = [a, b].map(async (replica) => {
       while (running) {
         const answer = await rpc(replica.url, "message/send", send("wait 200"));
         const seen = answer.status === 200 ? `200 ${answer.result?.status?.state ?? answer.error?.code}` : String(answer.status);
         statuses.set(seen, (statuses.get(seen) ?? 0) + 1);
+        if (seen === "200 failed") failures.push(answer.result.status.message.parts[0].text);
         if (answer.status !== 200) assert.equal(answer.retryAfter, "5", `a ${answer.status} says when to send again`);
       }
     });
@@ -220,6 +222,7 @@ test("agent server replicas: connections terminated while tasks run and are foll
     for (const replica of [a, b]) assertAlive(replica);
     for (const seen of statuses.keys()) assert.match(seen, /^(200 completed|200 failed|503)$/, `answers: ${[...statuses]}`);
     assert.ok((statuses.get("200 completed") ?? 0) > 0, `answers: ${[...statuses]}`);
+    for (const text of failures) assert.match(text, /lost its database meanwhile; send the message again/);
 
     // Ready again by themselves: the pool answers and the LISTEN connection is back.
     for (const replica of [a, b]) await waitFor(() => ready(replica.url), 30_000, "the replica ready again");
@@ -242,6 +245,14 @@ test("agent server replicas: connections terminated while tasks run and are foll
     const canceled = await rpc(b.url, "tasks/cancel", { id: toCancel.result.id });
     assert.equal(canceled.result?.status?.state, "canceled", JSON.stringify(canceled));
     for (const replica of [a, b]) assertAlive(replica);
+
+    // Billing: every run that ended is counted, once, whichever replica ran it and whatever the connections did.
+    const [counts] = await query<{ runs: string; ended: string }>(
+      database.url,
+      `SELECT (SELECT coalesce(sum(runs), 0) FROM a2a_run_counts) AS runs,
+              (SELECT count(*) FROM a2a_tasks WHERE state IN ('completed', 'failed', 'canceled')) AS ended`,
+    );
+    assert.equal(Number(counts!.runs), Number(counts!.ended), "runs counted = tasks ended");
   } finally {
     for (const replica of [a, b]) assert.equal(await replica.stop(), 0, replica.output().slice(-3_000));
     await database.drop();
