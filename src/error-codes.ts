@@ -218,6 +218,12 @@ export const ERRORS = {
       "The beacon or the agent server cannot open its PostgreSQL database (the beacon's `database.url`, the agent server's `DATABASE_URI`): unreachable, refused, unknown database, or a schema newer than the service.",
     fix: "Check the URL (`database.url` or `BEACON_DATABASE_URL`; `DATABASE_URI`) and that the server is up; the message has PostgreSQL's error code.",
   },
+  EGRESS_ERR_DATABASE_UNAVAILABLE: {
+    status: 503,
+    meaning:
+      "The beacon's or the agent server's PostgreSQL database cannot be reached just now (a restart, a failover, a connection the server ended, every connection busy for 5 s); nothing of the request was kept. `/readyz` answers the same while it lasts; the service reconnects by itself.",
+    fix: "Send the request again after Retry-After (the sidecar does so by itself); if it lasts, check the database server and the URL (`database.url`, `DATABASE_URI`).",
+  },
   EGRESS_ERR_NO_DATA: {
     exit: 1,
     meaning: "`beacon report` found no `beacon.db` in the beacon's data dir.",

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { Logger } from "pino";
 import { redactUrl } from "../config/redact.ts";
 import { EgressError } from "../errors.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
@@ -12,6 +13,8 @@ export interface Persistence {
   store: TaskStore;
   /** Replicas (PostgreSQL): what they tell each other about running tasks. */
   bus?: ReplicaBus | undefined;
+  /** Throws (DatabaseUnavailableError) while the database cannot be reached: the server is not ready. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,6 +33,7 @@ export async function openPersistence(settings: {
   intervalMs: number;
   /** Replicas: one silent this long is taken for dead. */
   replicaTimeoutMs: number;
+  logger: Logger;
 }): Promise<Persistence> {
   if (!settings.databaseUri) {
     const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
@@ -39,6 +43,7 @@ export async function openPersistence(settings: {
       engine: "sqlite",
       checkpointer,
       store,
+      async ready() {},
       async close() {
         await store.close();
         checkpointer.db.close();
@@ -46,16 +51,19 @@ export async function openPersistence(settings: {
     };
   }
   // Loaded only when used: an embedded agent server never pays for the PostgreSQL client.
-  const [{ default: pg }, { PostgresSaver }, { PostgresTaskStore }, { ReplicaBus }] = await Promise.all([
-    import("pg"),
+  const [pgPool, { PostgresSaver }, { PostgresTaskStore }, { ReplicaBus }, { DatabaseUnavailableError }] = await Promise.all([
+    import("../pg-pool.ts"),
     import("@langchain/langgraph-checkpoint-postgres"),
     import("./task-store-postgres.ts"),
     import("./replica-bus.ts"),
+    import("../database-unavailable.ts"),
   ]);
   const schema = settings.databaseSchema ?? "public";
   // The task store's unqualified names resolve in the schema; the checkpointer names it itself.
-  const pool = new pg.Pool({ connectionString: settings.databaseUri, max: 10, options: `-c search_path=${schema}` });
-  pool.on("error", () => {}); // an idle connection the server drops is the pool's business
+  const searchPath = `-c search_path=${schema}`;
+  const { logger } = settings;
+  const pool = pgPool.openPool({ url: settings.databaseUri, max: 10, options: searchPath }, logger, "agent server");
+  const listenSettings = pgPool.connectionSettings(settings.databaseUri, { options: searchPath });
   try {
     const checkpointer = new PostgresSaver(pool, undefined, { schema });
     const client = await pool.connect();
@@ -67,12 +75,18 @@ export async function openPersistence(settings: {
       client.release();
     }
     const store = await PostgresTaskStore.open(pool, settings.intervalMs, settings.replicaTimeoutMs);
-    const bus = await ReplicaBus.open(pool);
+    const bus = await ReplicaBus.open(pool, () => pgPool.guardedClient(listenSettings, logger, "agent server LISTEN"), logger);
     return {
       engine: "postgresql",
       checkpointer,
       store,
       bus,
+      async ready() {
+        await pool.query("SELECT 1").catch((err) => {
+          throw new DatabaseUnavailableError(err);
+        });
+        if (!bus.connected) throw new DatabaseUnavailableError(new Error("the LISTEN connection is reconnecting"));
+      },
       async close() {
         await bus.close();
         await store.close();

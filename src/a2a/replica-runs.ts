@@ -3,6 +3,7 @@ import { RpcErrorCode, TERMINAL_STATES, type StreamEvent, type Task } from "../p
 import type { EventLog } from "./event-log.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { RpcError } from "./rpc-error.ts";
+import { storeTaskEnd } from "./task-end.ts";
 import type { Lease, TaskStore } from "./task-store.ts";
 
 // The task runner's side of replicas on one database: what it publishes of its runs, how it ends them under their
@@ -48,12 +49,12 @@ export async function endRun(
   run: { store: TaskStore; lease: Lease; events: EventLog<StreamEvent>; logger: Logger },
   task: Task,
   sessionId: string,
-  now: number,
+  now: () => number,
 ): Promise<Task> {
   const { store, lease, events, logger } = run;
   const { taskId, contextId } = lease;
   let ended = task;
-  if (!(await store.finish(task, lease, sessionId, now))) {
+  if (!(await storeTaskEnd(store, task, lease, sessionId, { now, logger }))) {
     logger.warn({ taskId, contextId, epoch: lease.epoch }, "a stale run's result is discarded: another replica took its task over");
     ended = (await store.get(taskId))?.task ?? task;
   } else if (task.artifacts?.[0]) {
@@ -80,7 +81,9 @@ export function abortLost(runs: Map<string, { lease: Lease; abort: AbortControll
 export async function cancelElsewhere(bus: ReplicaBus, store: TaskStore, taskId: string, task: Task): Promise<Task> {
   await bus.requestCancel(taskId);
   const deadline = Date.now() + CANCEL_WAIT_MS;
-  for (;;) {
+  for (let polls = 1; ; polls++) {
+    // A notification is lost while the owner's LISTEN connection is down: asked again every second.
+    if (polls % 10 === 0) await bus.requestCancel(taskId);
     const ended = (await store.get(taskId))!.task;
     if (ended.status.state === "canceled") return ended;
     if (TERMINAL_STATES.has(ended.status.state))

@@ -30,6 +30,10 @@ export class ReplicaWatch {
   readonly #options: ReplicaWatchOptions;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> = Promise.resolve();
+  /** When this replica last announced itself; undefined before its first announcement. */
+  #announcedAt: number | undefined;
+  /** After this replica was cut off from the database, it fails nobody's tasks before this time. */
+  #quietUntil = 0;
 
   constructor(options: ReplicaWatchOptions) {
     this.#options = options;
@@ -51,6 +55,7 @@ export class ReplicaWatch {
         const leases = runs.leases();
         const lost = leases.length > 0 ? await store.lost(leases) : [];
         if (lost.length > 0) runs.lost(lost);
+        if (this.#backFromOutage()) return;
         const gone = await store.failUnfinished(failed, now());
         if (gone > 0) logger.warn({ tasks: gone }, "tasks of a replica that stopped answering are failed");
       } catch (err) {
@@ -58,6 +63,23 @@ export class ReplicaWatch {
       }
     });
     return this.#sweeping;
+  }
+
+  /**
+   * Whether this replica has just got the database back after missing a timeout's worth of announcements: the
+   * others could not announce themselves either, so their silence says nothing yet. They get a full timeout to
+   * announce themselves again before this replica takes any of them for dead.
+   */
+  #backFromOutage(): boolean {
+    const { now, timeoutMs, logger } = this.#options;
+    const at = now();
+    const cutOff = this.#announcedAt !== undefined && at - this.#announcedAt > timeoutMs;
+    this.#announcedAt = at;
+    if (cutOff) {
+      this.#quietUntil = at + timeoutMs;
+      logger.info("the database is back after a replica timeout: other replicas' tasks are failed only if they stay silent");
+    }
+    return at < this.#quietUntil;
   }
 
   async stop(): Promise<void> {

@@ -1,10 +1,11 @@
-import { context, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import { context, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import * as z from "zod";
+import { DatabaseUnavailableError, databaseUnavailable } from "../database-unavailable.ts";
 import { HttpError } from "../errors.ts";
 import { Answer, EventStream, NamedEvent, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
-import { A2A_V03_METHODS, A2A_V1_METHODS, RpcErrorCode, type AgentCard, type RpcRequest } from "../protocol/a2a.ts";
+import { A2A_V03_METHODS, A2A_V1_METHODS, RpcErrorCode, type AgentCard, type RpcId, type RpcRequest } from "../protocol/a2a.ts";
 import { agentCard } from "./agent-card.ts";
 import type { Assistant } from "./graph-config.ts";
 import { dispatch, parseRpcRequest, requestIdOf, rpcError, rpcResult } from "./rpc.ts";
@@ -104,6 +105,7 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
     observe(responseFailed(outcome.response));
     return outcome.response;
   } catch (err) {
+    if (databaseUnavailable(err) && !notification) return databaseAway(id, err, observe, span);
     let error = err;
     if (!(error instanceof RpcError)) {
       request.log.error({ err }, "A2A request failed");
@@ -117,6 +119,19 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
   } finally {
     span.end();
   }
+}
+
+/** The database away: HTTP 503 with Retry-After (a client or balancer may try again), the JSON-RPC error inside. */
+function databaseAway(id: RpcId | null, err: unknown, observe: (failed: boolean) => void, span: Span): Answer {
+  const away = new DatabaseUnavailableError(err);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: away.code });
+  observe(true);
+  return new Answer(
+    away.statusCode,
+    rpcError(id, new RpcError(RpcErrorCode.internalError, `Internal error: ${away.message}`)),
+    undefined,
+    away.headers,
+  );
 }
 
 /**

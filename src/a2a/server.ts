@@ -91,6 +91,12 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const health = () => ({ ok: true });
   server.get("/ok", health, { reserved: true, quiet: true });
   server.get("/healthz", health, { reserved: true, quiet: true });
+  // Liveness stays 200 while the database is away (a restart would not bring it back); readiness does not.
+  const ready = async () => {
+    await persistence.ready();
+    return { ready: true };
+  };
+  server.get("/readyz", ready, { reserved: true, quiet: true });
   if (!graphs.disableA2a) registerA2aRoutes(server, { settings, byId, runner, tracer: tracing.tracer, reporter });
 
   const url = await server.listen(settings.listen);

@@ -19,6 +19,7 @@ import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { abortLost, cancelElsewhere, endRun, publisher, runningElsewhere } from "./replica-runs.ts";
 import { contextFor } from "./task-context.ts";
+import { failureText } from "./task-end.ts";
 import { ContextBusyError, type Lease, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
@@ -68,6 +69,7 @@ const busyContext = (contextId: string, what: string) =>
     `This operation is not supported: context ${contextId} is still running ${what}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
   );
 
+/** What a failed run tells the user: the database lost meanwhile is said so (send again); anything else, see the log. */
 /** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
   if (historyLength === undefined || !task.history) return task;
@@ -138,6 +140,8 @@ export class TaskRunner {
       this.#busy.delete(contextId);
       events.close();
     });
+    // Nobody may wait for a streamed run's end: its failure is logged, never an unhandled rejection.
+    done.catch((err) => logger.error({ err, taskId }, "a task's end could not be stored"));
     this.#active.set(taskId, { lease, abort, done, events });
     return { task, events: () => events.subscribe(), done };
   }
@@ -229,14 +233,13 @@ export class TaskRunner {
       } else {
         logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
         span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-        const text = `The run failed (${(err as Error).name}); the agent server's log has the details for task ${taskId}.`;
-        ending = { state: "failed", message: agentMessage(textParts(text)) };
+        ending = { state: "failed", message: agentMessage(textParts(failureText(err, taskId))) };
       }
     }
     const closing = ending.message && ending.message !== added.at(-1) ? [ending.message] : [];
     const history = [...(submitted.history ?? []), ...added, ...closing];
     const task = { ...submitted, status: status(ending.state, now(), ending.message), history, artifacts };
-    const ended = await endRun({ store, logger, ...run }, task, this.#options.sessionId(assistant), now());
+    const ended = await endRun({ store, logger, ...run }, task, this.#options.sessionId(assistant), now);
     this.#live.set(taskId, ended);
     span.setAttribute("a2a.task_state", ended.status.state);
     span.end();

@@ -20,6 +20,7 @@ import {
 } from "@a2a-js/sdk/errors";
 import { JsonRpcRequestMalformedError } from "@a2a-js/sdk/errors";
 import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server";
+import { databaseUnavailable } from "../database-unavailable.ts";
 import { EventStream, NamedEvent } from "../http/exchange.ts";
 import { MessageSendParams, RpcErrorCode, TERMINAL_STATES, type AgentCard as OurCard, type RpcId } from "../protocol/a2a.ts";
 import type { Assistant } from "./graph-config.ts";
@@ -70,12 +71,21 @@ class V1RequestHandler implements A2ARequestHandler {
   readonly #runner: TaskRunner;
   readonly #trace: RunTrace;
   readonly #card: OurCard;
+  /** The database was away while this request ran: the route answers 503 with Retry-After, not the SDK's -32603 at 200. */
+  databaseAway: unknown;
 
   constructor(assistant: Assistant, runner: TaskRunner, trace: RunTrace, card: OurCard) {
     this.#assistant = assistant;
     this.#runner = runner;
     this.#trace = trace;
     this.#card = card;
+  }
+
+  #guard<T>(work: () => Promise<T>): Promise<T> {
+    return sdkErrors(work).catch((err: unknown) => {
+      if (databaseUnavailable(err)) this.databaseAway = err;
+      throw err;
+    });
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -98,7 +108,7 @@ class V1RequestHandler implements A2ARequestHandler {
   }
 
   sendMessage(request: SendMessageRequest): Promise<Message | Task> {
-    return sdkErrors(async () => {
+    return this.#guard(async () => {
       const { params, run } = await this.#start(request);
       if (params.configuration?.blocking === false) return v1Task(run.task);
       return v1Task(withHistory(await run.done, params.configuration?.historyLength));
@@ -106,21 +116,21 @@ class V1RequestHandler implements A2ARequestHandler {
   }
 
   async *sendMessageStream(request: SendMessageRequest): AsyncGenerator<StreamResponse> {
-    const events = await sdkErrors(async () => (await this.#start(request)).run.events());
+    const events = await this.#guard(async () => (await this.#start(request)).run.events());
     for await (const event of events) yield v1StreamEvent(event);
   }
 
   getTask(request: GetTaskRequest): Promise<Task> {
-    return sdkErrors(async () => v1Task(await this.#runner.get(this.#assistant, request.id, request.historyLength)));
+    return this.#guard(async () => v1Task(await this.#runner.get(this.#assistant, request.id, request.historyLength)));
   }
 
   cancelTask(request: CancelTaskRequest): Promise<Task> {
-    return sdkErrors(async () => v1Task(await this.#runner.cancel(this.#assistant, request.id)));
+    return this.#guard(async () => v1Task(await this.#runner.cancel(this.#assistant, request.id)));
   }
 
   /** As the SDK's DefaultRequestHandler: a task that ended has nothing left to follow. */
   async *resubscribe(request: SubscribeToTaskRequest): AsyncGenerator<StreamResponse> {
-    const events = await sdkErrors(async () => {
+    const events = await this.#guard(async () => {
       const task = await this.#runner.get(this.#assistant, request.id);
       if (TERMINAL_STATES.has(task.status.state)) {
         throw new RpcError(
@@ -167,8 +177,9 @@ export async function serveV1(
   body: unknown,
   context: { assistant: Assistant; runner: TaskRunner; trace: RunTrace; card: OurCard },
 ): Promise<{ response: unknown } | EventStream> {
-  const handler = new JsonRpcTransportHandler(new V1RequestHandler(context.assistant, context.runner, context.trace, context.card));
-  const outcome = await handler.handle(body as Record<string, unknown>, new ServerCallContext());
+  const requests = new V1RequestHandler(context.assistant, context.runner, context.trace, context.card);
+  const outcome = await new JsonRpcTransportHandler(requests).handle(body as Record<string, unknown>, new ServerCallContext());
+  if (requests.databaseAway !== undefined) throw requests.databaseAway;
   if (!(Symbol.asyncIterator in (outcome as object))) return { response: outcome };
   const id = ((body as { id?: RpcId }).id ?? null) as RpcId | null;
   return new EventStream(withErrorEvent(id, outcome as AsyncIterable<unknown>));

@@ -87,6 +87,12 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
   app.get("/healthz", async () => ({ status: "ok" }), { reserved: true, quiet: true });
+  // Liveness stays 200 while the database is away (a restart would not bring it back); readiness does not.
+  const ready = async () => {
+    await store.ready();
+    return { ready: true };
+  };
+  app.get("/readyz", ready, { reserved: true, quiet: true });
 }
 
 /**

@@ -24,7 +24,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     ttlMs: config.tokenTtl,
     now,
   });
-  const store = await openBeaconStorage(config);
+  const store = await openBeaconStorage(config, { logger: options.logger });
   const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
 
   const https = config.tls.certFile

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
@@ -34,6 +35,8 @@ export interface BeaconStorage {
   /** What was stored, oldest first (the demo and the tests read it). */
   otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]>;
   usageSnapshots(): Promise<StoredUsageSnapshot[]>;
+  /** Throws (DatabaseUnavailableError) while the database cannot be reached: the beacon is not ready. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -61,17 +64,21 @@ class SqliteBeaconStorage implements BeaconStorage {
   async usageSnapshots(): Promise<StoredUsageSnapshot[]> {
     return this.#store.usageSnapshots();
   }
+  async ready(): Promise<void> {}
   async close(): Promise<void> {
     this.#store.close();
   }
 }
 
 /** The store `config` names: PostgreSQL when `database.url` is set, else `beacon.db` in the data dir. */
-export async function openBeaconStorage(config: BeaconConfig, options: { readonly?: boolean } = {}): Promise<BeaconStorage> {
+export async function openBeaconStorage(
+  config: BeaconConfig,
+  options: { readonly?: boolean; logger?: Logger } = {},
+): Promise<BeaconStorage> {
   if (config.database.url) {
     // Loaded only when used: an embedded beacon never pays for the PostgreSQL client.
     const { PostgresBeaconStorage } = await import("./store-postgres.ts");
-    return PostgresBeaconStorage.open(config.database);
+    return PostgresBeaconStorage.open(config.database, options.logger);
   }
   return new SqliteBeaconStorage(new BeaconStore(config.dataDir, options));
 }

@@ -1,5 +1,8 @@
-import pg from "pg";
+import type pg from "pg";
+import pino, { type Logger } from "pino";
+import { DatabaseUnavailableError } from "../database-unavailable.ts";
 import { EgressError } from "../errors.ts";
+import { openPool } from "../pg-pool.ts";
 import { inTransaction } from "../pg-transaction.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
@@ -87,10 +90,8 @@ export class PostgresBeaconStorage implements BeaconStorage {
   }
 
   /** Connects, and creates or migrates the schema (one replica at a time). */
-  static async open(settings: PostgresSettings): Promise<PostgresBeaconStorage> {
-    const pool = new pg.Pool({ connectionString: settings.url, max: settings.poolSize });
-    // An idle connection the server drops is the pool's business, not a crash of the beacon.
-    pool.on("error", () => {});
+  static async open(settings: PostgresSettings, logger: Logger = pino({ level: "silent" })): Promise<PostgresBeaconStorage> {
+    const pool = openPool({ url: settings.url, max: settings.poolSize }, logger, "beacon");
     const storage = new PostgresBeaconStorage(pool);
     try {
       await storage.#migrate();
@@ -211,6 +212,12 @@ export class PostgresBeaconStorage implements BeaconStorage {
       "SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp",
     );
     return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
+  }
+
+  async ready(): Promise<void> {
+    await this.#pool.query("SELECT 1").catch((err) => {
+      throw new DatabaseUnavailableError(err);
+    });
   }
 
   async close(): Promise<void> {

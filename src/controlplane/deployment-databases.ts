@@ -1,4 +1,6 @@
-import pg from "pg";
+import type pg from "pg";
+import pino, { type Logger } from "pino";
+import { connectionSettings, guardedClient } from "../pg-pool.ts";
 import { deploymentSchema } from "./deployer.ts";
 
 /**
@@ -10,10 +12,13 @@ import { deploymentSchema } from "./deployer.ts";
 export class DeploymentDatabases {
   readonly #adminUri: string;
   readonly #password: (deploymentId: string) => string;
+  readonly #logger: Logger;
 
-  constructor(adminUri: string, password: (deploymentId: string) => string) {
+  /** `logger`: where a connection the server drops is logged (the statement running on it fails with it too). */
+  constructor(adminUri: string, password: (deploymentId: string) => string, logger: Logger = pino({ level: "silent" })) {
     this.#adminUri = adminUri;
     this.#password = password;
+    this.#logger = logger;
   }
 
   /** The deployment's DATABASE_URI (its own role) and DATABASE_SCHEMA. */
@@ -56,7 +61,7 @@ export class DeploymentDatabases {
   }
 
   async #admin(work: (client: pg.Client) => Promise<void>): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#adminUri });
+    const client = guardedClient(connectionSettings(this.#adminUri), this.#logger, "control plane");
     await client.connect();
     try {
       await work(client);

@@ -184,6 +184,8 @@ export class KubernetesDeployer implements Deployer {
 
   #container(image: string, secretName: string, deploymentId: string) {
     const probe = { httpGet: { path: "/ok", port: "http" }, timeoutSeconds: 2 };
+    // Ready only while its database answers (and its LISTEN connection is up); alive all the same: a restart brings no database back.
+    const ready = { ...probe, httpGet: { path: "/readyz", port: "http" } };
     return {
       name: "agent-server",
       image,
@@ -197,7 +199,7 @@ export class KubernetesDeployer implements Deployer {
         { name: "data", mountPath: "/data" },
         { name: "tmp", mountPath: "/tmp" },
       ],
-      readinessProbe: { ...probe, periodSeconds: 5, failureThreshold: 3 },
+      readinessProbe: { ...ready, periodSeconds: 5, failureThreshold: 3 },
       livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
       resources: { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } },
       // As the helm chart's: the image's UID, nothing writable but /data and /tmp, no capabilities.

@@ -1,4 +1,5 @@
 // OTLP/HTTP on our HTTP server, for the sidecar's receiver and the beacon's telemetry routes alike.
+import { asDatabaseUnavailable } from "../database-unavailable.ts";
 import { HttpError } from "../errors.ts";
 import { mediaType } from "./body.ts";
 import { Answer, type HttpRequest } from "./exchange.ts";
@@ -14,7 +15,8 @@ const UNAVAILABLE = 14;
  * so the errors raised before the receiver's handler runs: an undecodable gzip or deflate body (400), another
  * Content-Encoding or media type (415), a body over `limits.bodyLimit` (413), the sidecar stopping (503).
  */
-export async function otlpErrorAnswer(error: unknown, request: HttpRequest): Promise<Answer> {
+export async function otlpErrorAnswer(failure: unknown, request: HttpRequest): Promise<Answer> {
+  const error = asDatabaseUnavailable(failure); // the beacon's database away: 503 UNAVAILABLE with Retry-After
   const status = error instanceof HttpError ? error.statusCode : 500;
   const internal = status >= 500 && !(error instanceof HttpError);
   if (internal) request.log.error({ err: error }, "request failed");

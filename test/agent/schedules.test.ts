@@ -203,9 +203,10 @@ for (const [name, failing] of [
 
 test("agent server replicas: following a run held elsewhere reads the database every 5 s when no notification comes, never more", async () => {
   const selects: number[] = [];
-  const listener = { on: () => {}, query: async () => ({ rows: [] }), release: () => {} };
+  const listener = { connect: async () => {}, on: () => {}, once: () => {}, query: async () => ({ rows: [] }), end: async () => {} };
+  const setup = { query: async () => ({ rows: [{ secret: "s" }] }), release: () => {} }; // the bus's channel secret
   const pool = {
-    connect: async () => listener,
+    connect: async () => setup,
     query: async (sql: string) => {
       if (sql.startsWith("SELECT seq")) selects.push(time.now());
       return { rows: [], rowCount: 0 };
@@ -213,7 +214,7 @@ test("agent server replicas: following a run held elsewhere reads the database e
   } as unknown as import("pg").Pool;
   const running = { kind: "task", id: "t", contextId: "c", status: { state: "submitted", timestamp: "" } } as const;
   const store = { get: async () => ({ graphId: "g", task: running }) } as unknown as TaskStore;
-  const bus = await ReplicaBus.open(pool);
+  const bus = await ReplicaBus.open(pool, () => listener, silent);
   // The run never ends here: the follower's first event stays pending while the hour passes.
   void bus.follow("t", store)[Symbol.asyncIterator]().next();
   await time.advance(HOUR, 1_000);

@@ -118,7 +118,8 @@ test("deploy renders a Secret, a Deployment and a Service, owner-only, and retur
   assert.deepEqual(container.envFrom, [{ secretRef: { name: Secret.metadata.name } }]);
   assert.equal(container.env, undefined);
   assert.deepEqual(container.ports, [{ name: "http", containerPort: 2024, protocol: "TCP" }]);
-  for (const probe of [container.readinessProbe, container.livenessProbe]) assert.deepEqual(probe.httpGet, { path: "/ok", port: "http" });
+  assert.deepEqual(container.livenessProbe.httpGet, { path: "/ok", port: "http" });
+  assert.deepEqual(container.readinessProbe.httpGet, { path: "/readyz", port: "http" }, "not ready while its database is away");
   assert.deepEqual(container.volumeMounts.map((m: any) => m.mountPath).sort(), ["/data", "/tmp"]);
   assert.ok(container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory);
   const security = container.securityContext;

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import pino from "pino";
 import { EgressError } from "../../errors.ts";
 import { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { Outbox } from "../storage/outbox.ts";
@@ -63,6 +64,8 @@ export class FileMeasures implements MeasuresSource {
   }
 }
 
+const SILENT = pino({ level: "silent" });
+
 /** `postgres`: one read-only query per measure against the instance's database, each returning one integer. */
 export class PostgresMeasures implements MeasuresSource {
   readonly name = "postgres";
@@ -75,15 +78,10 @@ export class PostgresMeasures implements MeasuresSource {
   async current(): Promise<UsageMeasures> {
     const { url, statementTimeoutMs, queries } = this.#options;
     // Loaded on first use: most sidecars never read PostgreSQL (usage.source push or file).
-    const { default: pg } = await import("pg");
-    const client = new pg.Client({
-      connectionString: url,
-      statement_timeout: statementTimeoutMs,
-      connectionTimeoutMillis: statementTimeoutMs,
-      application_name: "egress-agent",
-    });
-    // A connection error must not carry the URL: it may hold a password.
-    client.on("error", () => undefined);
+    const { connectionSettings, guardedClient } = await import("../../pg-pool.ts");
+    const settings = connectionSettings(url, { statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs });
+    // Its failures reach the snapshotter as MeasuresUnavailableError (below): nothing more to log.
+    const client = guardedClient(settings, SILENT, "usage.postgres");
     const counts: Record<string, number> = {};
     let measure = "(connect)";
     try {

@@ -1,0 +1,60 @@
+import { HttpError } from "./errors.ts";
+
+// Which failures of a PostgreSQL client mean "the database is away for now" (a restart, a failover, a reaper that
+// ended the connection, every connection taken), as opposed to a bug or a bad statement; and when to try again.
+// Kept apart from the client (src/pg-pool.ts) so the HTTP layer and the SQLite agent server need not load `pg`.
+
+/** SQLSTATE classes and codes of a lost or refused connection: 08 connection exception, 57P01-57P03 shutdown, 53300 too many connections. */
+const UNAVAILABLE_STATE = /^(08|57P0[1-3]$|53300$)/;
+/** The socket's own failures while connecting or talking. */
+const UNAVAILABLE_ERRNO = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+/** node-postgres words these without a code: the socket ended, a broken client, no connection within connectionTimeoutMillis. */
+const UNAVAILABLE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+/** Seconds a client is asked to wait before it sends the request again. */
+export const DATABASE_RETRY_AFTER_S = 5;
+
+/** Whether `err` says the database cannot be reached now (worth trying again later), not that the request was wrong. */
+export function databaseUnavailable(err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError) return true;
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && (UNAVAILABLE_STATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+  if (err instanceof AggregateError) return err.errors.some(databaseUnavailable); // a refused ::1 and 127.0.0.1
+  return typeof message === "string" && UNAVAILABLE_MESSAGE.test(message);
+}
+
+/** A request that needs the database while it is away: 503 with Retry-After, never a 500. */
+export class DatabaseUnavailableError extends HttpError {
+  constructor(cause: unknown) {
+    const code = (cause as { code?: unknown } | undefined)?.code;
+    super(
+      "EGRESS_ERR_DATABASE_UNAVAILABLE",
+      `the database cannot be reached just now${typeof code === "string" ? ` (${code})` : ""}; nothing of the request was kept, send it again after Retry-After`,
+      { "retry-after": String(DATABASE_RETRY_AFTER_S) },
+    );
+  }
+}
+
+/** `err` as the 503 a client can act on when it is the database being away; else `err` itself. */
+export function asDatabaseUnavailable(err: unknown): unknown {
+  return databaseUnavailable(err) && !(err instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError(err) : err;
+}
+
+/**
+ * Waits before reconnect attempt `attempt` (1, 2, ...): 0.5 s doubling to 30 s, each with up to a fifth off at
+ * random so replicas that lost the database together do not knock together. A database that stays down sees about
+ * 120 attempts an hour from each replica, not a flood.
+ */
+export function reconnectDelayMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(30_000, 500 * 2 ** Math.min(attempt - 1, 16));
+  return Math.round(base * (1 - random() * 0.2));
+}
