@@ -199,7 +199,7 @@ for (const engine of engines) {
       const next = await b.runner.start(b.assistant, message("next", contextId), run());
       // The stalled run is fenced (failed) before the next one may start; the next may already have ended.
       assert.equal(await state(b.store, stale.task.id), "failed");
-      assert.ok(await running(b.store, [stale.task.id, next.task.id]) <= 1);
+      assert.ok((await running(b.store, [stale.task.id, next.task.id])) <= 1);
       assert.equal((await next.done).status.state, "completed");
 
       // A wakes and ends its run: refused; what its callers get is the task as B left it.
