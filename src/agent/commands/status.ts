@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { AgentStatus } from "../../protocol/local-api.ts";
 import { table } from "../../cli-table.ts";
+import { printable } from "../../config/redact.ts";
 import { DEFAULT_LOCAL_URL, getLocal } from "./local-api-client.ts";
 
 function age(seconds: number | null): string {
@@ -51,7 +52,8 @@ export function formatStatus(status: AgentStatus): string {
     for (const dead of stream.deadLetters)
       lines.push(`${name}: dead letter ${dead.recordId ?? "-"} after ${dead.attempts} failed sends: ${dead.error ?? ""}`);
   }
-  return lines.join("\n");
+  // The text came over HTTP from whatever --url names: nothing in it may drive the terminal.
+  return lines.map(printable).join("\n");
 }
 
 /** Records not yet delivered (queued or being sent), per stream, and in all. */
