@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pino from "pino";
+import { buildStatus } from "../../src/agent/local-api/status.ts";
+import { Outbox } from "../../src/agent/storage/outbox.ts";
+import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
+import { formatStatus } from "../../src/agent/commands/status.ts";
+import type { LicenseStatus } from "../../src/protocol/local-api.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+const KEY = 'lic-"quoted"-SECRET';
+const JWT = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhY21lLXByb2QifQ.c2lnbmF0dXJl";
+/** Every way a message could come to hold a secret: as is, JSON-escaped inside an echoed body, split by an escape. */
+const poisoned = `answered ${KEY} | {"license":${JSON.stringify(KEY)}} | lic-"quo\u001b[0mted"-SECRET | Bearer ${JWT} | \u001b]0;title\u0007\r`;
+
+test("status never shows the license key, a token or a control character, whatever an error message came to hold", () => {
+  const outbox = new Outbox(tempDir("status-redaction-"));
+  outbox.enqueue("billing", [{ recordId: "r1", body: "{}" }]);
+  const [record] = outbox.claim("billing", 1);
+  outbox.deadLetter([record!.seq], poisoned);
+  const health = new StreamHealth(pino({ level: "silent" }), "billing");
+  health.failure(poisoned);
+  const license: LicenseStatus = {
+    mode: "online",
+    state: "grace",
+    licenseId: null,
+    organizationId: null,
+    expiresAt: null,
+    licenseExpiresAt: null,
+    verifiedAt: null,
+    lastError: poisoned,
+  };
+  const status = buildStatus(license, outbox, [{ stream: "billing", enabled: true, health }], Date.now(), [KEY]);
+  const shown = [status.license.lastError!, status.streams.billing!.lastError!.message, status.streams.billing!.deadLetters[0]!.error!];
+  for (const message of shown) {
+    assert.equal(message, 'answered [REDACTED] | {"license":"[REDACTED]"} | [REDACTED] | Bearer [REDACTED] | ');
+  }
+  const printed = formatStatus(status);
+  assert.doesNotMatch(printed, /SECRET|eyJ|(?!\n)\p{Cc}/u);
+  outbox.close();
+});
+
+test("the status CLI prints nothing that drives a terminal, even from a sidecar URL that sends it", () => {
+  const sequences = "\u001b[2J\u001b]0;owned\u0007";
+  const printed = formatStatus({
+    license: {
+      mode: "online",
+      state: "grace",
+      licenseId: `acme${sequences}`,
+      organizationId: null,
+      expiresAt: null,
+      licenseExpiresAt: null,
+      verifiedAt: null,
+      lastError: sequences,
+    },
+    streams: {},
+  });
+  assert.doesNotMatch(printed, /(?!\n)\p{Cc}/u);
+  assert.match(printed, /id acme$/m, "the escape sequences gone whole, parameters included");
+});
