@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { text } from "node:stream/consumers";
 import { test } from "node:test";
@@ -117,4 +118,34 @@ test("a beacon URL whose errors echo the request: status, `status` and the log s
   assert.match(log, /"reason":"license verification answered 503"/);
   assert.deepEqual(leaks(log), [], "the sidecar's log");
   assert.equal(unprintable(log), false, "the sidecar's log");
+});
+
+test("a key shaped like an error code, answered back as the code: status and the log show [REDACTED], never the key", async () => {
+  // Deny by default keeps a well-formed code; only the last nets (status, the log) know the configured key.
+  const key = `LIC_${randomUUID().replaceAll("-", "").toUpperCase()}`;
+  const server = createServer(async (request, response) => {
+    await text(request);
+    const status = request.url === "/v1/beacon/verify" ? 403 : 503;
+    response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ detail: "no", code: key }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const agent = await startAgentProcess(agentConfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`), {
+    PLATFORM_LICENSE_KEY: key,
+  });
+  try {
+    assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: traceTransactions(2) })).status, 202);
+    const status = await waitFor(async () => {
+      const s = AgentStatus.parse(await getJson(`${agent.url}/v1/status`));
+      return s.license.lastError && s.streams.billing!.lastError ? s : undefined;
+    });
+    assert.equal(status.license.lastError, "beacon refused the license: [REDACTED]");
+    assert.equal(status.streams.billing!.lastError!.message, "beacon answered 503 [REDACTED]");
+    const shown = await runCli(["status", "--url", agent.url]);
+    assert.doesNotMatch(shown.stdout, new RegExp(key));
+  } finally {
+    await agent.stop();
+    server.close();
+  }
+  assert.match(agent.output(), /"reason":"beacon answered 503 \[redacted\]"/);
+  assert.doesNotMatch(agent.output(), new RegExp(key), "the sidecar's log");
 });
