@@ -51,10 +51,11 @@ test("the status CLI prints nothing that drives a terminal, even from a sidecar 
       expiresAt: null,
       licenseExpiresAt: null,
       verifiedAt: null,
-      lastError: sequences,
+      lastError: `${sequences}\nbilling: dead letter forged`,
     },
     streams: {},
   });
   assert.doesNotMatch(printed, /(?!\n)\p{Cc}/u);
   assert.match(printed, /id acme$/m, "the escape sequences gone whole, parameters included");
+  assert.doesNotMatch(printed, /^billing: dead letter forged/m, "a message cannot start a line of its own");
 });
