@@ -66,7 +66,7 @@ const looksLikeHtml = (answer: RemoteAnswer) =>
   answer.contentType === "text/html" || (typeof answer.body === "string" && /^\s*<(!doctype|html|head|body)\b/i.test(answer.body));
 
 /**
- * An error answer in words safe to show: `503 EGRESS_ERR_STORE_UNAVAILABLE`, `422: body.tenant_id invalid_format`,
+ * An error answer in words safe to show: `503 EGRESS_ERR_BUSY`, `422: body.tenant_id invalid_format`,
  * `502 (HTML: a proxy or login page?)`. Whatever else the body held is left out.
  */
 export function describeRemoteError(answer: RemoteAnswer): string {

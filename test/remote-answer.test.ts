@@ -7,7 +7,7 @@ const ECHO = JSON.stringify({ license: KEY, trace_transactions: [{ tenant_id: "t
 
 test("an error answer is shown as its status and a well-formed code; free text, echoed or not, never", () => {
   const cases: [status: number, body: unknown, contentType: string, shown: string][] = [
-    [503, { detail: `overloaded: ${ECHO}`, code: "EGRESS_ERR_STORE_UNAVAILABLE" }, "application/json", "503 EGRESS_ERR_STORE_UNAVAILABLE"],
+    [503, { detail: `overloaded: ${ECHO}`, code: "EGRESS_ERR_BUSY" }, "application/json", "503 EGRESS_ERR_BUSY"],
     [403, { detail: "refused", code: "EGRESS_ERR_LICENSE_EXPIRED" }, "application/json", "403 EGRESS_ERR_LICENSE_EXPIRED"],
     // A code that is not a code (lower case, spaces, an escape, over 64 characters) is left out with the rest.
     [503, { detail: "x", code: KEY }, "application/json", "503"],
