@@ -4,6 +4,7 @@ import { isRecord } from "../protocol/common.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";
+import { LicenseId } from "../protocol/license.ts";
 import { hashLicenseKey } from "./licenses.ts";
 
 const BeaconLicense = z
@@ -13,7 +14,7 @@ const BeaconLicense = z
       .string()
       .regex(/^[0-9a-f]{64}$/, { message: "must be the lower-case hex SHA-256 of the key" })
       .optional(),
-    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: "must be letters, digits, '.', '_' or '-'" }),
+    id: LicenseId,
     organizationId: z.uuid({ message: "must be a UUID" }),
     expiresAt: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp, e.g. 2027-12-31T00:00:00Z" }),
     seats: z.int().nonnegative(),
