@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { test } from "node:test";
 import pino from "pino";
 import { buildStatus } from "../../src/agent/local-api/status.ts";
 import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
+import { getLocal } from "../../src/agent/commands/local-api-client.ts";
 import { formatStatus } from "../../src/agent/commands/status.ts";
+import { AgentStatus } from "../../src/protocol/local-api.ts";
 import type { LicenseStatus } from "../../src/protocol/local-api.ts";
 import { tempDir } from "../helpers/processes.ts";
 
@@ -58,4 +61,25 @@ test("the status CLI prints nothing that drives a terminal, even from a sidecar 
   assert.doesNotMatch(printed, /(?!\n)\p{Cc}/u);
   assert.match(printed, /id acme$/m, "the escape sequences gone whole, parameters included");
   assert.doesNotMatch(printed, /^billing: dead letter forged/m, "a message cannot start a line of its own");
+});
+
+test("a --url that answers status with an error page: the command names its status and code, never its text", async () => {
+  const server = createServer((request, response) => {
+    const html = request.url === "/v1/status";
+    response
+      .writeHead(html ? 502 : 503, { "content-type": html ? "text/html" : "application/json" })
+      .end(
+        html ? "<html>\u001b[2JProxy Error</html>" : JSON.stringify({ detail: "\u001b]0;owned\u0007 go away", code: "EGRESS_ERR_BUSY" }),
+      );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  try {
+    await assert.rejects(getLocal(url, "/v1/status", AgentStatus), {
+      message: `${url}/v1/status answered 502 (HTML: a proxy or login page?)`,
+    });
+    await assert.rejects(getLocal(url, "/v1/audit", AgentStatus), { message: `${url}/v1/audit answered 503 EGRESS_ERR_BUSY` });
+  } finally {
+    server.close();
+  }
 });
