@@ -7,8 +7,7 @@ import { Outbox } from "../../src/agent/storage/outbox.ts";
 import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
 import { getLocal } from "../../src/agent/commands/local-api-client.ts";
 import { formatStatus } from "../../src/agent/commands/status.ts";
-import { AgentStatus } from "../../src/protocol/local-api.ts";
-import type { LicenseStatus } from "../../src/protocol/local-api.ts";
+import { AgentStatus, type LicenseStatus } from "../../src/protocol/local-api.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 const KEY = 'lic-"quoted"-SECRET';
