@@ -43,10 +43,13 @@ export function safeCode(body: unknown): string | undefined {
   return typeof code === "string" && CODE.test(code) ? code : undefined;
 }
 
+const isLocSegment = (part: unknown): boolean =>
+  typeof part === "number" ? Number.isSafeInteger(part) && part >= 0 : typeof part === "string" && LOC_NAME.test(part);
+
+/** `body.items.3.id`; undefined (shown as `?`) when any segment is not a field name or an index. */
 function locPath(loc: unknown): string | undefined {
   if (!Array.isArray(loc) || loc.length === 0 || loc.length > MAX_LOC_SEGMENTS) return undefined;
-  const safe = loc.every((part) => (typeof part === "number" ? Number.isSafeInteger(part) && part >= 0 : LOC_NAME.test(String(part))));
-  return safe && loc.every((part) => typeof part === "number" || typeof part === "string") ? loc.join(".") : undefined;
+  return loc.every(isLocSegment) ? loc.join(".") : undefined;
 }
 
 /** A 422's problems as `body.items.3.id invalid_format`: each entry's field path and type, never its `msg`. */

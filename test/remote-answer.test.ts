@@ -33,7 +33,7 @@ test("a 422 shows each problem's field path and type, at most five, never its ms
       problem(["body", KEY], "missing"), // a segment that is not a field name: the path is not shown
       problem(["body", "measures"], "too big\u001b[31m"), // nor a type that is not one
       problem("body.license", "missing"),
-      problem(["body", -1], "value_error.number"),
+      problem(["body", ["nested"]], "value_error.number"),
       problem(["body", "x"], "missing"),
       problem(["body", "y"], "missing"),
     ],
