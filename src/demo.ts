@@ -105,7 +105,9 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     stringify({ beaconUrl: beacon.url, listen: "127.0.0.1:0", dataDir: join(dir, "agent"), intervals: { flush: "200ms" } }),
   );
   const agentConfig = loadAgentConfig({ file: join(dir, "egress.yaml"), env: { PLATFORM_LICENSE_KEY: licenseKey } });
-  const agent = await startAgent(agentConfig, { logger: createLogger("info", pino.destination(join(dir, "sidecar.log"))) });
+  const agent = await startAgent(agentConfig, {
+    logger: createLogger("info", pino.destination(join(dir, "sidecar.log")), undefined, [licenseKey]),
+  });
 
   try {
     out("egress-agent demo: a local beacon and a local sidecar, talking over loopback");

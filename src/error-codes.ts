@@ -178,7 +178,7 @@ export const ERRORS = {
   EGRESS_ERR_SIDECAR_ANSWER: {
     exit: 1,
     meaning: "The sidecar's local API answered a command (`status`, `audit`) with something other than 200.",
-    fix: "Check that `--url` is a sidecar of this version; the message has its answer.",
+    fix: "Check that `--url` is a sidecar of this version; the message has the answer's status and error code.",
   },
 
   // The beacon
@@ -302,7 +302,8 @@ export const ERRORS = {
   },
   EGRESS_ERR_CONTROL_PLANE: {
     exit: 1,
-    meaning: "A `deployments` command could not reach the control plane, or it refused the request (the message has its answer).",
+    meaning:
+      "A `deployments` command could not reach the control plane, or it refused the request (the message has the answer's status, error code and, for a 422, each field path and problem type; never its text).",
     fix: "Check `--base-url` and `--api-key` (env `PLATFORM_CONTROL_PLANE_URL`, `PLATFORM_API_KEY`), and the fields the answer names.",
   },
   EGRESS_ERR_DEPLOY: {

@@ -53,20 +53,28 @@ export class WarningLogTap {
   }
 }
 
-export function createLogger(level: string, destination?: DestinationStream, tap?: WarningLogTap): Logger {
+/**
+ * `secrets` (the sidecar's license key): censored in each written line whatever field or message holds them, as is
+ * and JSON-escaped (how a line holds them), the net under redactPaths for text that came from elsewhere.
+ */
+export function createLogger(level: string, destination?: DestinationStream, tap?: WarningLogTap, secrets: readonly string[] = []): Logger {
+  const forms = [...new Set(secrets.filter(Boolean).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))];
   return pino(
     {
       level,
       redact: { paths: redactPaths, censor: "[redacted]" },
       base: { pid: process.pid },
-      ...(tap && {
-        hooks: {
+      hooks: {
+        ...(tap && {
           logMethod(args, method, methodLevel) {
             tap.tap(methodLevel, args, this.bindings());
             return method.apply(this, args);
           },
-        },
-      }),
+        }),
+        ...(forms.length > 0 && {
+          streamWrite: (line: string) => forms.reduce((censored, form) => censored.replaceAll(form, "[redacted]"), line),
+        }),
+      },
     },
     destination,
   );

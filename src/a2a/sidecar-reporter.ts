@@ -4,6 +4,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import type { Logger } from "pino";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
+import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
 import type { RunCount, TaskStore } from "./task-store.ts";
 
 export const AGENT_SERVER_SERVICE = "agent-server";
@@ -118,7 +119,10 @@ export class SidecarReporter {
         signal: AbortSignal.timeout(10_000),
       });
       const text = await response.text();
-      if (response.status !== 202) throw new Error(`the sidecar answered ${response.status}: ${text.slice(0, 300)}`);
+      if (response.status !== 202) {
+        const answer = { status: response.status, body: parseAnswerText(text), contentType: mediaType(response) };
+        throw new Error(`the sidecar answered ${describeRemoteError(answer)}`);
+      }
       await store.reported(counts.map((count) => count.transactionId));
       logger.info(
         { transactions: counts.length, runs: counts.reduce((sum, count) => sum + count.runs, 0) },

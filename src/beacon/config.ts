@@ -4,6 +4,8 @@ import { isRecord } from "../protocol/common.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";
+import { LicenseId } from "../protocol/license.ts";
+import { hashLicenseKey } from "./licenses.ts";
 
 const BeaconLicense = z
   .strictObject({
@@ -12,7 +14,7 @@ const BeaconLicense = z
       .string()
       .regex(/^[0-9a-f]{64}$/, { message: "must be the lower-case hex SHA-256 of the key" })
       .optional(),
-    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: "must be letters, digits, '.', '_' or '-'" }),
+    id: LicenseId,
     organizationId: z.uuid({ message: "must be a UUID" }),
     expiresAt: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp, e.g. 2027-12-31T00:00:00Z" }),
     seats: z.int().nonnegative(),
@@ -57,11 +59,27 @@ export const BeaconConfig = z
       });
     }
     const seen = new Set<string>();
+    // One key, one license: a shared key would send one customer's verification and billing to the other license.
+    const byKeyHash = new Map<string, number>();
     config.licenses.forEach((license, i) => {
       if (seen.has(license.id)) {
         ctx.addIssue({ code: "custom", path: ["licenses", i, "id"], message: `duplicate license id "${license.id}"` });
       }
       seen.add(license.id);
+      const keyHash = license.keySha256 ?? (license.key === undefined ? undefined : hashLicenseKey(license.key));
+      if (keyHash === undefined) return; // neither given: reported by the entry's own check
+      const first = byKeyHash.get(keyHash);
+      if (first === undefined) byKeyHash.set(keyHash, i);
+      else {
+        const form = license.keySha256 === undefined ? "key" : "keySha256";
+        const other = config.licenses[first]!;
+        const otherForm = other.keySha256 === undefined ? "key" : "keySha256";
+        ctx.addIssue({
+          code: "custom",
+          path: ["licenses", i, form],
+          message: `the same key as licenses[${first}].${otherForm} (${other.id}): each license needs a key of its own`,
+        });
+      }
     });
   });
 export type BeaconConfig = z.output<typeof BeaconConfig>;

@@ -17,3 +17,30 @@ export function redactUrl(url: string): string {
   for (const name of new Set(secretParams)) parsed.searchParams.set(name, "REDACTED");
   return parsed.toString();
 }
+
+/** Terminal escape sequences whole (CSI `ESC [ ... m`, OSC `ESC ] ... BEL`, two-character ones): their parameters too. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching terminal escapes is this pattern's job
+const ESCAPE_SEQUENCE = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])/g;
+/** Control and format characters (bells, carriage returns, bidi overrides): never sent to an operator's terminal. */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}]/gu;
+/** A JSON Web Token (a license token, say): header and payload are base64url JSON, so they start `eyJ`. */
+const JWT = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+const MAX_SHOWN = 1000;
+
+/** `text` without control and format characters: what a terminal shows as it is. */
+export const printable = (text: string): string => text.replace(ESCAPE_SEQUENCE, "").replace(UNPRINTABLE, "");
+
+/**
+ * A message as status may show it: the net under the rule that errors never quote a secret or a server's text.
+ * Unprintable characters go first (so none can split a secret past the next step), then each secret, as is and
+ * JSON-escaped (as it appears inside a body), and anything shaped like a JWT; the rest is cut at 1000 characters.
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let shown = printable(text);
+  for (const secret of secrets) {
+    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)].map(printable)))
+      if (form) shown = shown.replaceAll(form, "[REDACTED]");
+  }
+  shown = shown.replace(JWT, "[REDACTED]");
+  return shown.length > MAX_SHOWN ? `${shown.slice(0, MAX_SHOWN)}...` : shown;
+}

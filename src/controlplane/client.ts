@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import { EgressError } from "../errors.ts";
+import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
 import {
   Deployment,
   FAILED_REVISION_STATUSES,
@@ -29,14 +30,6 @@ export class DeployWaitError extends EgressError {
 
 const DeploymentPage = Page(Deployment);
 const RevisionPage = Page(Revision);
-
-/** Words a refused request's answer for a person: `{detail: string}` or the 422's `detail[]` of `{loc, msg}`. */
-function describeAnswer(body: unknown): string {
-  const detail = (body as { detail?: unknown } | undefined)?.detail;
-  if (typeof detail === "string") return detail;
-  if (Array.isArray(detail)) return detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg}`).join("; ");
-  return JSON.stringify(body ?? "").slice(0, 300);
-}
 
 /** The deployments API (v2) for CI/CD: every call with X-Api-Key; answers parsed with the shared schemas. */
 /** Answers of a control plane that is restarting or behind a proxy that lost it: worth asking again. */
@@ -69,14 +62,16 @@ export class ControlPlaneClient {
       );
     }
     const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new ControlPlaneError(`${method} ${path} answered ${response.status} with something that is not JSON`, response.status);
-    }
+    const parsed = parseAnswerText(text);
+    // The status, an error code and a 422's field paths only: an echoing proxy or wrong URL would echo the body's
+    // deployment secrets, and its text would reach a CI log (src/remote-answer.ts).
     if (!response.ok)
-      throw new ControlPlaneError(`${method} ${path} answered ${response.status}: ${describeAnswer(parsed)}`, response.status);
+      throw new ControlPlaneError(
+        `${method} ${path} answered ${describeRemoteError({ status: response.status, body: parsed, contentType: mediaType(response) })}`,
+        response.status,
+      );
+    if (typeof parsed === "string")
+      throw new ControlPlaneError(`${method} ${path} answered ${response.status} with something that is not JSON`, response.status);
     return schema ? schema.parse(parsed) : (undefined as z.output<S>);
   }
 

@@ -14,10 +14,16 @@ export type VerifyRequest = z.infer<typeof VerifyRequest>;
 export const VerifyResponse = z.object({ token: z.string().min(1) });
 export type VerifyResponse = z.infer<typeof VerifyResponse>;
 
-/** Claims the beacon puts in a license token, beyond the registered ones (sub, iat, exp, iss). */
+/** A license's id, as the beacon's config names it and its tokens carry it in `sub`. */
+export const LicenseId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: "must be letters, digits, '.', '_' or '-'" });
+
+/**
+ * Claims the beacon puts in a license token, beyond the registered ones (sub, iat, exp, iss). `sub` and `org` are
+ * held to their shapes: a sidecar without a vendor key reads an unsigned token's claims into its status and log.
+ */
 export const LicenseClaims = z.object({
-  sub: z.string(),
-  org: z.string(),
+  sub: LicenseId,
+  org: z.uuid(),
   seats: z.int(),
   exp: z.int(),
   iat: z.int(),

@@ -57,6 +57,23 @@ async function license(answer: (nowMs: number) => BeaconResponse | Promise<Beaco
   };
 }
 
+test("a token whose license id or organization is not one (an escape sequence, free text) is refused, not shown", async () => {
+  const exp = Math.floor((time.now() + HOUR) / 1000);
+  const claims = [
+    { sub: "acme\u001b[2J\u001b]0;owned\u0007", org: ORG_ID },
+    { sub: "acme-prod", org: "lic-key echoed back" },
+  ];
+  for (const { sub, org } of claims) {
+    const forged = `${b64({ alg: "ES256" })}.${b64({ sub, org, seats: 5, iat: exp - 3600, exp })}.sig`;
+    const l = await license(() => ({ status: 200, body: { token: forged } }));
+    await time.advance(MINUTE);
+    const status = l.online.status();
+    assert.deepEqual([status.state, status.licenseId, status.organizationId], ["unverified", null, null]);
+    assert.equal(status.lastError, "the beacon's token is not a valid license token");
+    await l.close();
+  }
+});
+
 test("a refused license (403) is checked again once per intervals.licenseVerify, not in a loop; the state reads invalid", async () => {
   const l = await license(() => ({ status: 403, body: { code: "EGRESS_ERR_LICENSE_UNKNOWN" } }));
   await time.advance(3 * HOUR + MINUTE);

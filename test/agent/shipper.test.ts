@@ -193,9 +193,7 @@ test("a refused batch is halved until the bad record is alone: only it is dead-l
     s.requests.map((r) => ({ stream: "billing", records: ids(r).length })),
   );
   assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 3, failed: 1 });
-  assert.deepEqual(s.outbox.deadLetters("billing"), [
-    { recordId: "bad", error: "beacon answered 422 BEACON_ERR_INVALID: tenant_id: not a UUID", attempts: 0 },
-  ]);
+  assert.deepEqual(s.outbox.deadLetters("billing"), [{ recordId: "bad", error: "beacon answered 422 BEACON_ERR_INVALID", attempts: 0 }]);
   assert.deepEqual(
     [s.requests[2], s.requests[4]].flatMap((r) => failedSends(r!)),
     [0, 0, 0],
@@ -216,7 +214,7 @@ for (const code of [400, 413, 422]) {
       s.requests.map((r) => failedSends(r)[0]),
       [0, 1, 2],
     );
-    assert.deepEqual(s.outbox.deadLetters("billing"), [{ recordId: "r", error: `beacon answered ${code}: answer ${code}`, attempts: 2 }]);
+    assert.deepEqual(s.outbox.deadLetters("billing"), [{ recordId: "r", error: `beacon answered ${code}`, attempts: 2 }]);
     assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 0, failed: 1 });
     await s.stop();
   });
@@ -289,7 +287,7 @@ for (const code of [403, 404, 408, 409, 429]) {
     );
     assert.ok(gaps(s.requests)[0]! >= 1_000 && gaps(s.requests)[0]! <= 3_000);
     assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 1, failed: 0 });
-    assert.equal(s.health.lastError?.message, `beacon answered ${code}: answer ${code}`);
+    assert.equal(s.health.lastError?.message, `beacon answered ${code}`);
     await s.stop();
   });
 }

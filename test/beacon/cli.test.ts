@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { OTHER_ORG_ID, ORG_ID, testLicense, traceTransactions } from "../helpers/fixtures.ts";
@@ -53,6 +53,25 @@ describe("egress-agent beacon: configuration", () => {
     assert.equal(code, 2);
     assert.match(stderr, /licenses\[1\]\.id: duplicate license id "acme-prod"/);
     assert.match(stderr, /licenses\[2\]\.key: give exactly one of key or keySha256/);
+  });
+
+  test("one key for two licenses is refused, given as key or as keySha256, naming both entries and changing nothing", async () => {
+    const { createHash } = await import("node:crypto");
+    const prod = testLicense();
+    const hashed = {
+      ...testLicense({ id: "acme-staging" }),
+      key: undefined,
+      keySha256: createHash("sha256").update(prod.key).digest("hex"),
+    };
+    // A copy-pasted block with a new id, and the same key again as its hash.
+    const fixture = beaconConfig([prod, testLicense({ id: "other" }), { ...prod, id: "globex-prod" }, hashed as never]);
+    const { code, stderr } = await runCli(["beacon", "--config", fixture.configPath]);
+    assert.equal(code, 2);
+    assert.match(stderr, /licenses\[2\]\.key: the same key as licenses\[0\]\.key \(acme-prod\)/);
+    assert.match(stderr, /licenses\[3\]\.keySha256: the same key as licenses\[0\]\.key \(acme-prod\)/);
+    assert.doesNotMatch(stderr, /licenses\[1\]/, "a license with a key of its own is not named");
+    assert.doesNotMatch(stderr, new RegExp(prod.key), "the key itself is never printed");
+    assert.equal(existsSync(fixture.dataDir), false, "the beacon created nothing");
   });
 
   test("a license given by keySha256 is accepted with the key it hashes, so the key need not sit in the file", async () => {

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { EgressError } from "../../errors.ts";
+import { describeRemoteError, mediaType, parseAnswerText } from "../../remote-answer.ts";
 
 export const DEFAULT_LOCAL_URL = "http://127.0.0.1:4318";
 
@@ -15,7 +16,8 @@ export async function getLocal<S extends z.ZodType>(baseUrl: string, path: strin
   }
   const text = await response.text();
   if (response.status !== 200) {
-    throw new EgressError("EGRESS_ERR_SIDECAR_ANSWER", `${url} answered ${response.status}: ${text.slice(0, 500)}`);
+    const answer = { status: response.status, body: parseAnswerText(text), contentType: mediaType(response) };
+    throw new EgressError("EGRESS_ERR_SIDECAR_ANSWER", `${url} answered ${describeRemoteError(answer)}`);
   }
   return schema.parse(JSON.parse(text));
 }

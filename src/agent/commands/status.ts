@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { AgentStatus } from "../../protocol/local-api.ts";
 import { table } from "../../cli-table.ts";
+import { printable } from "../../config/redact.ts";
 import { DEFAULT_LOCAL_URL, getLocal } from "./local-api-client.ts";
 
 function age(seconds: number | null): string {
@@ -41,7 +42,8 @@ export function formatStatus(status: AgentStatus): string {
       stream.lastError?.at ?? "-",
     ]);
   }
-  lines.push(table(rows));
+  const rowsText = table(rows.map((row) => row.map(printable)));
+  lines.push(rowsText);
   for (const [name, stream] of Object.entries(status.streams)) {
     if (stream.keptForExport > 0)
       lines.push(
@@ -51,7 +53,8 @@ export function formatStatus(status: AgentStatus): string {
     for (const dead of stream.deadLetters)
       lines.push(`${name}: dead letter ${dead.recordId ?? "-"} after ${dead.attempts} failed sends: ${dead.error ?? ""}`);
   }
-  return lines.join("\n");
+  // The text came over HTTP from whatever --url names: nothing in it may drive the terminal or start a line.
+  return lines.map((line) => (line === rowsText ? line : printable(line))).join("\n");
 }
 
 /** Records not yet delivered (queued or being sent), per stream, and in all. */

@@ -45,7 +45,7 @@ export function unexpectedAnswer(response: BeaconResponse, expected: string, pro
     response.body === undefined || text === ""
       ? "an empty body"
       : text !== undefined
-        ? `${response.contentType || "untyped"} text`
+        ? "text" // not its media type: the header is the server's text too
         : "JSON";
   return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected}${detail}: is beaconUrl the beacon?`;
 }

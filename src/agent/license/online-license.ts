@@ -2,6 +2,7 @@ import { createHash, type KeyObject } from "node:crypto";
 import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
+import { describeRemoteError, safeCode } from "../../remote-answer.ts";
 import { VerifyResponse, type LicenseClaims } from "../../protocol/license.ts";
 import type { LicenseStatus } from "../../protocol/local-api.ts";
 import { unexpectedAnswer, type BeaconResponse, type BeaconTransport } from "../egress/beacon-client.ts";
@@ -184,13 +185,17 @@ export class OnlineLicense {
       this.#refusedAt = this.#now();
       this.#token = null;
       this.#claims = null;
-      this.#lastError = `beacon refused the license: ${(response.body as { code?: string })?.code ?? 403}`;
+      this.#lastError = `beacon refused the license: ${safeCode(response.body) ?? 403}`;
       if (!wasRefused) logger.error({ reason: this.#lastError }, "license invalid");
       throw new LicenseRefused(this.#lastError);
     }
     const parsed = response.status === 200 ? VerifyResponse.safeParse(response.body) : undefined;
     if (!parsed?.success) {
-      this.#failed(parsed ? unexpectedAnswer(response, "answer {token}", "no token") : `license verification answered ${response.status}`);
+      this.#failed(
+        parsed
+          ? unexpectedAnswer(response, "answer {token}", "no token")
+          : `license verification answered ${describeRemoteError(response)}`,
+      );
       throw new Error(this.#lastError!);
     }
     const check = await checkLicenseToken(parsed.data.token, this.#o.vendorKey, new Date(this.#now()));

@@ -95,6 +95,7 @@ export class LocalApi {
           outbox,
           STREAMS.map((stream) => ({ stream, enabled: enabled(stream), health: egress.shipping(stream) ? health.get(stream) : undefined })),
           parts.now(),
+          [config.licenseKey],
           config.offline.enabled,
         ),
       audit: storage.audit,

@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { describeRemoteError } from "../../remote-answer.ts";
 import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../egress/beacon-client.ts";
 
 /** What a stream's 2xx must carry to complete a batch: anything else is a failed attempt, not a delivery. */
@@ -44,11 +45,8 @@ export type Outcome =
   | { kind: "unauthorized"; reason: string }
   | { kind: "retry"; reason: string; retryAfterMs?: number; serverError?: boolean };
 
-function describe(response: BeaconResponse): string {
-  const body = response.body as { detail?: unknown; code?: unknown } | undefined;
-  const detail = typeof body?.detail === "string" ? body.detail : JSON.stringify(body?.detail ?? body ?? "").slice(0, 300);
-  return `beacon answered ${response.status}${body?.code ? ` ${String(body.code)}` : ""}: ${detail}`;
-}
+/** A refusal in words for status, the log and dead letters: never the body's text (src/remote-answer.ts). */
+const describe = (response: BeaconResponse): string => `beacon answered ${describeRemoteError(response)}`;
 
 export function classify(response: BeaconResponse, answer: DocumentedAnswer, records: number): Outcome {
   const { status } = response;
