@@ -6,6 +6,7 @@ import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
+import { resolveIsolation } from "../../src/controlplane/isolation.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
 import { DeploymentDatabases } from "../../src/controlplane/deployment-databases.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
@@ -28,7 +29,8 @@ function newDeployer(startTimeoutMs = 20_000, databases?: DeploymentDatabases) {
   const deployer = new LocalDeployer({
     dataDir,
     cli: { node: process.execPath, args: [CLI] },
-    agentServer: { startTimeoutMs, databases },
+    // The control plane's default: namespaces through bubblewrap here (without it, this fails naming the key).
+    agentServer: { startTimeoutMs, databases, isolation: resolveIsolation({ isolation: "auto" }, { logger: pino({ level: "silent" }) }) },
     logger: pino({ level: "silent" }),
   });
   return { deployer, dataDir };
@@ -143,7 +145,8 @@ test("the agent server gets the deployment's secrets on an explicit base environ
   const env = JSON.parse((await send(serving, "env", "env?")).text) as { names: string[]; SOME_SECRET: string; PATH: string; HOME: string };
   assert.equal(env.SOME_SECRET, "s3cret-value-42");
   assert.ok(!env.names.includes("PLATFORM_API_KEY"));
-  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS", "SOME_SECRET"]);
+  // PWD: bubblewrap sets it to the working directory, the graph's.
+  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS", "SOME_SECRET", "PWD"]);
   assert.deepEqual(
     env.names.filter((name) => !allowed.has(name)),
     [],
@@ -190,7 +193,7 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
   const deployer = new LocalDeployer({
     dataDir,
     cli: { node: process.execPath, args: [CLI] },
-    agentServer: { startTimeoutMs: 20_000, runAsUidBase: base },
+    agentServer: { startTimeoutMs: 20_000, isolation: { mode: "user", uidBase: base } },
     logger: pino({ level: "silent" }),
   });
   // As the control plane leaves them (umask 077): owner-only, root's.
