@@ -1,0 +1,187 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { after, before, test } from "node:test";
+import Database from "better-sqlite3";
+import { stringify } from "yaml";
+import type { Outcome } from "../fixtures/graphs/escape-graph.ts";
+import { processesWith, startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
+
+// The control plane in its default configuration (agentServer.isolation: auto, no runAsUidBase: bubblewrap
+// namespaces), its local deployer and a deployed graph that, at import, tries every way out it knows: better-sqlite3's
+// ATTACH and VACUUM INTO, an SQLite extension of its own (native code), Node's fs, a child process, a worker. None of
+// it may reach the control plane's files, another deployment's, or anything outside its own directory.
+
+const API_KEY = `cp-isolation-key-${randomUUID()}`;
+const NOTES_GRAPH = new URL("../../examples/agent-server/graph.json", import.meta.url).pathname;
+const ESCAPE_GRAPH = new URL("../fixtures/graphs/escape-graph.ts", import.meta.url).pathname;
+const root = tempDir("controlplane-isolation-");
+const dataDir = join(root, "data");
+const outsideDir = join(root, "outside");
+const tmpPath = join(tmpdir(), `escaped-${randomUUID()}.db`);
+
+// Native code of the graph's own: an SQLite extension that, loaded, copies ESCAPE_FROM to ESCAPE_TO and writes what
+// it could do into ESCAPE_REPORT.
+const EXTENSION = `
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int sqlite3_extension_init(void *db, char **error, const void *api) {
+  char buffer[4096];
+  int in = open(getenv("ESCAPE_FROM"), O_RDONLY);
+  const char *result = "read it";
+  if (in < 0) result = strerror(errno);
+  else {
+    ssize_t n = read(in, buffer, sizeof buffer);
+    int out = open(getenv("ESCAPE_TO"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || n <= 0 || write(out, buffer, n) != n) result = "read it, could not write it";
+    else result = "read it and copied it";
+  }
+  FILE *report = fopen(getenv("ESCAPE_REPORT"), "w");
+  if (report) { fputs(result, report); fclose(report); }
+  return 0;
+}
+`;
+
+let controlPlane: ServiceProcess;
+before(async () => {
+  mkdirSync(outsideDir);
+  writeFileSync(join(outsideDir, "sentinel.txt"), "outside every deployment");
+  writeFileSync(
+    join(root, "controlplane.yaml"),
+    stringify({ listen: "127.0.0.1:0", dataDir, apiKeys: [API_KEY], logLevel: "info", agentServer: { startTimeout: "60s" } }),
+  );
+  controlPlane = await startService(["controlplane", "serve", "--config", join(root, "controlplane.yaml")], "control plane listening");
+});
+after(async () => {
+  const list = await api("GET", "/v2/deployments?limit=100");
+  for (const deployment of list.body?.resources ?? []) await api("DELETE", `/v2/deployments/${deployment.id}`);
+  await controlPlane.stop();
+  for (const pid of processesWith(root)) process.kill(pid, "SIGKILL");
+});
+
+async function api(method: string, path: string, body?: unknown) {
+  const response = await fetch(`${controlPlane.url}${path}`, {
+    method,
+    headers: { "x-api-key": API_KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function deploy(graphJson: string): Promise<{ id: string; status: string; message: string }> {
+  const created = await api("POST", "/v2/deployments", {
+    name: `d-${randomUUID().slice(0, 8)}`,
+    source: "local",
+    source_revision_config: { langgraph_config_path: graphJson },
+    secrets: [{ name: "MY_TOKEN", value: "deployment-secret-value" }],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const { id, latest_revision_id: revisionId } = created.body;
+  const revision = await waitFor(
+    async () => {
+      const { body } = await api("GET", `/v2/deployments/${id}/revisions/${revisionId}`);
+      return /DEPLOYED|FAILED/.test(body.status) ? body : undefined;
+    },
+    90_000,
+    `deployment ${id}`,
+  );
+  return { id, status: revision.status, message: revision.status_message };
+}
+
+/** Every file, directory and link under `dir` but `skip`: its path and what it holds. */
+function snapshot(dir: string, skip: (path: string) => boolean): Map<string, string> {
+  const found = new Map<string, string>();
+  const walk = (at: string) => {
+    for (const name of readdirSync(at)) {
+      const path = join(at, name);
+      if (skip(path)) continue;
+      const stat = lstatSync(path);
+      const key = relative(dir, path);
+      if (stat.isDirectory()) {
+        found.set(key, `dir ${stat.mode}`);
+        walk(path);
+      } else if (stat.isSymbolicLink()) found.set(key, `link ${readlinkSync(path)}`);
+      else found.set(key, `file ${stat.mode} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+const tables = (path: string) => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare("SELECT name FROM sqlite_master ORDER BY name").pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+};
+
+test("a deployed graph's escapes at import (ATTACH, VACUUM INTO, its own SQLite extension, files, processes, workers) reach nothing outside its directory", async () => {
+  const other = await deploy(NOTES_GRAPH);
+  assert.equal(other.status, "DEPLOYED", other.message);
+  const otherDir = join(dataDir, "deployments", other.id);
+
+  const graphDir = join(root, "graph");
+  mkdirSync(graphDir);
+  writeFileSync(join(graphDir, "escape.c"), EXTENSION);
+  execFileSync("gcc", ["-shared", "-fPIC", "-o", join(graphDir, "escape.so"), join(graphDir, "escape.c")]);
+  writeFileSync(join(graphDir, "graph.json"), JSON.stringify({ graphs: { escape: `${ESCAPE_GRAPH}:escaper` } }));
+  const controlPlaneDb = join(dataDir, "controlplane.db");
+  const secretsKey = join(dataDir, "secrets.key");
+  writeFileSync(
+    join(graphDir, "targets.json"),
+    JSON.stringify({ controlPlaneDb, secretsKey, otherDeploymentDir: otherDir, outsideDir, tmpPath }),
+  );
+
+  // Everything but the control plane's database (the control plane itself writes the new deployment's rows) and
+  // the other deployment's conversations (its own server's): byte for byte, before and after.
+  const others = (path: string) => path.startsWith(controlPlaneDb) || path === join(otherDir, "agent-server");
+  const before = snapshot(root, others);
+  const tablesBefore = tables(controlPlaneDb);
+  const otherTablesBefore = tables(join(otherDir, "agent-server", "tasks.db"));
+
+  const attacker = await deploy(join(graphDir, "graph.json"));
+  assert.equal(attacker.status, "DEPLOYED", attacker.message);
+  const ownDir = join(dataDir, "deployments", attacker.id);
+
+  for (const phase of ["check", "serve"]) {
+    const report = JSON.parse(readFileSync(join(ownDir, `escape-${phase}.json`), "utf8")) as Record<string, Outcome>;
+    const { attach, attachOther, vacuumIntoTmp, loadExtension, ownDir: own, ...refused } = report;
+    // Its /tmp is a private one (checked below: nothing reached the host's).
+    assert.equal(vacuumIntoTmp!.ok, true, phase);
+    // SQLite may make a database of that name in the namespace's private /tmp: never the control plane's.
+    if (attach!.ok) assert.deepEqual(attach!.value, [], `${phase}: ATTACH reached a database with tables`);
+    if (attachOther!.ok) assert.deepEqual(attachOther!.value, [], `${phase}: ATTACH reached another deployment's database`);
+    // The graph's own native code runs, in its namespace: secrets.key is not there to open.
+    assert.deepEqual(loadExtension, { ok: true, value: "No such file or directory" }, phase);
+    for (const [name, outcome] of Object.entries(refused)) assert.equal(outcome.ok, false, `${phase}: ${name} ${JSON.stringify(outcome)}`);
+    assert.match(String((refused.spawn as { error: string }).error), /ERR_ACCESS_DENIED/);
+    assert.match(String((refused.worker as { error: string }).error), /ERR_ACCESS_DENIED/);
+    assert.equal(own!.ok, true, `${phase}: its own directory is writable`);
+  }
+
+  const after = snapshot(root, (path) => others(path) || path.startsWith(ownDir));
+  // The graph's directory and the deployment's directory appeared meanwhile (the test wrote the one, the deployer made
+  // the other): nothing else did, and nothing changed.
+  assert.deepEqual(
+    [...after].filter(([path]) => !path.startsWith("graph")),
+    [...before].filter(([path]) => !path.startsWith("graph")),
+  );
+  assert.equal(existsSync(tmpPath), false, "VACUUM INTO wrote into the host's temp dir");
+  assert.deepEqual(tables(controlPlaneDb), tablesBefore, "the control plane's database has no table of the graph's");
+  assert.deepEqual(tables(join(otherDir, "agent-server", "tasks.db")), otherTablesBefore);
+  // The agent server is its namespace's pid 1, with no capabilities: nothing of the host's it could regain.
+  const statuses = processesWith(join(ownDir, "agent-server")).map((pid) => readFileSync(`/proc/${pid}/status`, "utf8"));
+  const inside = statuses.filter((status) => /^NSpid:\s+\d+\s+1$/m.test(status));
+  assert.equal(inside.length, 1, statuses.join("\n"));
+  assert.match(inside[0]!, /^CapEff:\s+0+$/m);
+});
