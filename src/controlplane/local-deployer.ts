@@ -167,8 +167,8 @@ export class LocalDeployer implements Deployer {
     return { url, pid };
   }
 
-  async stop(deploymentId: string, serving: Serving): Promise<void> {
-    if (serving.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
+  async stop(deploymentId: string, serving: Serving | undefined): Promise<void> {
+    if (serving?.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
     rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
     // Its conversations go with it, as its SQLite files do.
     await this.#options.agentServer.databases?.drop(deploymentId);
