@@ -48,8 +48,8 @@ const inside = (path: string, dir: string) => {
 
 /**
  * The sandbox of one deployment. Refused (a DeployerError: the revision fails, naming why) when a directory the
- * deployment must read holds the control plane's data dir: the model allows whole trees, so it could not keep the
- * data dir out.
+ * deployment must read holds the control plane's data dir (whole trees are allowed, so it could not be kept out), or
+ * lies inside it (a graph.json in another deployment's directory would make that directory readable).
  */
 export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
   const readable = [
@@ -64,6 +64,9 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
       throw new DeployerError(
         `${dir} holds the control plane's data dir ${dataDir}, and the deployment must read it: keep graphs (and the egress-agent install) outside the data dir's tree`,
       );
+    }
+    if (inside(dir, dataDir) || inside(real(dir), real(dataDir))) {
+      throw new DeployerError(`${dir} is inside the control plane's data dir ${dataDir}: keep graphs outside it`);
     }
   }
   const own = resolve(options.deploymentDir);

@@ -215,7 +215,7 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
   await deployer.stop(deployment.deploymentId, serving);
 });
 
-test("a graph whose directory holds the control plane's data dir is refused: the sandbox could not keep the data dir out", async () => {
+test("a graph whose directory holds the control plane's data dir, or lies inside it, is refused: the sandbox could not keep the data dir out", async () => {
   const { deployer, dataDir } = newDeployer();
   writeFileSync(
     join(dataDir, "graph.json"),
@@ -224,6 +224,15 @@ test("a graph whose directory holds the control plane's data dir is refused: the
   await assert.rejects(deployer.create(target(join(dataDir, "graph.json"))), {
     name: "DeployerError",
     message: /holds the control plane's data dir/,
+  });
+  // A graph.json inside another deployment's directory (which would make that directory readable): refused too.
+  const victim = target(NOTES);
+  await deployer.create(victim);
+  const planted = join(dataDir, "deployments", victim.deploymentId, "graph.json");
+  writeFileSync(planted, JSON.stringify({ graphs: { notes: `${NOTES.replace(/graph\.json$/, "")}notes-agent.ts:graph` } }));
+  await assert.rejects(deployer.create(target(planted)), {
+    name: "DeployerError",
+    message: new RegExp(`${victim.deploymentId} is inside the control plane.s data dir`),
   });
 });
 
