@@ -1,17 +1,5 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { chmodSync, closeSync, fstatSync, lchownSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { DeploymentDatabases } from "./deployment-databases.ts";
@@ -26,6 +14,7 @@ import {
   signalGroup,
   untilHealthy,
 } from "./agent-process.ts";
+import { openDeploymentFile, readFrom } from "./deployment-files.ts";
 import { failureSummary } from "./failure-summary.ts";
 import type { Isolation } from "./isolation.ts";
 import { bwrapArgs, runtimeDirs, sandboxedPid } from "./namespace-sandbox.ts";
@@ -119,7 +108,12 @@ export class LocalDeployer implements Deployer {
     };
     const stdout = await new Promise<string>((done, fail) => {
       execFile(command.file, command.args, options, (err, out, errOut) => {
-        writeFileSync(buildLog, `${out}${errOut}`, { mode: 0o600 });
+        const log = openDeploymentFile(buildLog, "truncate");
+        try {
+          writeFileSync(log, `${out}${errOut}`);
+        } finally {
+          closeSync(log);
+        }
         if (!err) return done(out);
         const what = err.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (exit code ${err.code})`;
         fail(new DeployerError(`checking ${config} ${what}: ${failureSummary(errOut, target.secrets, buildLog)}`));
@@ -137,31 +131,31 @@ export class LocalDeployer implements Deployer {
     if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId))) await this.#terminate(previous.pid);
     const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
     const logPath = join(dir, "agent-server.log");
-    if ((statSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > LOG_ROTATE_BYTES) renameSync(logPath, `${logPath}.1`);
-    const log = openSync(logPath, "a", 0o600);
-    const logOffset = fstatSync(log).size;
-    const command = this.#command(target, this.#serveArgs(target, port), true);
-    let child: ChildProcess;
+    if ((lstatSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > LOG_ROTATE_BYTES) renameSync(logPath, `${logPath}.1`);
+    const log = openDeploymentFile(logPath, "append");
+    const url = `http://127.0.0.1:${port}`;
+    let pid: number | undefined;
     try {
-      child = spawn(command.file, command.args, {
+      const logOffset = fstatSync(log).size;
+      const command = this.#command(target, this.#serveArgs(target, port), true);
+      const child = spawn(command.file, command.args, {
         env: this.#childEnv(target, target.secrets),
         ...this.#user(target),
         cwd: dirname(graphJson(target)),
         detached: true, // its own process group: signalled as one, and it outlives the control plane
         stdio: ["ignore", log, log, ...(command.infoFd ? (["pipe"] as const) : [])],
       });
+      child.unref();
+      // In a namespace, the agent server is bwrap's child: its pid is what is recorded, checked and signalled.
+      pid = command.infoFd ? await sandboxedPid(child.stdio[command.infoFd]) : child.pid;
+      const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
+      if (failure) {
+        if (pid !== undefined) await this.#terminate(pid, "SIGKILL");
+        const output = readFrom(log, logOffset);
+        throw new DeployerError(`the agent server ${failure}: ${failureSummary(output, target.secrets, logPath)}`);
+      }
     } finally {
       closeSync(log);
-    }
-    child.unref();
-    // In a namespace, the agent server is bwrap's child: its pid is what is recorded, checked and signalled.
-    const pid = command.infoFd ? await sandboxedPid(child.stdio[command.infoFd]) : child.pid;
-    const url = `http://127.0.0.1:${port}`;
-    const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
-    if (failure) {
-      if (pid !== undefined) await this.#terminate(pid, "SIGKILL");
-      const output = readFileSync(logPath).subarray(logOffset).toString("utf8");
-      throw new DeployerError(`the agent server ${failure}: ${failureSummary(output, target.secrets, logPath)}`);
     }
     this.#logger.info({ deploymentId, revisionId: target.revisionId, url, pid }, "agent server started");
     return { url, pid };
@@ -189,7 +183,8 @@ export class LocalDeployer implements Deployer {
   #own(target: DeployTarget, path: string): string {
     mkdirSync(path, { recursive: true, mode: 0o700 });
     const user = this.#user(target);
-    if ("uid" in user) chownSync(path, user.uid, user.gid);
+    // Not through a link the deployment's code may have put there: chown would follow it.
+    if ("uid" in user) lchownSync(path, user.uid, user.gid);
     return path;
   }
 

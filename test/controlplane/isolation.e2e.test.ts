@@ -24,7 +24,8 @@ const outsideDir = join(root, "outside");
 const tmpPath = join(tmpdir(), `escaped-${randomUUID()}.db`);
 
 // Native code of the graph's own: an SQLite extension that, loaded, copies ESCAPE_FROM to ESCAPE_TO and writes what
-// it could do into ESCAPE_REPORT.
+// it could do into ESCAPE_REPORT. It also leaves links in its directory where the control plane writes (the build's
+// and the agent server's logs), to the control plane's key and to a file outside: a confused deputy would follow them.
 const EXTENSION = `
 #include <errno.h>
 #include <fcntl.h>
@@ -43,8 +44,10 @@ int sqlite3_extension_init(void *db, char **error, const void *api) {
     if (out < 0 || n <= 0 || write(out, buffer, n) != n) result = "read it, could not write it";
     else result = "read it and copied it";
   }
+  const char *build_log = symlink(getenv("ESCAPE_FROM"), getenv("ESCAPE_BUILD_LOG")) ? strerror(errno) : "linked";
+  const char *agent_log = symlink(getenv("ESCAPE_LOG_TARGET"), getenv("ESCAPE_AGENT_LOG")) ? strerror(errno) : "linked";
   FILE *report = fopen(getenv("ESCAPE_REPORT"), "w");
-  if (report) { fputs(result, report); fclose(report); }
+  if (report) { fprintf(report, "%s; build.log %s; agent-server.log %s", result, build_log, agent_log); fclose(report); }
   return 0;
 }
 `;
@@ -161,14 +164,17 @@ test("a deployed graph's escapes at import (ATTACH, VACUUM INTO, its own SQLite 
     // SQLite may make a database of that name in the namespace's private /tmp: never the control plane's.
     if (attach!.ok) assert.deepEqual(attach!.value, [], `${phase}: ATTACH reached a database with tables`);
     if (attachOther!.ok) assert.deepEqual(attachOther!.value, [], `${phase}: ATTACH reached another deployment's database`);
-    // The graph's own native code runs, in its namespace: secrets.key is not there to open.
-    assert.deepEqual(loadExtension, { ok: true, value: "No such file or directory" }, phase);
+    // The graph's own native code runs, in its namespace: secrets.key is not there to open. Its links where the
+    // control plane writes logs were made in the build; the control plane replaced them by files of its own.
+    const links = phase === "check" ? "build.log linked; agent-server.log linked" : "build.log File exists; agent-server.log File exists";
+    assert.deepEqual(loadExtension, { ok: true, value: `No such file or directory; ${links}` }, phase);
     for (const [name, outcome] of Object.entries(refused)) assert.equal(outcome.ok, false, `${phase}: ${name} ${JSON.stringify(outcome)}`);
     assert.match(String((refused.spawn as { error: string }).error), /ERR_ACCESS_DENIED/);
     assert.match(String((refused.worker as { error: string }).error), /ERR_ACCESS_DENIED/);
     assert.equal(own!.ok, true, `${phase}: its own directory is writable`);
   }
 
+  for (const log of ["build.log", "agent-server.log"]) assert.ok(lstatSync(join(ownDir, log)).isFile(), log);
   const after = snapshot(root, (path) => others(path) || path.startsWith(ownDir));
   // The graph's directory and the deployment's directory appeared meanwhile (the test wrote the one, the deployer made
   // the other): nothing else did, and nothing changed.
