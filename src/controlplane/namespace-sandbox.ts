@@ -18,7 +18,11 @@ export const SANDBOX_UID = 65534;
 /** The system directories a process needs to run at all: read-only (merged-/usr systems have symlinks here). */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
-/** Of /etc, only what name resolution, TLS and user lookups read: none of it holds a secret. */
+/**
+ * Of /etc, only what name resolution, TLS and user lookups read: none of it holds a secret. Never a whole /etc/ssl or
+ * /etc/pki: their private/ is the host's keys, root's, and the process is the control plane's user to the kernel's
+ * owner check (its user namespace maps nobody to that user), so only what is not there is safe.
+ */
 const ETC_FILES = [
   "/etc/resolv.conf",
   "/etc/hosts",
@@ -28,9 +32,10 @@ const ETC_FILES = [
   "/etc/passwd",
   "/etc/group",
   "/etc/localtime",
-  "/etc/ssl",
-  "/etc/ca-certificates",
-  "/etc/pki",
+  "/etc/ssl/certs",
+  "/etc/ssl/openssl.cnf",
+  "/etc/pki/tls/certs",
+  "/etc/pki/ca-trust/extracted",
 ];
 
 export interface NamespaceOptions {
