@@ -108,11 +108,15 @@ export class LocalDeployer implements Deployer {
     };
     const stdout = await new Promise<string>((done, fail) => {
       execFile(command.file, command.args, options, (err, out, errOut) => {
-        const log = openDeploymentFile(buildLog, "truncate");
         try {
-          writeFileSync(log, `${out}${errOut}`);
-        } finally {
-          closeSync(log);
+          const log = openDeploymentFile(buildLog, "truncate");
+          try {
+            writeFileSync(log, `${out}${errOut}`);
+          } finally {
+            closeSync(log);
+          }
+        } catch (logErr) {
+          return fail(new DeployerError(`writing the build's log ${buildLog}: ${(logErr as Error).message}`));
         }
         if (!err) return done(out);
         const what = err.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (exit code ${err.code})`;
