@@ -10,7 +10,7 @@ import { resolveIsolation } from "../../src/controlplane/isolation.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
 import { DeploymentDatabases } from "../../src/controlplane/deployment-databases.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
-import { processesWith, tempDir } from "../helpers/processes.ts";
+import { processesWith, tempDir, waitFor } from "../helpers/processes.ts";
 
 // The local deployer as the control plane drives it: real `egress-agent a2a check` and `a2a serve` processes on
 // 127.0.0.1, spoken to over HTTP.
@@ -290,6 +290,19 @@ test("a build of a bad graph.json fails naming the key; the build gets no secret
     name: "DeployerError",
     message: /graphs: must name at least one graph/,
   });
+});
+
+test("a build that hangs is killed at the start timeout, with everything it ran: the check dies with its bwrap", async () => {
+  const { deployer, dataDir } = newDeployer(3_000);
+  const graphs = tempDir("local-deployer-graphs-");
+  dirs.push(graphs);
+  // Keeps the event loop alive for good at import.
+  writeFileSync(join(graphs, "hang.mjs"), "setInterval(() => {}, 1000); await new Promise(() => {});\n");
+  writeFileSync(join(graphs, "graph.json"), JSON.stringify({ graphs: { hang: "./hang.mjs:graph" } }));
+  const deployment = target(join(graphs, "graph.json"));
+  await deployer.create(deployment);
+  await assert.rejects(deployer.build(deployment), { name: "DeployerError", message: /did not finish within 3 s/ });
+  await waitFor(() => processesWith(graphs).length === 0 && processesWith(dataDir).length === 0, 5_000, "nothing left running");
 });
 
 test("a deploy whose agent server exits before it is healthy fails with the end of its log", async () => {
