@@ -82,10 +82,21 @@ export function bwrapArgs(options: NamespaceOptions): string[] {
   ];
   for (const dir of SYSTEM_DIRS) args.push(...systemEntry(dir));
   for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);
-  // Parents before children: a later bind over a path hides an earlier one beneath it.
+  // Each path is bound where it resolves to; a path through a symbolic link is bound at that path too, unless a
+  // directory bound above it already holds the link (bwrap could not make the path inside a read-only bind).
   const binds = new Map<string, string>();
-  for (const path of options.readable.flatMap(withRealPath)) binds.set(path, "--ro-bind");
-  for (const path of options.writable ? withRealPath(options.writable) : []) binds.set(path, "--bind");
+  const aliases = new Map<string, string>();
+  const add = (path: string, kind: string) => {
+    const absolute = resolve(path);
+    if (!existsSync(absolute)) return;
+    const real = realpathSync(absolute);
+    binds.set(real, kind);
+    if (real !== absolute) aliases.set(absolute, kind);
+  };
+  for (const path of options.readable) add(path, "--ro-bind");
+  if (options.writable) add(options.writable, "--bind");
+  for (const [alias, kind] of aliases) if (![...binds.keys()].some((dir) => within(alias, dir))) binds.set(alias, kind);
+  // Parents before children: a later bind over a path hides an earlier one beneath it.
   for (const [path, kind] of [...binds].sort(([a], [b]) => depth(a) - depth(b))) args.push(kind, path, path);
   args.push("--chdir", options.cwd);
   if (options.dieWithParent) args.push("--die-with-parent");
@@ -123,11 +134,6 @@ function systemEntry(dir: string): string[] {
   return ["--ro-bind", dir, dir];
 }
 
-function withRealPath(path: string): string[] {
-  const absolute = resolve(path);
-  if (!existsSync(absolute)) return [];
-  const real = realpathSync(absolute);
-  return real === absolute ? [absolute] : [absolute, real];
-}
+const within = (path: string, dir: string) => path !== dir && path.startsWith(dir === "/" ? "/" : `${dir}/`);
 
 const depth = (path: string) => (isAbsolute(path) ? join(path, ".").split("/").length : 0);
