@@ -3,7 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
-import { bwrapArgs, runtimeDirs } from "./namespace-sandbox.ts";
+import { bwrapArgs } from "./namespace-sandbox.ts";
 
 /**
  * What keeps a deployment's code (the local deployer's build check and agent server) out of the control plane's
@@ -66,7 +66,7 @@ export function resolveIsolation(
 export function probeNamespace(bwrap: string, node: string): string | undefined {
   const script = "process.stdout.write(/^CapEff:\\s*(\\S+)/m.exec(require('fs').readFileSync('/proc/self/status','utf8'))[1])";
   try {
-    const args = bwrapArgs({ readable: runtimeDirs(node), cwd: "/", dieWithParent: true });
+    const args = bwrapArgs({ readable: [node], cwd: "/", dieWithParent: true });
     const capEff = execFileSync(bwrap, [...args, node, "-e", script], { timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
     return /^0+$/.test(capEff.toString()) ? undefined : `the process kept capabilities (CapEff ${capEff})`;
   } catch (err) {

@@ -17,7 +17,7 @@ import {
 import { openDeploymentFile, readFrom } from "./deployment-files.ts";
 import { failureSummary } from "./failure-summary.ts";
 import type { Isolation } from "./isolation.ts";
-import { bwrapArgs, runtimeDirs, sandboxedPid } from "./namespace-sandbox.ts";
+import { bwrapArgs, sandboxedPid } from "./namespace-sandbox.ts";
 import { type Sandbox, sandboxFor } from "./process-sandbox.ts";
 
 /** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
@@ -227,7 +227,8 @@ export class LocalDeployer implements Deployer {
     if (isolation.mode !== "namespace") return { file: this.#cli.node, args: node };
     const ca = (this.#options.env ?? process.env).NODE_EXTRA_CA_CERTS;
     const wrap = bwrapArgs({
-      readable: [...sandbox.readable, ...runtimeDirs(this.#cli.node), ...(ca ? [ca] : [])],
+      // Of the Node runtime, its binary: it needs nothing else of its install.
+      readable: [...sandbox.readable, this.#cli.node, ...(ca ? [ca] : [])],
       writable: sandbox.writable,
       cwd: dirname(graphJson(target)),
       dieWithParent: !detached,

@@ -1,10 +1,10 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 
 /**
  * A deployment's process in Linux namespaces of its own, through bubblewrap (`bwrap`): a mount namespace that holds
- * only what the process must see (the system's /usr, a few files of /etc, the Node runtime and what the sandbox
+ * only what the process must see (the system's /usr, a few files of /etc, the Node binary and what the sandbox
  * lists, read-only; its own directory read-write; a private /tmp), so the control plane's data dir, secrets.key,
  * controlplane.db and the other deployments' directories do not exist in it; its own pid, ipc, uts and cgroup
  * namespaces; and a user namespace whose only user is an unprivileged one (no capabilities, CapEff 0), so native
@@ -103,11 +103,6 @@ export function bwrapArgs(options: NamespaceOptions): string[] {
   if (options.infoFd !== undefined) args.push("--info-fd", String(options.infoFd));
   args.push("--");
   return args;
-}
-
-/** What a deployment's process reads of the Node runtime: its install (bin/node and what sits beside it). */
-export function runtimeDirs(nodePath: string): string[] {
-  return [...new Set([nodePath, realpathSync(nodePath)].map((path) => dirname(dirname(path))))];
 }
 
 /**
