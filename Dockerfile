@@ -22,6 +22,8 @@ RUN npm run build
 # ---- runtime: the packages the bundle leaves out (dist/runtime-package.json), dist/, bin/ -----------------------
 FROM node:24-slim AS runtime
 ENV NODE_ENV=production
+# bubblewrap: `controlplane serve` runs each deployment's code in namespaces of its own (agentServer.isolation).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 # Only better-sqlite3, pg and LangGraph: everything else is inside dist/. The lockfile pins their versions.
 COPY --from=build /src/dist/runtime-package.json ./package.json

@@ -47,9 +47,14 @@ export const ControlPlaneConfig = z
           .regex(/^postgres(ql)?:\/\//, { message: "must be a postgres:// URL" })
           .optional(),
         /**
-         * The local deployer runs each deployment's processes as a user of its own, this number plus the deployment's
-         * (the control plane must run as root): the OS, not only Node's permission model, keeps them out of the data
-         * dir and out of each other's.
+         * What keeps a deployment's code out of the control plane's files and out of the other deployments' (local
+         * deployer; src/controlplane/isolation.ts). auto: user when runAsUidBase is set, else namespace when
+         * bubblewrap works here, else the control plane refuses to start. none: only for code you wrote.
+         */
+        isolation: z.enum(["auto", "user", "namespace", "none"]).default("auto"),
+        /**
+         * Isolation user: the local deployer runs each deployment's processes as a user of its own, this number plus
+         * the deployment's (the control plane must run as root).
          */
         runAsUidBase: z
           .int()
@@ -100,6 +105,14 @@ export const ControlPlaneConfig = z
         code: "custom",
         path: ["kubernetes", "replicas"],
         message: "more than one replica needs agentServer.databaseUri or kubernetes.databaseUriSecret (PostgreSQL)",
+      });
+    }
+    const { isolation, runAsUidBase } = config.agentServer;
+    if (runAsUidBase !== undefined && (isolation === "namespace" || isolation === "none")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["agentServer", "runAsUidBase"],
+        message: `a user per deployment is isolation user (or auto), not ${isolation}: remove one of the two`,
       });
     }
     for (const [id, provider] of Object.entries(config.auth.providers)) {

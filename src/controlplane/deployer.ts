@@ -34,8 +34,11 @@ export interface Deployer {
   build(target: DeployTarget): Promise<void>;
   /** DEPLOYING: starts the revision, replacing `previous`, and answers once it is healthy. */
   deploy(target: DeployTarget, previous: Serving | undefined): Promise<Serving>;
-  /** Stops what serves a deployment (it is deleted). */
-  stop(deploymentId: string, serving: Serving): Promise<void>;
+  /**
+   * The deployment is deleted: stops what serves it, if anything, and removes everything it had (directories, its
+   * database role and schema), whether it ever served or not.
+   */
+  stop(deploymentId: string, serving: Serving | undefined): Promise<void>;
   /** After a control plane restart: whether `serving` still answers (then it is kept as it is). */
   alive(serving: Serving): Promise<boolean>;
 }

@@ -137,7 +137,8 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
       await pipeline.idle(deployment.id);
       const serving = store.serving(deployment.id);
       store.delete(deployment.id);
-      if (serving) await deployer.stop(deployment.id, serving);
+      // A deployment that never served (CREATE_FAILED, BUILD_FAILED) has a directory and a database role too.
+      await deployer.stop(deployment.id, serving);
       return new Answer(204, undefined);
     },
     { authorize },

@@ -103,7 +103,7 @@ export class KubernetesDeployer implements Deployer {
    * `kubectl delete -f <outputDir>/<deployment id>/current.yaml` before deleting the deployment, or a pruning sync of
    * outputDir (a GitOps tool, `kubectl apply --prune`) deletes them once the directory is gone.
    */
-  async stop(deploymentId: string, _serving: Serving): Promise<void> {
+  async stop(deploymentId: string, _serving: Serving | undefined): Promise<void> {
     rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
   }
 

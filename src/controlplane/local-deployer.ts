@@ -1,17 +1,5 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { chmodSync, closeSync, fstatSync, lchownSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { DeploymentDatabases } from "./deployment-databases.ts";
@@ -26,15 +14,16 @@ import {
   signalGroup,
   untilHealthy,
 } from "./agent-process.ts";
-import { sandboxFor } from "./process-sandbox.ts";
+import { openDeploymentFile, readFrom } from "./deployment-files.ts";
+import { failureSummary } from "./failure-summary.ts";
+import type { Isolation } from "./isolation.ts";
+import { bwrapArgs, sandboxedPid } from "./namespace-sandbox.ts";
+import { type Sandbox, sandboxFor } from "./process-sandbox.ts";
 
 /** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
 const STOP_GRACE_MS = 15_000;
-/** Of a failed check or start, this much of its output goes into the revision's status_message. */
-const REPORT_LINES = 10;
 /** An agent server's log is rotated (one older file kept) when a deploy finds it larger than this. */
 const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
-const REPORT_CHARS = 2_000;
 /**
  * A deployment's processes (the build check and the agent server) start from this PATH, their own HOME and TMPDIR,
  * LANG and, if the operator set it, NODE_EXTRA_CA_CERTS (a path, for a TLS-inspecting proxy): nothing else of the
@@ -56,8 +45,8 @@ export interface LocalDeployerOptions {
     /** PostgreSQL for the agent servers: each deployment a role and a schema of its own; else SQLite in its data dir. */
     databases?: DeploymentDatabases | undefined;
     startTimeoutMs: number;
-    /** Each deployment's processes run as user and group this plus its ordinal (the control plane runs as root). */
-    runAsUidBase?: number | undefined;
+    /** What keeps each deployment's processes out of the control plane's files and each other's (isolation.ts). */
+    isolation: Isolation;
   };
   logger: Logger;
   /** The environment NODE_EXTRA_CA_CERTS is taken from (default process.env). */
@@ -104,7 +93,7 @@ export class LocalDeployer implements Deployer {
   async build(target: DeployTarget): Promise<void> {
     const config = graphJson(target);
     const timeoutMs = this.#options.agentServer.startTimeoutMs;
-    const args = [...this.#sandbox(target), ...this.#cli.args, "a2a", "check", "--config", config];
+    const command = this.#command(target, ["a2a", "check", "--config", config], false);
     const dir = this.#ownDir(target);
     const buildLog = join(dir, "build.log");
     // No secrets in the build: it only loads the graphs, and a graph module's import must not need them.
@@ -118,8 +107,17 @@ export class LocalDeployer implements Deployer {
       ...this.#user(target),
     };
     const stdout = await new Promise<string>((done, fail) => {
-      execFile(this.#cli.node, args, options, (err, out, errOut) => {
-        writeFileSync(buildLog, `${out}${errOut}`, { mode: 0o600 });
+      execFile(command.file, command.args, options, (err, out, errOut) => {
+        try {
+          const log = openDeploymentFile(buildLog, "truncate");
+          try {
+            writeFileSync(log, `${out}${errOut}`);
+          } finally {
+            closeSync(log);
+          }
+        } catch (logErr) {
+          return fail(new DeployerError(`writing the build's log ${buildLog}: ${(logErr as Error).message}`));
+        }
         if (!err) return done(out);
         const what = err.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (exit code ${err.code})`;
         fail(new DeployerError(`checking ${config} ${what}: ${failureSummary(errOut, target.secrets, buildLog)}`));
@@ -137,35 +135,38 @@ export class LocalDeployer implements Deployer {
     if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId))) await this.#terminate(previous.pid);
     const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
     const logPath = join(dir, "agent-server.log");
-    if ((statSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > LOG_ROTATE_BYTES) renameSync(logPath, `${logPath}.1`);
-    const log = openSync(logPath, "a", 0o600);
-    const logOffset = fstatSync(log).size;
-    let child: ChildProcess;
+    if ((lstatSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > LOG_ROTATE_BYTES) renameSync(logPath, `${logPath}.1`);
+    const log = openDeploymentFile(logPath, "append");
+    const url = `http://127.0.0.1:${port}`;
+    let pid: number | undefined;
     try {
-      child = spawn(this.#cli.node, [...this.#sandbox(target), ...this.#cli.args, ...this.#serveArgs(target, port)], {
+      const logOffset = fstatSync(log).size;
+      const command = this.#command(target, this.#serveArgs(target, port), true);
+      const child = spawn(command.file, command.args, {
         env: this.#childEnv(target, target.secrets),
         ...this.#user(target),
         cwd: dirname(graphJson(target)),
         detached: true, // its own process group: signalled as one, and it outlives the control plane
-        stdio: ["ignore", log, log],
+        stdio: ["ignore", log, log, ...(command.infoFd ? (["pipe"] as const) : [])],
       });
+      child.unref();
+      // In a namespace, the agent server is bwrap's child: its pid is what is recorded, checked and signalled.
+      pid = command.infoFd ? await sandboxedPid(child.stdio[command.infoFd]) : child.pid;
+      const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
+      if (failure) {
+        if (pid !== undefined) await this.#terminate(pid, "SIGKILL");
+        const output = readFrom(log, logOffset);
+        throw new DeployerError(`the agent server ${failure}: ${failureSummary(output, target.secrets, logPath)}`);
+      }
     } finally {
       closeSync(log);
     }
-    child.unref();
-    const url = `http://127.0.0.1:${port}`;
-    const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
-    if (failure) {
-      if (child.pid !== undefined) await this.#terminate(child.pid, "SIGKILL");
-      const output = readFileSync(logPath).subarray(logOffset).toString("utf8");
-      throw new DeployerError(`the agent server ${failure}: ${failureSummary(output, target.secrets, logPath)}`);
-    }
-    this.#logger.info({ deploymentId, revisionId: target.revisionId, url, pid: child.pid }, "agent server started");
-    return { url, pid: child.pid };
+    this.#logger.info({ deploymentId, revisionId: target.revisionId, url, pid }, "agent server started");
+    return { url, pid };
   }
 
-  async stop(deploymentId: string, serving: Serving): Promise<void> {
-    if (serving.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
+  async stop(deploymentId: string, serving: Serving | undefined): Promise<void> {
+    if (serving?.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
     rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
     // Its conversations go with it, as its SQLite files do.
     await this.#options.agentServer.databases?.drop(deploymentId);
@@ -175,17 +176,19 @@ export class LocalDeployer implements Deployer {
     return serving.pid !== undefined && processAlive(serving.pid) && (await answersOk(serving.url, ALIVE_TIMEOUT_MS));
   }
 
-  /** The user and group a deployment's processes run as, with agentServer.runAsUidBase: one of its own. */
+  /** The user and group a deployment's processes run as, with isolation user: one of its own. */
   #user(target: DeployTarget): { uid: number; gid: number } | Record<string, never> {
-    const base = this.#options.agentServer.runAsUidBase;
-    return base === undefined ? {} : { uid: base + target.ordinal, gid: base + target.ordinal };
+    const { isolation } = this.#options.agentServer;
+    if (isolation.mode !== "user") return {};
+    return { uid: isolation.uidBase + target.ordinal, gid: isolation.uidBase + target.ordinal };
   }
 
   /** Creates `path` owner-only, owned by the deployment's user when it has one. */
   #own(target: DeployTarget, path: string): string {
     mkdirSync(path, { recursive: true, mode: 0o700 });
     const user = this.#user(target);
-    if ("uid" in user) chownSync(path, user.uid, user.gid);
+    // Not through a link the deployment's code may have put there: chown would follow it.
+    if ("uid" in user) lchownSync(path, user.uid, user.gid);
     return path;
   }
 
@@ -202,15 +205,36 @@ export class LocalDeployer implements Deployer {
     return this.#own(target, this.#deploymentDir(target.deploymentId));
   }
 
-  /** Node's permission model around a deployment's processes (src/controlplane/process-sandbox.ts). */
-  #sandbox(target: DeployTarget): string[] {
+  /** What a deployment's processes may touch (src/controlplane/process-sandbox.ts). */
+  #sandbox(target: DeployTarget): Sandbox {
     const script = this.#cli.args.at(-1)!;
     return sandboxFor({
       script,
       graphConfig: graphJson(target),
       deploymentDir: this.#deploymentDir(target.deploymentId),
       controlPlaneDataDir: this.#dataDir,
-    }).flags;
+    });
+  }
+
+  /**
+   * A deployment's process: Node under its permission model, inside namespaces of its own with isolation namespace
+   * (then `infoFd` is where bwrap tells its pid). `detached`: an agent server, which outlives the control plane.
+   */
+  #command(target: DeployTarget, args: string[], detached: boolean): { file: string; args: string[]; infoFd?: 3 } {
+    const sandbox = this.#sandbox(target);
+    const node = [...sandbox.flags, ...this.#cli.args, ...args];
+    const { isolation } = this.#options.agentServer;
+    if (isolation.mode !== "namespace") return { file: this.#cli.node, args: node };
+    const ca = (this.#options.env ?? process.env).NODE_EXTRA_CA_CERTS;
+    const wrap = bwrapArgs({
+      // Of the Node runtime, its binary: it needs nothing else of its install.
+      readable: [...sandbox.readable, this.#cli.node, ...(ca ? [ca] : [])],
+      writable: sandbox.writable,
+      cwd: dirname(graphJson(target)),
+      dieWithParent: !detached,
+      infoFd: detached ? 3 : undefined,
+    });
+    return { file: isolation.bwrap, args: [...wrap, this.#cli.node, ...node], ...(detached ? { infoFd: 3 as const } : {}) };
   }
 
   #deploymentDir(deploymentId: string): string {
@@ -274,35 +298,4 @@ function graphJson(target: DeployTarget): string {
   const path = target.sourceRevisionConfig.langgraph_config_path;
   if (!path) throw new DeployerError("source_revision_config.langgraph_config_path is required for source local");
   return path;
-}
-
-/**
- * What a status_message may say of a failed check or start: only the command's own error lines (`egress-agent: ...`
- * and the problems indented under it), with every quoted excerpt and every secret value blanked, never other output:
- * a graph module's output, or a parser quoting the file it choked on, may hold anything (a secret, /etc/passwd).
- * The whole output stays in the deployment's owner-only log file for the operator.
- */
-export function failureSummary(output: string, secrets: Record<string, string>, logFile: string): string {
-  const lines = output.split("\n");
-  const own: string[] = [];
-  for (let i = lines.findIndex((line) => line.startsWith("egress-agent: ")); i >= 0 && i < lines.length; i++) {
-    if (own.length > 0 && !lines[i]!.startsWith("  ")) break;
-    own.push(lines[i]!);
-  }
-  let text = own
-    .slice(0, REPORT_LINES)
-    .map((line) =>
-      line
-        .trim()
-        .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
-        .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")
-        .replace(/`[^`]*`/g, "`…`"),
-    )
-    .join("; ");
-  for (const value of Object.values(secrets)) if (value.length >= 4) text = text.replaceAll(value, "[secret]");
-  // Part of a secret is as bad as all of it: any word of six characters or more found inside a secret value goes too.
-  const values = Object.values(secrets).filter((value) => value.length >= 6);
-  text = text.replace(/[^\s"'`:;,()[\]{}=]{6,}/g, (word) => (values.some((value) => value.includes(word)) ? "[secret]" : word));
-  if (text.length > REPORT_CHARS) text = `${text.slice(0, REPORT_CHARS)}...`;
-  return `${text || "no error line"} (the whole output is in ${logFile})`;
 }

@@ -1,21 +1,25 @@
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { DeployerError } from "./deployer.ts";
 
 /**
- * What a deployment's processes (the build check and the agent server) may touch, enforced by Node's permission
- * model (`--permission`): they read the egress-agent install, the graph's directory and the node_modules above it,
- * and their own deployment directory, and write only the latter; they start no child processes and no workers. So a
- * graph cannot read the control plane's data dir: `secrets.key`, `controlplane.db`, another deployment's data.
+ * What a deployment's processes (the build check and the agent server) may touch: they read the egress-agent
+ * install, the graph's directory and the node_modules above it, and their own deployment directory, and write only
+ * the latter; they start no child processes and no workers. So a graph cannot read the control plane's data dir:
+ * `secrets.key`, `controlplane.db`, another deployment's data.
  *
- * The limit, said plainly (README): Node's permission model is not a boundary against code that sets out to escape
- * it. `--allow-addons` must stay on for better-sqlite3, and a native addon (or an SQLite extension loaded through
- * it) acts outside the model. Deployments whose code is not trusted belong on the Kubernetes deployer, where each
- * runs in a pod of its own.
+ * Node's permission model (`flags`) enforces it inside the process, but it is no boundary against code that sets out
+ * to escape it: `--allow-addons` must stay on for better-sqlite3, and a native addon (or an SQLite extension loaded
+ * through it) acts outside the model. The boundary is the OS's (src/controlplane/isolation.ts): a user of its own,
+ * or a namespace that holds only `readable` and `writable` (src/controlplane/namespace-sandbox.ts).
  */
 export interface Sandbox {
   /** Node flags, before the script. */
   flags: string[];
+  /** Directories the processes read (absolute). */
+  readable: string[];
+  /** The one directory they write: the deployment's own. */
+  writable: string;
 }
 
 /** The nearest directory at or above `from` holding a package.json: the egress-agent install the CLI runs from. */
@@ -35,6 +39,8 @@ function nodeModulesAbove(dir: string): string[] {
   }
 }
 
+const real = (path: string) => (existsSync(path) ? realpathSync(path) : path);
+
 const inside = (path: string, dir: string) => {
   const rel = relative(dir, path);
   return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
@@ -42,8 +48,8 @@ const inside = (path: string, dir: string) => {
 
 /**
  * The sandbox of one deployment. Refused (a DeployerError: the revision fails, naming why) when a directory the
- * deployment must read holds the control plane's data dir: the model allows whole trees, so it could not keep the
- * data dir out.
+ * deployment must read holds the control plane's data dir (whole trees are allowed, so it could not be kept out), or
+ * lies inside it (a graph.json in another deployment's directory would make that directory readable).
  */
 export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
   const readable = [
@@ -53,14 +59,20 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
   ];
   const dataDir = resolve(options.controlPlaneDataDir);
   for (const dir of readable) {
-    if (inside(dataDir, dir)) {
+    // Through symbolic links too: a namespace binds what a path resolves to.
+    if (inside(dataDir, dir) || inside(real(dataDir), real(dir))) {
       throw new DeployerError(
         `${dir} holds the control plane's data dir ${dataDir}, and the deployment must read it: keep graphs (and the egress-agent install) outside the data dir's tree`,
       );
     }
+    if (inside(dir, dataDir) || inside(real(dir), real(dataDir))) {
+      throw new DeployerError(`${dir} is inside the control plane's data dir ${dataDir}: keep graphs outside it`);
+    }
   }
   const own = resolve(options.deploymentDir);
   return {
+    readable: [...new Set(readable)],
+    writable: own,
     flags: [
       "--permission",
       ...[...new Set(readable), own].map((dir) => `--allow-fs-read=${dir}`),

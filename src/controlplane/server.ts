@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
@@ -10,6 +10,7 @@ import type { ControlPlaneConfig } from "./config.ts";
 import type { Deployer } from "./deployer.ts";
 import { registerDeploymentRoutes } from "./deployment-routes.ts";
 import { KubernetesDeployer } from "./kubernetes-deployer.ts";
+import { resolveIsolation } from "./isolation.ts";
 import { LocalDeployer } from "./local-deployer.ts";
 import { RevisionPipeline } from "./revision-pipeline.ts";
 import { DeploymentDatabases } from "./deployment-databases.ts";
@@ -32,20 +33,24 @@ export interface ControlPlane {
  */
 export async function startControlPlane(
   config: ControlPlaneConfig,
-  options: { logger: Logger; deployer?: Deployer; now?: () => number },
+  /** bwrap: the bubblewrap binary namespace isolation uses (default: the one on PATH). */
+  options: { logger: Logger; deployer?: Deployer; now?: () => number; bwrap?: string },
 ): Promise<ControlPlane> {
   const { logger } = options;
   const now = options.now ?? Date.now;
   const apiKeys = new ApiKeys(config.apiKeys);
   if (apiKeys.size === 0)
     throw new ConfigError("apiKeys", ["apiKeys: at least one API key is required (in the config, or env PLATFORM_API_KEY)"]);
-  if (config.agentServer.runAsUidBase !== undefined && process.getuid?.() !== 0) {
-    throw new ConfigError("agentServer.runAsUidBase", [
-      "agentServer.runAsUidBase: the control plane must run as root to start agent servers as other users",
-    ]);
-  }
+  // Checked before anything is written: a control plane that cannot isolate deployed code does not start.
+  const isolation =
+    config.deployer === "local" && !options.deployer ? resolveIsolation(config.agentServer, { logger, bwrap: options.bwrap }) : undefined;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const db = new Database(join(config.dataDir, "controlplane.db"));
+  const dbPath = join(config.dataDir, "controlplane.db");
+  // Owner-only, whatever the umask: with a user per deployment, the data dir is traversable by every deployment's
+  // user. SQLite gives its -wal and -shm files the database's mode.
+  for (const path of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
+  closeSync(openSync(dbPath, "a", 0o600));
+  const db = new Database(dbPath);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
@@ -64,6 +69,7 @@ export async function startControlPlane(
           dataDir: config.dataDir,
           agentServer: {
             ...config.agentServer,
+            isolation: isolation!,
             startTimeoutMs: config.agentServer.startTimeout,
             databases:
               config.agentServer.databaseUri === undefined

@@ -479,10 +479,7 @@ test("a beacon that 500s every batch holding record X: everything else is delive
     ["x", "y"],
   );
   for (const dead of s.outbox.deadLetters("billing")) {
-    assert.match(
-      dead.error!,
-      /^beacon answered 500 EGRESS_ERR_INTERNAL \(alone, 3 times, while other records were delivered\)$/,
-    );
+    assert.match(dead.error!, /^beacon answered 500 EGRESS_ERR_INTERNAL \(alone, 3 times, while other records were delivered\)$/);
   }
   const delivered = new Set(s.requests.filter((r) => !ids(r).includes("x") && !ids(r).includes("y")).flatMap(ids));
   assert.equal(delivered.size, 38, "every other record delivered");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { failureSummary } from "../../src/controlplane/local-deployer.ts";
+import { failureSummary } from "../../src/controlplane/failure-summary.ts";
 
 // What a revision's status_message may say of a failed build or start: the command's own error lines only, with
 // quoted excerpts, secret values and parts of them blanked.

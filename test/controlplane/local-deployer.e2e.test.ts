@@ -6,10 +6,11 @@ import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { DeployerError, type DeployTarget, type Serving } from "../../src/controlplane/deployer.ts";
+import { resolveIsolation } from "../../src/controlplane/isolation.ts";
 import { LocalDeployer } from "../../src/controlplane/local-deployer.ts";
 import { DeploymentDatabases } from "../../src/controlplane/deployment-databases.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
-import { processesWith, tempDir } from "../helpers/processes.ts";
+import { processesWith, tempDir, waitFor } from "../helpers/processes.ts";
 
 // The local deployer as the control plane drives it: real `egress-agent a2a check` and `a2a serve` processes on
 // 127.0.0.1, spoken to over HTTP.
@@ -28,7 +29,8 @@ function newDeployer(startTimeoutMs = 20_000, databases?: DeploymentDatabases) {
   const deployer = new LocalDeployer({
     dataDir,
     cli: { node: process.execPath, args: [CLI] },
-    agentServer: { startTimeoutMs, databases },
+    // The control plane's default: namespaces through bubblewrap here (without it, this fails naming the key).
+    agentServer: { startTimeoutMs, databases, isolation: resolveIsolation({ isolation: "auto" }, { logger: pino({ level: "silent" }) }) },
     logger: pino({ level: "silent" }),
   });
   return { deployer, dataDir };
@@ -143,7 +145,8 @@ test("the agent server gets the deployment's secrets on an explicit base environ
   const env = JSON.parse((await send(serving, "env", "env?")).text) as { names: string[]; SOME_SECRET: string; PATH: string; HOME: string };
   assert.equal(env.SOME_SECRET, "s3cret-value-42");
   assert.ok(!env.names.includes("PLATFORM_API_KEY"));
-  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS", "SOME_SECRET"]);
+  // PWD: bubblewrap sets it to the working directory, the graph's.
+  const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS", "SOME_SECRET", "PWD"]);
   assert.deepEqual(
     env.names.filter((name) => !allowed.has(name)),
     [],
@@ -190,7 +193,7 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
   const deployer = new LocalDeployer({
     dataDir,
     cli: { node: process.execPath, args: [CLI] },
-    agentServer: { startTimeoutMs: 20_000, runAsUidBase: base },
+    agentServer: { startTimeoutMs: 20_000, isolation: { mode: "user", uidBase: base } },
     logger: pino({ level: "silent" }),
   });
   // As the control plane leaves them (umask 077): owner-only, root's.
@@ -212,7 +215,7 @@ test("with agentServer.runAsUidBase each deployment runs as a user of its own, i
   await deployer.stop(deployment.deploymentId, serving);
 });
 
-test("a graph whose directory holds the control plane's data dir is refused: the sandbox could not keep the data dir out", async () => {
+test("a graph whose directory holds the control plane's data dir, or lies inside it, is refused: the sandbox could not keep the data dir out", async () => {
   const { deployer, dataDir } = newDeployer();
   writeFileSync(
     join(dataDir, "graph.json"),
@@ -221,6 +224,15 @@ test("a graph whose directory holds the control plane's data dir is refused: the
   await assert.rejects(deployer.create(target(join(dataDir, "graph.json"))), {
     name: "DeployerError",
     message: /holds the control plane's data dir/,
+  });
+  // A graph.json inside another deployment's directory (which would make that directory readable): refused too.
+  const victim = target(NOTES);
+  await deployer.create(victim);
+  const planted = join(dataDir, "deployments", victim.deploymentId, "graph.json");
+  writeFileSync(planted, JSON.stringify({ graphs: { notes: `${NOTES.replace(/graph\.json$/, "")}notes-agent.ts:graph` } }));
+  await assert.rejects(deployer.create(target(planted)), {
+    name: "DeployerError",
+    message: new RegExp(`${victim.deploymentId} is inside the control plane.s data dir`),
   });
 });
 
@@ -278,6 +290,19 @@ test("a build of a bad graph.json fails naming the key; the build gets no secret
     name: "DeployerError",
     message: /graphs: must name at least one graph/,
   });
+});
+
+test("a build that hangs is killed at the start timeout, with everything it ran: the check dies with its bwrap", async () => {
+  const { deployer, dataDir } = newDeployer(3_000);
+  const graphs = tempDir("local-deployer-graphs-");
+  dirs.push(graphs);
+  // Keeps the event loop alive for good at import.
+  writeFileSync(join(graphs, "hang.mjs"), "setInterval(() => {}, 1000); await new Promise(() => {});\n");
+  writeFileSync(join(graphs, "graph.json"), JSON.stringify({ graphs: { hang: "./hang.mjs:graph" } }));
+  const deployment = target(join(graphs, "graph.json"));
+  await deployer.create(deployment);
+  await assert.rejects(deployer.build(deployment), { name: "DeployerError", message: /did not finish within 3 s/ });
+  await waitFor(() => processesWith(graphs).length === 0 && processesWith(dataDir).length === 0, 5_000, "nothing left running");
 });
 
 test("a deploy whose agent server exits before it is healthy fails with the end of its log", async () => {
