@@ -18,7 +18,7 @@ import { openDeploymentFile, readFrom } from "./deployment-files.ts";
 import { failureSummary } from "./failure-summary.ts";
 import type { Isolation } from "./isolation.ts";
 import { bwrapArgs, sandboxedPid } from "./namespace-sandbox.ts";
-import { type Sandbox, sandboxFor } from "./process-sandbox.ts";
+import { inheritedNodeFlags, type Sandbox, sandboxFor } from "./process-sandbox.ts";
 
 /** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
 const STOP_GRACE_MS = 15_000;
@@ -66,7 +66,7 @@ export class LocalDeployer implements Deployer {
   constructor(options: LocalDeployerOptions) {
     this.#options = options;
     this.#dataDir = resolve(options.dataDir);
-    this.#cli = options.cli ?? { node: process.execPath, args: [...process.execArgv, process.argv[1]!] };
+    this.#cli = options.cli ?? { node: process.execPath, args: [...inheritedNodeFlags(process.execArgv), process.argv[1]!] };
     this.#logger = options.logger;
   }
 

@@ -82,3 +82,12 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
     ],
   };
 }
+
+/**
+ * Of the control plane's own Node flags, those its deployments' processes share: memory sizing (the CLI's shebang sets
+ * them) and nothing else. An allowlist, because the others hand the control plane's own to deployed code:
+ * `--env-file` its environment (an API key), `--import`/`--require` its preloads, `--inspect` a debugger port.
+ */
+export function inheritedNodeFlags(execArgv: readonly string[]): string[] {
+  return execArgv.filter((flag) => /^--(max-semi-space-size|max-old-space-size|heap-growing-percent)=\d+$/.test(flag));
+}

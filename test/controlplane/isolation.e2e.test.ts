@@ -60,7 +60,12 @@ async function startPlane(agentServer: Record<string, unknown>) {
   writeFileSync(join(outsideDir, "sentinel.txt"), "outside every deployment");
   const config = { listen: "127.0.0.1:0", dataDir, apiKeys: [API_KEY], agentServer: { startTimeout: "60s", ...agentServer } };
   writeFileSync(join(root, "controlplane.yaml"), stringify(config));
-  const service = await startService(["controlplane", "serve", "--config", join(root, "controlplane.yaml")], "control plane listening");
+  // Started with Node flags of its own: an env file holding a secret of the control plane's, and a preload.
+  writeFileSync(join(root, "controlplane.env"), "CONTROL_PLANE_ONLY=control-plane-only-secret\n");
+  writeFileSync(join(root, "preload.mjs"), "globalThis.preloaded = true;\n");
+  const nodeFlags = [`--env-file=${join(root, "controlplane.env")}`, `--import=${join(root, "preload.mjs")}`];
+  const args = ["controlplane", "serve", "--config", join(root, "controlplane.yaml")];
+  const service = await startService(args, "control plane listening", {}, [], nodeFlags);
   const api: Api = async (method, path, body) => {
     const response = await fetch(`${service.url}${path}`, {
       method,
@@ -172,7 +177,15 @@ async function escapeScenario(plane: Awaited<ReturnType<typeof startPlane>>, key
 
   for (const phase of ["check", "serve"]) {
     const report = JSON.parse(readFileSync(join(ownDir, `escape-${phase}.json`), "utf8")) as Record<string, Outcome>;
-    const { attach, attachOther, vacuumIntoTmp, loadExtension, ownDir: own, ...refused } = report;
+    const { attach, attachOther, vacuumIntoTmp, loadExtension, ownDir: own, inherited, ...refused } = report;
+    // Of the control plane's own Node flags, only memory sizing is passed on: not its env file, not its preload.
+    const { secret, flags } = (inherited as { value: { secret: string | null; flags: string[] } }).value;
+    assert.equal(secret, null, `${phase}: the control plane's --env-file reached the graph`);
+    assert.deepEqual(
+      flags.filter((flag) => !/^--(permission|disable-warning=|max-semi-space-size=|heap-growing-percent=)/.test(flag)),
+      [],
+      phase,
+    );
     // SQLite may make a database of that name in a namespace's private /tmp: never the control plane's.
     if (attach!.ok) assert.deepEqual(attach!.value, [], `${phase}: ATTACH reached a database with tables`);
     if (attachOther!.ok) assert.deepEqual(attachOther!.value, [], `${phase}: ATTACH reached another deployment's database`);

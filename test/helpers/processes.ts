@@ -80,8 +80,9 @@ export function startService(
   readyMessage: string,
   env: NodeJS.ProcessEnv = {},
   launcher: string[] = [],
+  nodeFlags: string[] = [],
 ): Promise<ServiceProcess> {
-  const [command, ...commandArgs] = [...launcher, process.execPath, ...NODE_FLAGS, CLI, ...args];
+  const [command, ...commandArgs] = [...launcher, process.execPath, ...NODE_FLAGS, ...nodeFlags, CLI, ...args];
   const child = spawn(command!, commandArgs, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
