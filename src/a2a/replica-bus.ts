@@ -9,6 +9,8 @@ import type { Lease, TaskStore } from "./task-store.ts";
 
 /** How long a follower waits for a notification before it reads anyway (a notification lost with a connection). */
 const POLL_MS = 5_000;
+/** How long a follower waits for a finished run's last events before it takes the task as it ended instead. */
+const END_GRACE_MS = 1_000;
 /** Any number taken once for the cluster: replicas starting together make the bus's secret one at a time. */
 const BUS_LOCK = 0x6132_6273; // "a2bs"
 
@@ -109,7 +111,7 @@ export class ReplicaBus {
    * waits (with backoff) and then reads on from where it was.
    */
   async *follow(taskId: string, store: TaskStore): AsyncGenerator<StreamEvent> {
-    for (let next = 0, failures = 0; ; ) {
+    for (let next = 0, failures = 0, graced = false; ; ) {
       const wake = this.#arm(taskId);
       try {
         let read: { events: { seq: number; event: StreamEvent }[]; ended: StreamEvent | undefined };
@@ -125,6 +127,13 @@ export class ReplicaBus {
           next = seq + 1;
           yield event;
           if (event.kind === "status-update" && event.final) return;
+        }
+        if (read.ended && !graced) {
+          // A run's own end commits before its last events are kept (src/a2a/replica-runs.ts): they come within
+          // moments, and only a run whose replica died has none. Waited for once, briefly.
+          graced = true;
+          await Promise.race([wake.promise, sleep(END_GRACE_MS)]);
+          continue;
         }
         if (read.ended) {
           yield read.ended;
