@@ -25,7 +25,20 @@ export interface BodyRules {
   limit: BodyLimit;
   items: { max: number; key?: string };
   charge: BodyCharge;
+  /**
+   * The longest the body may send nothing (`key` names its config key), or, with `whole`, the longest the whole body
+   * may take: past it, 408 and the connection is closed.
+   */
+  timeout: { ms: number; key?: string; whole?: boolean };
 }
+
+const timedOut = ({ ms, key, whole }: BodyRules["timeout"]) =>
+  new HttpError(
+    "EGRESS_ERR_BODY_TIMEOUT",
+    whole
+      ? `the body did not arrive within ${ms} ms${key ? ` (${key})` : ""}; it is small and comes at once, or not at all`
+      : `nothing of the body arrived for ${ms} ms${key ? ` (${key})` : ""}; a stalled body is not waited for`,
+  );
 
 const tooLarge = ({ bytes, key }: BodyLimit) =>
   new HttpError("EGRESS_ERR_BODY_TOO_LARGE", `the body is larger than the ${bytes}-byte limit${key ? ` (${key})` : ""}`);
@@ -46,9 +59,12 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    const { timeout } = rules;
+    const timer = setTimeout(() => fail(timedOut(timeout)), timeout.ms);
     const fail = (err: HttpError) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       if (decoder) request.unpipe(decoder);
       decoder?.destroy();
       request.pause();
@@ -71,6 +87,7 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
     output.on("end", () => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       // One chunk is the body as it is; more are copied into one buffer once, the chunks dropped right after.
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       // The request's listeners live as long as the request: they must not keep the body alive once it is handed over.
@@ -80,6 +97,7 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
     const incomplete = () => fail(new HttpError("EGRESS_ERR_BODY_INCOMPLETE", "the body ended before its Content-Length"));
     request.on("error", incomplete);
     request.on("close", () => request.complete || incomplete());
+    if (!timeout.whole) request.on("data", () => timer.refresh());
     if (decoder) {
       let read = 0;
       // A compressed body is bounded too: no ratio makes more than `limit` bytes of input worth reading.

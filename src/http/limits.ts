@@ -12,6 +12,8 @@ export interface HttpLimits {
   headersTimeoutMs: number;
   /** A whole request, body included, must arrive within this; else 408. */
   requestTimeoutMs: number;
+  /** A body that sends nothing for this long is refused (408) and gives its bytes back: a stalled client holds nothing long. */
+  bodyIdleTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
   /** JSON objects and arrays (or protobuf messages) one body may hold; more: 413. */
@@ -46,6 +48,7 @@ export function httpLimitsSchema(defaults: {
       reservedConnections: z.int().min(1).default(defaults.reservedConnections),
       headersTimeout: Duration.prefault("10s"),
       requestTimeout: Duration.prefault("60s"),
+      bodyIdleTimeout: Duration.prefault("10s"),
       keepAliveTimeout: Duration.prefault("72s"),
       bodyItems: z.int().min(1000).default(500_000),
       bodyBytesInFlight: ByteSize.prefault(defaults.bodyBytesInFlight),
@@ -61,6 +64,7 @@ export function httpLimitsSchema(defaults: {
         reservedConnections: http.reservedConnections,
         headersTimeoutMs: http.headersTimeout,
         requestTimeoutMs: http.requestTimeout,
+        bodyIdleTimeoutMs: http.bodyIdleTimeout,
         keepAliveTimeoutMs: http.keepAliveTimeout,
         bodyItems: http.bodyItems,
         bodyBytesInFlight: http.bodyBytesInFlight,

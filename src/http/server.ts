@@ -31,7 +31,10 @@ export interface RouteOptions {
    * of `limits.bodyBytesInFlight`, shared by every route without a class.
    */
   budget?: string | ((request: HttpRequest) => string | undefined);
-  /** A smaller body limit than the server's, for a route whose bodies are small by nature (a license key). */
+  /**
+   * A smaller body limit than the server's, for a route whose bodies are small by nature (a license key): such a
+   * body comes at once, so the whole of it must arrive within `limits.bodyIdleTimeoutMs`.
+   */
   bodyLimit?: BodyLimit;
   /** Not in the request log when it succeeds: a health check probed every few seconds would drown the rest. */
   quiet?: boolean;
@@ -239,7 +242,8 @@ export class HttpServer {
       }
       charge = this.#budgets.get(typeof route.budget === "function" ? route.budget(request) : route.budget).open();
       const items = { max: this.#limits.bodyItems, key: this.#key("bodyItems") };
-      const rules: BodyRules = { limit: route.bodyLimit ?? this.#bodyLimit, items, charge };
+      const timeout = { ms: this.#limits.bodyIdleTimeoutMs, key: this.#key("bodyIdleTimeout"), whole: route.bodyLimit !== undefined };
+      const rules: BodyRules = { limit: route.bodyLimit ?? this.#bodyLimit, items, charge, timeout };
       if (route.body === "json") request.body = await readJsonBody(incoming, rules);
       else if (typeof route.body === "object") request.body = await readRawBody(incoming, rules, route.body.raw, route.body.countItems);
       const result = await route.handler(request);

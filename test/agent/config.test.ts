@@ -117,6 +117,7 @@ test("http budget keys: defaults, units, and a reserve that leaves nothing to ot
     reservedConnections: 64,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 60_000,
+    bodyIdleTimeoutMs: 10_000,
     keepAliveTimeoutMs: 72_000,
     bodyItems: 500_000,
     bodyBytesInFlight: 16 * 1024 ** 2,

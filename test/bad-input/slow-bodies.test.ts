@@ -28,6 +28,8 @@ const BUDGET = 64 * KiB;
 const VERIFY_LIMIT = 4 * KiB;
 /** What a slow body sends at once before it trickles: enough that what it holds can be measured. */
 const FIRST_BYTES = 1000;
+/** http.bodyIdleTimeout of both: long enough for a slow-body test's traffic, short enough to watch a stall cut off. */
+const IDLE_TIMEOUT_MS = 3_000;
 
 const license = testLicense();
 
@@ -128,12 +130,13 @@ describe("slow bodies: a slow client holds only what it sent, and billing and ve
         billingBodyBytesInFlight: BUDGET,
         anonymousBodyBytesInFlight: BUDGET,
         verifyBodyBytesInFlight: VERIFY_LIMIT,
+        bodyIdleTimeout: IDLE_TIMEOUT_MS,
       },
     });
     beacon = await startBeacon(beaconFixture);
     agentFixture = agentConfig(beacon.url, {
       limits: { bodyLimit: "1MiB" },
-      http: { bodyBytesInFlight: BUDGET, billingBodyBytesInFlight: BUDGET },
+      http: { bodyBytesInFlight: BUDGET, billingBodyBytesInFlight: BUDGET, bodyIdleTimeout: IDLE_TIMEOUT_MS },
       selfTelemetry: { enabled: false },
     });
     agent = await startAgentProcess(agentFixture, { PLATFORM_LICENSE_KEY: license.key });
@@ -144,6 +147,12 @@ describe("slow bodies: a slow client holds only what it sent, and billing and ve
     assert.deepEqual(codes, [0, 0], "both were still up and stopped cleanly");
     for (const service of [agent, beacon]) assert.ok(!service.output().includes('"msg":"request failed"'), "no request ended in a 500");
   });
+
+  /** Body bytes the sidecar's budget holds now (its /metrics). */
+  const held = async (budget: string) => {
+    const text = await (await fetch(`${agent.url}/metrics`)).text();
+    return Number(new RegExp(`^egress_http_body_bytes_in_flight\\{budget="${budget}"\\} (\\d+)`, "m").exec(text)?.[1]);
+  };
 
   /** Valid billing (ingest with the token) and verify requests at the beacon while `slow` trickles; their statuses. */
   async function beaconTraffic() {
@@ -240,10 +249,6 @@ describe("slow bodies: a slow client holds only what it sent, and billing and ve
 
   test("sidecar: a slow body on each intake route; billing intake keeps answering 202 and reaches the beacon", async () => {
     const storedBefore = beaconStored(beaconFixture.dataDir).transactions;
-    const held = async (budget: string) => {
-      const text = await (await fetch(`${agent.url}/metrics`)).text();
-      return Number(new RegExp(`^egress_http_body_bytes_in_flight\\{budget="${budget}"\\} (\\d+)`, "m").exec(text)?.[1]);
-    };
     let accepted = 0;
     for (const [path, budget] of [
       ["/v1/transactions", "billing"],
@@ -308,7 +313,40 @@ describe("slow bodies: a slow client holds only what it sent, and billing and ve
     }
     const large = await headersOnly(beacon.url, "/v1/beacon/verify", VERIFY_LIMIT + 1, {});
     assert.match(large.head, /^HTTP\/1\.1 413 /, "a verify body larger than a license key is refused from its Content-Length");
-    assert.deepEqual(beaconStored(beaconFixture.dataDir), storedBefore, "nothing stored");
+    // (The sidecar may still be delivering telemetry from earlier tests: billing and snapshots are compared.)
+    const { transactions, snapshots } = beaconStored(beaconFixture.dataDir);
+    assert.deepEqual(
+      { transactions, snapshots },
+      { transactions: storedBefore.transactions, snapshots: storedBefore.snapshots },
+      "nothing stored",
+    );
+  });
+
+  test("a stalled body is cut off after http.bodyIdleTimeout (408) and gives its room back; verify's whole body must come within it", async () => {
+    const started = Date.now();
+    const billingBody = await slowBody(beacon.url, "/v1/beacon/ingest-traces", BODY_LIMIT, bearer);
+    const intakeBody = await slowBody(agent.url, "/v1/transactions", BODY_LIMIT, {});
+    billingBody.pause();
+    intakeBody.pause();
+    const verifyBody = await slowBody(beacon.url, "/v1/beacon/verify", VERIFY_LIMIT, {}); // keeps trickling
+    try {
+      await waitFor(async () => (await held("billing")) === FIRST_BYTES, 2_000, "the stalled intake body holds what it sent");
+      for (const [name, slow] of [
+        ["beacon billing", billingBody],
+        ["sidecar billing intake", intakeBody],
+        ["verify, still trickling", verifyBody],
+      ] as const) {
+        await waitFor(() => slow.answer(), 3 * IDLE_TIMEOUT_MS, `${name}: an answer`);
+        assert.match(slow.answer(), /^HTTP\/1\.1 408 .*EGRESS_ERR_BODY_TIMEOUT/s, `${name}: ${slow.answer()}`);
+      }
+      assert.ok(Date.now() - started >= IDLE_TIMEOUT_MS, "not before the timeout");
+      assert.equal(await held("billing"), 0, "the sidecar's billing budget has its room back");
+      const whole = (size: number) =>
+        postJson(`${beacon.url}/v1/beacon/ingest-traces`, sized({ license: license.key, trace_transactions: [] }, size), bearer);
+      assert.notEqual((await whole(BUDGET - 512)).status, 503, "so has the beacon's: a body of nearly all of it fits");
+    } finally {
+      for (const slow of [billingBody, intakeBody, verifyBody]) slow.close();
+    }
   });
 
   test("over every route: at least 98% of valid billing and verify requests succeeded", () => {

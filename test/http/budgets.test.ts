@@ -174,6 +174,40 @@ test("budget classes: bodies of one class never take another's room; a route may
   assert.match(((await small.json()) as { detail: string }).detail, /100-byte limit/);
 });
 
+test("a body that sends nothing for http.bodyIdleTimeout is cut off with 408 and gives its bytes back; a small-body route's whole body must come within it", async (t) => {
+  const { app } = server({ bodyIdleTimeoutMs: 400, bodyBudgets: { small: 64 * 1024 } });
+  app.post("/in", () => ({ ok: true }));
+  app.post("/small", () => ({ ok: true }), { budget: "small", bodyLimit: { bytes: 4096 } });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  /** Sends `pieces` body pieces `everyMs` apart, of a body declaring more; the answer's head and when it came. */
+  const trickle = async (path: string, pieces: string[], everyMs: number) => {
+    const socket = await openSocket(url);
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk));
+    const started = Date.now();
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n`);
+    for (const piece of pieces) {
+      if (answer) break;
+      socket.write(piece);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    await closed(socket);
+    return { head: answer.split("\r\n\r\n", 1)[0]!, afterMs: Date.now() - started, body: answer.split("\r\n\r\n")[1] ?? "" };
+  };
+  // A byte every 100 ms keeps a body alive; silence after 3,000 bytes ends it.
+  const stalled = await trickle("/in", ["{", ..."x".repeat(10), "y".repeat(3000)], 100);
+  assert.match(stalled.head, /^HTTP\/1\.1 408 .*\r\nconnection: close/is, stalled.head);
+  assert.match(stalled.body, /400 ms \(http\.bodyIdleTimeout\).*"code":"EGRESS_ERR_BODY_TIMEOUT"/);
+  assert.ok(stalled.afterMs >= 1_000 + 400, `not before the silence lasted the timeout (${stalled.afterMs} ms)`);
+  assert.equal(app.load.bodyBytes, 0, "its 3,011 bytes are given back");
+  // On a route for small bodies the whole body must arrive within the timeout: a trickle is cut off.
+  const slowSmall = await trickle("/small", Array(40).fill("x"), 50);
+  assert.match(slowSmall.head, /^HTTP\/1\.1 408 /, slowSmall.head);
+  assert.ok(slowSmall.afterMs < 1_500, `cut off at the timeout, trickle or not (${slowSmall.afterMs} ms)`);
+  assert.equal(app.load.bodyBytes, 0);
+});
+
 test("connections: at the cap the oldest idle one is closed for a new one; in the reserve only reserved routes answer", async (t) => {
   const { app } = server({ maxConnections: 20, reservedConnections: 5 });
   app.get("/healthz", () => ({ status: "ok" }), { reserved: true });
