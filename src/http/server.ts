@@ -20,21 +20,11 @@ export interface RouteOptions {
    * types (whose items, when not JSON, `countItems` counts before the handler decodes them).
    */
   body?: "none" | "json" | { raw: readonly string[]; countItems?: ItemCounter };
-  /**
-   * Served when only the connection reserve is left (health checks, billing intake): never refused as crowded. A
-   * function decides per request, after `authorize` (the beacon's ingest: only with a valid bearer token).
-   */
+  /** Served from the connection reserve (health, billing); a function decides per request, after `authorize`. */
   reserved?: boolean | ((request: HttpRequest) => boolean);
-  /**
-   * The budget class this route's bodies are charged to (one of the server's `limits.bodyBudgets`), or a function
-   * choosing it per request after `authorize`: bodies of other classes can never take its room. Default: the budget
-   * of `limits.bodyBytesInFlight`, shared by every route without a class.
-   */
+  /** The budget class (`limits.bodyBudgets`) its bodies are charged to, or chosen per request after `authorize`. */
   budget?: string | ((request: HttpRequest) => string | undefined);
-  /**
-   * A smaller body limit than the server's, for a route whose bodies are small by nature (a license key): such a
-   * body comes at once, so the whole of it must arrive within `limits.bodyIdleTimeoutMs`.
-   */
+  /** A smaller body limit, for bodies small by nature: the whole body must then come within bodyIdleTimeoutMs. */
   bodyLimit?: BodyLimit;
   /** Not in the request log when it succeeds: a health check probed every few seconds would drown the rest. */
   quiet?: boolean;
@@ -135,8 +125,7 @@ export class HttpServer {
   /** Connections open, refused at the cap and closed to make room; body bytes held now, in all and by budget. */
   get load(): { open: number; refused: number; evicted: number; bodyBytes: number; bodyBytesByBudget: Record<string, number> } {
     const bodyBytesByBudget = this.#budgets.held();
-    const bodyBytes = Object.values(bodyBytesByBudget).reduce((sum, held) => sum + held, 0);
-    return { ...this.#connections.stats, bodyBytes, bodyBytesByBudget };
+    return { ...this.#connections.stats, bodyBytes: Object.values(bodyBytesByBudget).reduce((a, b) => a + b, 0), bodyBytesByBudget };
   }
 
   get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize" | "reserved" | "quiet"> = {}): void {
@@ -233,13 +222,12 @@ export class HttpServer {
       if (this.#closing) throw new HttpError("EGRESS_ERR_CLOSING", "the server is shutting down; send the request again in a moment");
       this.onRequest?.(method);
       if (!route) throw new HttpError("EGRESS_ERR_NOT_FOUND", `no route ${method} ${path}`);
-      // Credentials first, from the headers alone: whether the route may use the reserve, and which budget its body
-      // is charged to, can depend on who sent it.
+      const { reserved } = route;
+      if (typeof reserved !== "function") this.#refuseWhenCrowded(reserved);
+      // Credentials from the headers alone, before any body: whether the route may use the reserve (when it decides
+      // per request) and which budget its body is charged to can depend on who sent it.
       await route.authorize?.(request);
-      const reserved = typeof route.reserved === "function" ? route.reserved(request) : route.reserved;
-      if (!reserved && this.#connections.crowded()) {
-        throw new HttpError("EGRESS_ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
-      }
+      if (typeof reserved === "function") this.#refuseWhenCrowded(reserved(request));
       charge = this.#budgets.get(typeof route.budget === "function" ? route.budget(request) : route.budget).open();
       const items = { max: this.#limits.bodyItems, key: this.#key("bodyItems") };
       const timeout = { ms: this.#limits.bodyIdleTimeoutMs, key: this.#key("bodyIdleTimeout"), whole: route.bodyLimit !== undefined };
@@ -269,6 +257,13 @@ export class HttpServer {
       if (response.headersSent) return void response.destroy();
       for (const name of response.getHeaderNames()) response.removeHeader(name);
       this.#send(internalErrorAnswer(), response, false);
+    }
+  }
+
+  /** Only the reserve is left: routes that must answer are served, others get 503. */
+  #refuseWhenCrowded(reserved: boolean | undefined): void {
+    if (!reserved && this.#connections.crowded()) {
+      throw new HttpError("EGRESS_ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
     }
   }
 
