@@ -50,8 +50,8 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
 
   // A bearer token, when sent, is checked from the headers before any body is read; the license key in the body
   // (the interface's own credential, docs/PROTOCOL.md) is checked after. Telemetry carries no key: the token is its
-  // only credential. A billing or usage body with a valid token is charged to the billing budget (and ingest is
-  // served from the connection reserve); one without, to the anonymous budget: anyone can send those.
+  // only credential. A billing or usage body with a valid token is charged to the billing budget and served from the
+  // connection reserve; one without, to the anonymous budget, and not from the reserve: anyone can send those.
   const senders = new WeakMap<HttpRequest, License | undefined>();
   const authenticated = (request: HttpRequest) => senders.get(request) !== undefined;
   const billingBudget = (request: HttpRequest) => (authenticated(request) ? "billing" : "anonymous");
@@ -91,7 +91,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
       return { inserted_count: inserted };
     },
-    { authorize: optionalBearer, budget: billingBudget },
+    { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },
   );
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);
