@@ -349,6 +349,43 @@ describe("slow bodies: a slow client holds only what it sent, and billing and ve
     }
   });
 
+  test("anonymous slow bodies cannot take the beacon's connection reserve: ingest with a token and verify still answer", async () => {
+    const crowded = await startBeacon(beaconConfig([license], { http: { maxConnections: 40, reservedConnections: 10 } }));
+    const slow: Awaited<ReturnType<typeof slowBody>>[] = [];
+    const idle: Socket[] = [];
+    try {
+      const url = (path: string) => `${crowded.url}${path}`;
+      const token = { authorization: `Bearer ${(await postJson(url("/v1/beacon/verify"), { license: license.key })).body.token}` };
+      // Anonymous slow bodies until one is refused: the 30 connections outside the reserve are all they get.
+      let refused = "";
+      while (!refused && slow.length < 40) {
+        const body = await slowBody(crowded.url, "/v1/beacon/ingest-traces", BODY_LIMIT, {});
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        slow.push(body);
+        refused = body.answer();
+      }
+      assert.match(refused, /^HTTP\/1\.1 503 .*EGRESS_ERR_BUSY/s, "an anonymous body is refused once only the reserve is left");
+      slow.pop()!.close();
+      assert.ok(slow.length >= 25 && slow.length <= 30, `they took what was outside the reserve (${slow.length})`);
+      // A few idle connections keep the count past the threshold whatever fetch's pool does.
+      for (let i = 0; i < 3; i++) idle.push(connect(Number(new URL(crowded.url).port), "127.0.0.1").on("error", () => {}));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const batch = () => ({ license: license.key, trace_transactions: traceTransactions(2) });
+      const anonymous = await postJson(url("/v1/beacon/ingest-traces"), batch());
+      assert.deepEqual([anonymous.status, anonymous.body.code], [503, "EGRESS_ERR_BUSY"], "no reserve for an anonymous body");
+      assert.equal((await postJson(url("/v1/beacon/ingest-traces"), batch(), token)).status, 200, "billing with a token is served");
+      assert.equal((await postJson(url("/v1/beacon/verify"), { license: license.key })).status, 200, "verify is served");
+      assert.ok(
+        slow.every((body) => body.answer() === ""),
+        "the slow bodies are still being read: the reserve was what was left",
+      );
+    } finally {
+      for (const body of slow) body.close();
+      for (const socket of idle) socket.destroy();
+      assert.equal(await crowded.stop("SIGTERM"), 0);
+    }
+  });
+
   test("over every route: at least 98% of valid billing and verify requests succeeded", () => {
     assert.ok(billing.length >= 100 && verifies.length >= 50 && intake.length >= 100);
     for (const [name, statuses, ok] of [
