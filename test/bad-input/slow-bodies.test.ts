@@ -29,7 +29,7 @@ const VERIFY_LIMIT = 4 * KiB;
 /** What a slow body sends at once before it trickles: enough that what it holds can be measured. */
 const FIRST_BYTES = 1000;
 /** http.bodyIdleTimeout of both: long enough for a slow-body test's traffic, short enough to watch a stall cut off. */
-const IDLE_TIMEOUT_MS = 3_000;
+const IDLE_TIMEOUT_MS = 5_000;
 
 const license = testLicense();
 
