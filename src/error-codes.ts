@@ -43,6 +43,12 @@ export const ERRORS = {
     meaning: "The body is not valid data of the Content-Encoding it is labelled with (gzip or deflate).",
     fix: "Compress the body as its Content-Encoding says, or drop the header for a plain body.",
   },
+  EGRESS_ERR_BODY_TIMEOUT: {
+    status: 408,
+    meaning:
+      "The body stopped arriving: nothing of it came for http.bodyIdleTimeout (on the beacon's verify: the whole body did not come within it). What it had sent is given back to the body budget and the connection is closed.",
+    fix: "Send the request again; if it keeps happening, look for a proxy or a link that stalls requests mid-body.",
+  },
   EGRESS_ERR_BODY_INCOMPLETE: {
     status: 400,
     meaning: "The connection ended before the body's Content-Length bytes arrived.",

@@ -69,7 +69,8 @@ export const AgentConfigFile = z.strictObject({
     })
     .prefault({}),
   // The local API's HTTP server: connections, timeouts and the memory bodies may take (src/http/limits.ts).
-  http: httpLimitsSchema({ maxConnections: 512, reservedConnections: 64, bodyBytesInFlight: "16MiB" }),
+  // Billing intake (transactions, usage counts) has a body budget of its own: telemetry filling the shared one never refuses it.
+  http: httpLimitsSchema({ maxConnections: 512, reservedConnections: 64, bodyBytesInFlight: "16MiB", bodyBudgets: { billing: "16MiB" } }),
   privacy: z
     .strictObject({
       // Attribute keys allowed to leave beyond the built-in allowlist, per position. Never set by the sender.

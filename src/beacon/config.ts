@@ -33,7 +33,14 @@ export const BeaconConfig = z
     tokenTtl: Duration.prefault("1h"),
     bodyLimit: ByteSize.prefault("8MiB"),
     // Connections, timeouts and the memory bodies may take (src/http/limits.ts): many customers, few bodies at once.
-    http: httpLimitsSchema({ maxConnections: 4096, reservedConnections: 256, bodyBytesInFlight: "8MiB" }),
+    // Bodies are charged to a budget by who sent them: billing and usage with a valid bearer token, verify, anonymous
+    // billing and usage (no token), and telemetry in the shared one; none can take another's room.
+    http: httpLimitsSchema({
+      maxConnections: 4096,
+      reservedConnections: 256,
+      bodyBytesInFlight: "8MiB",
+      bodyBudgets: { billing: "8MiB", verify: "1MiB", anonymous: "2MiB" },
+    }),
     logLevel: LogLevel.default("info"),
     // PostgreSQL for several replicas (env BEACON_DATABASE_URL beats it): postgres://user:password@host:5432/db.
     // Empty: beacon.db (SQLite) in dataDir, the embedded default.

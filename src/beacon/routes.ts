@@ -24,6 +24,12 @@ export interface BeaconDeps {
   now: () => Date;
 }
 
+/**
+ * The largest verify body: a license key and its JSON (the sidecar sends about a hundred bytes). Anyone may call
+ * verify, so what it may hold is bounded by size here and by its own body budget (`http.verifyBodyBytesInFlight`).
+ */
+export const VERIFY_BODY_LIMIT = 4096;
+
 export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const { store, auth, tokens, now } = deps;
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
@@ -39,13 +45,16 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       request.log.info({ licenseId: license.id }, "license verified");
       return { token: await tokens.issue(license) };
     },
-    { reserved: true },
+    { reserved: true, budget: "verify", bodyLimit: { bytes: VERIFY_BODY_LIMIT } },
   );
 
   // A bearer token, when sent, is checked from the headers before any body is read; the license key in the body
   // (the interface's own credential, docs/PROTOCOL.md) is checked after. Telemetry carries no key: the token is its
-  // only credential.
+  // only credential. A billing or usage body with a valid token is charged to the billing budget and served from the
+  // connection reserve; one without, to the anonymous budget, and not from the reserve: anyone can send those.
   const senders = new WeakMap<HttpRequest, License | undefined>();
+  const authenticated = (request: HttpRequest) => senders.get(request) !== undefined;
+  const billingBudget = (request: HttpRequest) => (authenticated(request) ? "billing" : "anonymous");
   const optionalBearer = async (request: HttpRequest) => void senders.set(request, await auth.bearer(request));
   const requiredBearer = async (request: HttpRequest) => {
     const license = await auth.bearer(request);
@@ -66,7 +75,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       request.log.info({ licenseId: license.id, received: body.trace_transactions.length, inserted }, "trace transactions ingested");
       return { inserted_count: inserted };
     },
-    { authorize: optionalBearer, reserved: true },
+    { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },
   );
 
   for (const signal of OTLP_SIGNALS) registerOtlpRoute(app, signal, { store, now, senders, requiredBearer });
@@ -82,7 +91,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
       return { inserted_count: inserted };
     },
-    { authorize: optionalBearer },
+    { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },
   );
 
   app.get(beaconPaths.jwks, async () => tokens.jwks);

@@ -25,7 +25,20 @@ export interface BodyRules {
   limit: BodyLimit;
   items: { max: number; key?: string };
   charge: BodyCharge;
+  /**
+   * The longest the body may send nothing (`key` names its config key), or, with `whole`, the longest the whole body
+   * may take: past it, 408 and the connection is closed.
+   */
+  timeout: { ms: number; key?: string; whole?: boolean };
 }
+
+const timedOut = ({ ms, key, whole }: BodyRules["timeout"]) =>
+  new HttpError(
+    "EGRESS_ERR_BODY_TIMEOUT",
+    whole
+      ? `the body did not arrive within ${ms} ms${key ? ` (${key})` : ""}; it is small and comes at once, or not at all`
+      : `nothing of the body arrived for ${ms} ms${key ? ` (${key})` : ""}; a stalled body is not waited for`,
+  );
 
 const tooLarge = ({ bytes, key }: BodyLimit) =>
   new HttpError("EGRESS_ERR_BODY_TOO_LARGE", `the body is larger than the ${bytes}-byte limit${key ? ` (${key})` : ""}`);
@@ -34,27 +47,28 @@ const tooLarge = ({ bytes, key }: BodyLimit) =>
  * Reads a whole body, refused with 413 once it (decompressed, when `encoding` is given) passes the limit or, when
  * `items` counts it as it arrives, holds too many JSON objects and arrays; with 503 when the body budget cannot take
  * it now; with 400 when the client stops before its Content-Length or sends undecodable compressed data. A refused
- * body is not read further (the request is paused, and the answer closes the connection).
+ * body is not read further (the request is paused, and the answer closes the connection). Each chunk is charged to
+ * the budget as it arrives, never the declared Content-Length ahead of it: a client that declares 8 MiB and sends a
+ * byte a second holds a byte a second, not 8 MiB of everyone's room.
  */
 function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" | "deflate", items?: JsonItemCounter): Promise<Buffer> {
   const limit = rules.limit.bytes;
   return new Promise((resolve, reject) => {
-    const declared = Number(request.headers["content-length"]);
-    if (declared > limit) return reject(tooLarge(rules.limit));
+    if (Number(request.headers["content-length"]) > limit) return reject(tooLarge(rules.limit));
     const decoder = encoding === "gzip" ? createGunzip() : encoding === "deflate" ? createInflate() : undefined;
-    // With a Content-Length (and no compression) the body is copied into one buffer as it comes, no second copy: the
-    // buffer is made, and its whole length charged to the budget, when the first bytes arrive.
-    const prepaid = !decoder && Number.isSafeInteger(declared);
-    let whole: Buffer | undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    const { timeout } = rules;
+    const timer = setTimeout(() => fail(timedOut(timeout)), timeout.ms);
     const fail = (err: HttpError) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       if (decoder) request.unpipe(decoder);
       decoder?.destroy();
       request.pause();
+      chunks.length = 0;
       reject(err);
     };
     const output = decoder ?? request;
@@ -62,34 +76,28 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
       if (settled) return;
       if (size + chunk.length > limit) return fail(tooLarge(rules.limit));
       try {
-        if (!prepaid) rules.charge.charge(chunk.length);
-        else if (!whole) {
-          rules.charge.charge(declared);
-          whole = Buffer.allocUnsafe(declared);
-        }
-        if (items && items.push(chunk, rules.items.max, () => (whole ? [whole.subarray(0, size)] : chunks)) > rules.items.max) {
-          throw tooManyItems(rules);
-        }
+        rules.charge.charge(chunk.length);
+        if (items && items.push(chunk, rules.items.max, () => chunks) > rules.items.max) throw tooManyItems(rules);
       } catch (err) {
         return fail(err as HttpError);
       }
-      // Node's parser never passes more than Content-Length bytes: the buffer made for them holds every chunk.
-      if (whole) chunk.copy(whole, size);
-      else chunks.push(chunk);
+      chunks.push(chunk);
       size += chunk.length;
     });
     output.on("end", () => {
       if (settled) return;
       settled = true;
-      const body = whole ? whole.subarray(0, size) : prepaid ? Buffer.alloc(0) : Buffer.concat(chunks, size);
+      clearTimeout(timer);
+      // One chunk is the body as it is; more are copied into one buffer once, the chunks dropped right after.
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       // The request's listeners live as long as the request: they must not keep the body alive once it is handed over.
-      whole = undefined;
       chunks.length = 0;
       resolve(body);
     });
     const incomplete = () => fail(new HttpError("EGRESS_ERR_BODY_INCOMPLETE", "the body ended before its Content-Length"));
     request.on("error", incomplete);
     request.on("close", () => request.complete || incomplete());
+    if (!timeout.whole) request.on("data", () => timer.refresh());
     if (decoder) {
       let read = 0;
       // A compressed body is bounded too: no ratio makes more than `limit` bytes of input worth reading.

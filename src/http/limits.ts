@@ -12,25 +12,47 @@ export interface HttpLimits {
   headersTimeoutMs: number;
   /** A whole request, body included, must arrive within this; else 408. */
   requestTimeoutMs: number;
+  /** A body that sends nothing for this long is refused (408) and gives its bytes back: a stalled client holds nothing long. */
+  bodyIdleTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
   /** JSON objects and arrays (or protobuf messages) one body may hold; more: 413. */
   bodyItems: number;
-  /** Memory all bodies being read and parsed may hold at once (see BodyBudget); over it: 503 with Retry-After. */
+  /**
+   * Memory the bodies of routes without a budget class of their own may hold at once (see BodyBudget); over it: 503
+   * with Retry-After.
+   */
   bodyBytesInFlight: number;
+  /**
+   * Budgets of their own, by class (`billing`, `anonymous`, ...): what the bodies of a class's routes may hold at
+   * once, which no other route's bodies can take. Config key `<class>BodyBytesInFlight`.
+   */
+  bodyBudgets: Record<string, number>;
 }
 
-/** The `http:` block of a service's config, with that service's defaults. */
-export function httpLimitsSchema(defaults: { maxConnections: number; reservedConnections: number; bodyBytesInFlight: string }) {
+/** The config key of a budget class's bytes in flight ("billing" -> "billingBodyBytesInFlight"). */
+export const budgetKey = (budgetClass: string) => `${budgetClass}BodyBytesInFlight`;
+
+/** The `http:` block of a service's config, with that service's defaults (`bodyBudgets`: its classes and their sizes). */
+export function httpLimitsSchema(defaults: {
+  maxConnections: number;
+  reservedConnections: number;
+  bodyBytesInFlight: string;
+  bodyBudgets?: Record<string, string>;
+}) {
+  const classes = Object.entries(defaults.bodyBudgets ?? {});
+  const classKeys = Object.fromEntries(classes.map(([name, size]) => [budgetKey(name), ByteSize.prefault(size)]));
   return z
     .strictObject({
       maxConnections: z.int().min(8).max(1_000_000).default(defaults.maxConnections),
       reservedConnections: z.int().min(1).default(defaults.reservedConnections),
       headersTimeout: Duration.prefault("10s"),
       requestTimeout: Duration.prefault("60s"),
+      bodyIdleTimeout: Duration.prefault("10s"),
       keepAliveTimeout: Duration.prefault("72s"),
       bodyItems: z.int().min(1000).default(500_000),
       bodyBytesInFlight: ByteSize.prefault(defaults.bodyBytesInFlight),
+      ...classKeys,
     })
     .refine((http) => http.reservedConnections < http.maxConnections, {
       message: "must be below http.maxConnections",
@@ -42,9 +64,11 @@ export function httpLimitsSchema(defaults: { maxConnections: number; reservedCon
         reservedConnections: http.reservedConnections,
         headersTimeoutMs: http.headersTimeout,
         requestTimeoutMs: http.requestTimeout,
+        bodyIdleTimeoutMs: http.bodyIdleTimeout,
         keepAliveTimeoutMs: http.keepAliveTimeout,
         bodyItems: http.bodyItems,
         bodyBytesInFlight: http.bodyBytesInFlight,
+        bodyBudgets: Object.fromEntries(classes.map(([name]) => [name, (http as Record<string, unknown>)[budgetKey(name)] as number])),
       }),
     )
     .prefault({});

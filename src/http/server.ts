@@ -5,10 +5,11 @@ import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpError } from "../errors.ts";
 import { readJsonBody, readRawBody, type BodyLimit, type BodyRules, type ItemCounter } from "./body.ts";
-import { BodyBudget } from "./budget.ts";
+import { BodyBudgets, type BodyCharge } from "./budget.ts";
 import { ConnectionGuard } from "./connections.ts";
 import { errorAnswer, internalErrorAnswer } from "./error-handling.ts";
 import { Answer, EventStream, sseFrame, type HttpRequest } from "./exchange.ts";
+import { matchSegments } from "./path-match.ts";
 import { connectionCap, defaultHttpLimits, type HttpLimits } from "./limits.ts";
 
 export type Handler = (request: HttpRequest) => unknown;
@@ -19,11 +20,15 @@ export interface RouteOptions {
    * types (whose items, when not JSON, `countItems` counts before the handler decodes them).
    */
   body?: "none" | "json" | { raw: readonly string[]; countItems?: ItemCounter };
-  /** Served when only the connection reserve is left (health checks, billing intake): never refused as crowded. */
-  reserved?: boolean;
+  /** Served from the connection reserve (health, billing); a function decides per request, after `authorize`. */
+  reserved?: boolean | ((request: HttpRequest) => boolean);
+  /** The budget class (`limits.bodyBudgets`) its bodies are charged to, or chosen per request after `authorize`. */
+  budget?: string | ((request: HttpRequest) => string | undefined);
+  /** A smaller body limit, for bodies small by nature: the whole body must then come within bodyIdleTimeoutMs. */
+  bodyLimit?: BodyLimit;
   /** Not in the request log when it succeeds: a health check probed every few seconds would drown the rest. */
   quiet?: boolean;
-  /** Runs before the body is read (an anonymous large body is refused unread). */
+  /** Runs before the body is read, from the headers alone (an anonymous large body is refused unread). */
   authorize?: (request: HttpRequest) => Promise<void> | void;
   /** How this route words its errors (OTLP answers a google.rpc.Status); the server's `{detail, code}` otherwise. */
   errors?: (error: unknown, request: HttpRequest) => Answer | Promise<Answer>;
@@ -38,25 +43,6 @@ interface Route extends RouteOptions {
 interface PatternRoute extends Route {
   method: string;
   segments: string[];
-}
-
-/** The params of `path` when it matches `route`'s segments (a `{name}` segment takes any one non-empty segment). */
-function matchSegments(route: PatternRoute, path: string): Record<string, string> | undefined {
-  const parts = path.split("/");
-  if (parts.length !== route.segments.length) return undefined;
-  const params: Record<string, string> = {};
-  for (const [i, segment] of route.segments.entries()) {
-    const part = parts[i]!;
-    if (segment.startsWith("{")) {
-      if (part === "") return undefined;
-      try {
-        params[segment.slice(1, -1)] = decodeURIComponent(part);
-      } catch {
-        return undefined; // a malformed %-escape matches nothing: 404
-      }
-    } else if (segment !== part) return undefined;
-  }
-  return params;
 }
 
 /** What the server tells `onResponse` of every answered request. */
@@ -84,7 +70,7 @@ export class HttpServer {
   readonly #bodyLimit: BodyLimit;
   readonly #limits: HttpLimits;
   readonly #limitsKey: string | undefined;
-  readonly #budget: BodyBudget;
+  readonly #budgets: BodyBudgets;
   readonly #connections: ConnectionGuard;
   readonly #logRequests: boolean;
   readonly #scheme: "http" | "https";
@@ -108,7 +94,7 @@ export class HttpServer {
     const limits = options.limits ?? defaultHttpLimits;
     this.#limits = limits;
     this.#limitsKey = options.limitsKey;
-    this.#budget = new BodyBudget(limits.bodyBytesInFlight, this.#key("bodyBytesInFlight"));
+    this.#budgets = new BodyBudgets(limits, this.#limitsKey);
     this.#logRequests = options.logRequests ?? false;
     this.#scheme = options.tls ? "https" : "http";
     const listener = (request: IncomingMessage, response: ServerResponse) => void this.#serve(request, response);
@@ -136,9 +122,10 @@ export class HttpServer {
     return this.#limitsKey ? `${this.#limitsKey}.${name}` : undefined;
   }
 
-  /** Connections open, refused at the cap and closed to make room; body bytes held now. */
-  get load(): { open: number; refused: number; evicted: number; bodyBytes: number } {
-    return { ...this.#connections.stats, bodyBytes: this.#budget.held };
+  /** Connections open, refused at the cap and closed to make room; body bytes held now, in all and by budget. */
+  get load(): { open: number; refused: number; evicted: number; bodyBytes: number; bodyBytesByBudget: Record<string, number> } {
+    const bodyBytesByBudget = this.#budgets.held();
+    return { ...this.#connections.stats, bodyBytes: Object.values(bodyBytesByBudget).reduce((a, b) => a + b, 0), bodyBytesByBudget };
   }
 
   get(path: string, handler: Handler, options: Pick<RouteOptions, "authorize" | "reserved" | "quiet"> = {}): void {
@@ -158,6 +145,7 @@ export class HttpServer {
   }
 
   #add(method: string, route: Route): void {
+    if (typeof route.budget === "string") this.#budgets.get(route.budget); // an unknown class fails at registration
     if (route.path.includes("{")) this.#patterns.push({ ...route, method, segments: route.path.split("/") });
     else this.#routes.set(`${method} ${route.path}`, route);
   }
@@ -166,7 +154,7 @@ export class HttpServer {
     const route = this.#routes.get(`${method} ${path}`);
     if (route) return { route, params: {} };
     for (const pattern of this.#patterns) {
-      const params = pattern.method === method ? matchSegments(pattern, path) : undefined;
+      const params = pattern.method === method ? matchSegments(pattern.segments, path) : undefined;
       if (params) return { route: pattern, params };
     }
     return undefined;
@@ -229,16 +217,21 @@ export class HttpServer {
       this.onResponse?.({ route: route?.path ?? "unmatched", method, status: response.statusCode, startMs, durationMs });
     });
     let answer: Answer | EventStream;
-    const charge = this.#budget.open();
+    let charge: BodyCharge | undefined;
     try {
       if (this.#closing) throw new HttpError("EGRESS_ERR_CLOSING", "the server is shutting down; send the request again in a moment");
       this.onRequest?.(method);
       if (!route) throw new HttpError("EGRESS_ERR_NOT_FOUND", `no route ${method} ${path}`);
-      if (!route.reserved && this.#connections.crowded()) {
-        throw new HttpError("EGRESS_ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
-      }
+      const { reserved } = route;
+      if (typeof reserved !== "function") this.#refuseWhenCrowded(reserved);
+      // Credentials from the headers alone, before any body: whether the route may use the reserve (when it decides
+      // per request) and which budget its body is charged to can depend on who sent it.
       await route.authorize?.(request);
-      const rules: BodyRules = { limit: this.#bodyLimit, items: { max: this.#limits.bodyItems, key: this.#key("bodyItems") }, charge };
+      if (typeof reserved === "function") this.#refuseWhenCrowded(reserved(request));
+      charge = this.#budgets.get(typeof route.budget === "function" ? route.budget(request) : route.budget).open();
+      const items = { max: this.#limits.bodyItems, key: this.#key("bodyItems") };
+      const timeout = { ms: this.#limits.bodyIdleTimeoutMs, key: this.#key("bodyIdleTimeout"), whole: route.bodyLimit !== undefined };
+      const rules: BodyRules = { limit: route.bodyLimit ?? this.#bodyLimit, items, charge, timeout };
       if (route.body === "json") request.body = await readJsonBody(incoming, rules);
       else if (typeof route.body === "object") request.body = await readRawBody(incoming, rules, route.body.raw, route.body.countItems);
       const result = await route.handler(request);
@@ -252,7 +245,7 @@ export class HttpServer {
       }
     } finally {
       // The body and what was parsed from it are the handler's no longer: their memory goes back to the budget.
-      charge.release();
+      charge?.release();
     }
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
     if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
@@ -264,6 +257,13 @@ export class HttpServer {
       if (response.headersSent) return void response.destroy();
       for (const name of response.getHeaderNames()) response.removeHeader(name);
       this.#send(internalErrorAnswer(), response, false);
+    }
+  }
+
+  /** Only the reserve is left: routes that must answer are served, others get 503. */
+  #refuseWhenCrowded(reserved: boolean | undefined): void {
+    if (!reserved && this.#connections.crowded()) {
+      throw new HttpError("EGRESS_ERR_BUSY", "too many connections are open; send the request again shortly", { "retry-after": "1" });
     }
   }
 

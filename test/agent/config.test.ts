@@ -117,10 +117,13 @@ test("http budget keys: defaults, units, and a reserve that leaves nothing to ot
     reservedConnections: 64,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 60_000,
+    bodyIdleTimeoutMs: 10_000,
     keepAliveTimeoutMs: 72_000,
     bodyItems: 500_000,
     bodyBytesInFlight: 16 * 1024 ** 2,
+    bodyBudgets: { billing: 16 * 1024 ** 2 },
   });
+  assert.deepEqual(load({ http: { billingBodyBytesInFlight: "4MiB" } }).http.bodyBudgets, { billing: 4 * 1024 ** 2 });
   assert.equal(load({ http: { headersTimeout: "2s", bodyBytesInFlight: "64MiB" } }).http.headersTimeoutMs, 2_000);
   assert.throws(
     () => load({ http: { maxConnections: 100, reservedConnections: 100 } }),

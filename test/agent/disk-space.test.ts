@@ -5,6 +5,7 @@ import { DataDirSpace } from "../../src/agent/storage/disk-space.ts";
 import type { Outbox } from "../../src/agent/storage/outbox.ts";
 import { registerTransactionsSource } from "../../src/agent/sources/transactions.ts";
 import { HttpError } from "../../src/errors.ts";
+import { defaultHttpLimits } from "../../src/http/limits.ts";
 import { HttpServer } from "../../src/http/server.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
 
@@ -59,7 +60,9 @@ test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk fill
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     },
   } as unknown as Outbox;
-  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB } });
+  // The sidecar's billing route is charged to its billing budget, which its server has.
+  const limits = { ...defaultHttpLimits, bodyBudgets: { billing: MiB } };
+  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB }, limits });
   let woken = 0;
   registerTransactionsSource(app, outbox, () => woken++, space);
   const url = await app.listen({ host: "127.0.0.1", port: 0 });

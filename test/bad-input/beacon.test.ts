@@ -179,8 +179,11 @@ describe("beacon: bad input to every route", () => {
     for (const path of Object.keys(routes)) {
       const answer = await sendJson(url(path), JSON.stringify({ padding: "x".repeat(BODY_LIMIT) }), auth);
       assertError(answer, 413, "EGRESS_ERR_BODY_TOO_LARGE");
-      assert.match(answer.json.detail, /limit \(bodyLimit\)$/, "names the beacon's own key");
+      // verify takes a license key, nothing larger: its limit is its own.
+      const limit = path === "/v1/beacon/verify" ? /4096-byte limit$/ : /limit \(bodyLimit\)$/;
+      assert.match(answer.json.detail, limit, "names the limit");
     }
+    assertError(await sendJson(url("/v1/beacon/verify"), JSON.stringify({ license: "x".repeat(4096) })), 413);
     const empties = (n: number) => `{"license":${JSON.stringify(license.key)},"trace_transactions":[${Array(n).fill("{}").join(",")}]}`;
     const tooMany = assertValidation(
       await sendJson(url("/v1/beacon/ingest-traces"), empties(10_001)),
@@ -205,7 +208,10 @@ describe("beacon: bad input to every route", () => {
   test("deep nesting, 100,000 levels at the top or in a field, is 422 json_invalid, not a stack overflow", async () => {
     for (const path of Object.keys(routes)) {
       for (const body of [deepArrays(100_000), deepObjects(100_000), `{"license":${deepArrays(100_000)}}`]) {
-        assertValidation(await sendJson(url(path), body, auth), ["body"], "json_invalid");
+        const answer = await sendJson(url(path), body, auth);
+        if (path === "/v1/beacon/verify")
+          assertError(answer, 413, "EGRESS_ERR_BODY_TOO_LARGE"); // past its 4 KiB
+        else assertValidation(answer, ["body"], "json_invalid");
       }
     }
     // OTLP values nest by schema (arrayValue in arrayValue): 20,000 of them once overflowed the validator's stack (a 500).

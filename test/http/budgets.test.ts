@@ -7,6 +7,7 @@ import fc from "fast-check";
 import pino from "pino";
 import { ExactJsonCounter, JsonItemCounter } from "../../src/http/body.ts";
 import { BodyBudget } from "../../src/http/budget.ts";
+import { HttpError } from "../../src/errors.ts";
 import { Answer } from "../../src/http/exchange.ts";
 import { connectionCap, defaultHttpLimits, type HttpLimits } from "../../src/http/limits.ts";
 import { HttpServer } from "../../src/http/server.ts";
@@ -124,19 +125,99 @@ test("bodies in flight over http.bodyBytesInFlight: the surplus gets 503 with Re
   release();
   assert.equal((await holding).status, 200);
   assert.equal(app.load.bodyBytes, 0, "answered bodies give their bytes back");
-  // A body's declared length is reserved when its first bytes come: a slow sender cannot hold a buffer unbudgeted.
+  // A body is charged what it has sent, never its declared length: a slow sender holds no room it has not used.
   const slow = await openSocket(url);
   slow.write(`POST /in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${250 * 1024}\r\n\r\n{"a":`);
-  await waitFor(() => app.load.bodyBytes === 250 * 1024, 10_000, "the declared length is reserved");
-  assert.equal((await post("/in")).status, 503, "the reserved length leaves no room for another large body");
+  await waitFor(() => app.load.bodyBytes === 5, 10_000, "the 5 bytes sent are charged");
+  assert.equal((await post("/in")).status, 200, "a declared 250 KiB reserves nothing: another large body fits");
+  slow.write(`"${"x".repeat(100 * 1024)}`);
+  await waitFor(() => app.load.bodyBytes === 5 + 1 + 100 * 1024, 10_000, "what it sends next is charged as it comes");
+  assert.equal(app.load.bodyBytes, 5 + 1 + 100 * 1024, "and nothing more");
+  assert.equal((await post("/in")).status, 503, "what it has sent counts against the others");
   slow.destroy();
-  await waitFor(() => app.load.bodyBytes === 0, 10_000, "a body cut short gives its reservation back");
+  await waitFor(() => app.load.bodyBytes === 0, 10_000, "a body cut short gives its bytes back");
   assert.equal((await post("/in")).status, 200);
+});
+
+test("budget classes: bodies of one class never take another's room; a route may take a smaller body limit", async (t) => {
+  const { app } = server({ bodyBytesInFlight: 64 * 1024, bodyBudgets: { billing: 64 * 1024, anonymous: 64 * 1024 } });
+  const byHeader = (request: { headers: Record<string, unknown> }) => (request.headers["x-token"] ? "billing" : "anonymous");
+  app.post("/telemetry", () => ({ ok: true }));
+  app.post("/billing", () => ({ ok: true }), { budget: byHeader });
+  app.post("/small", () => ({ ok: true }), { budget: "billing", bodyLimit: { bytes: 100 } });
+  assert.throws(() => app.post("/x", () => ({}), { budget: "nonesuch" }), /budget class "nonesuch"/);
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  const sockets: Socket[] = [];
+  t.after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await app.close();
+  });
+  /** A body that stops after `sent` of its declared 1 MiB: it holds `sent` bytes until the test's end. */
+  const hold = async (path: string, sent: number, headers = "") => {
+    const socket = await openSocket(url);
+    sockets.push(socket);
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}Content-Length: ${1024 * 1024}\r\n\r\n`);
+    socket.write(`"${"x".repeat(sent - 1)}`);
+  };
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  const batch = JSON.stringify({ padding: "x".repeat(16 * 1024) });
+  await hold("/telemetry", 60 * 1024);
+  await hold("/billing", 60 * 1024); // no token: the anonymous budget
+  await waitFor(() => app.load.bodyBytesByBudget.shared === 60 * 1024 && app.load.bodyBytesByBudget.anonymous === 60 * 1024);
+  assert.equal((await post("/telemetry", batch)).status, 503, "the shared budget is full");
+  assert.equal((await post("/billing", batch)).status, 503, "so is the anonymous one");
+  assert.equal((await post("/billing", batch, { "x-token": "1" })).status, 200, "billing has its own room");
+  assert.deepEqual(app.load.bodyBytesByBudget, { shared: 60 * 1024, billing: 0, anonymous: 60 * 1024 });
+  const small = await post("/small", JSON.stringify({ padding: "x".repeat(100) }));
+  assert.equal(small.status, 413, "the route's own limit");
+  assert.match(((await small.json()) as { detail: string }).detail, /100-byte limit/);
+});
+
+test("a body that sends nothing for http.bodyIdleTimeout is cut off with 408 and gives its bytes back; a small-body route's whole body must come within it", async (t) => {
+  const { app } = server({ bodyIdleTimeoutMs: 400, bodyBudgets: { small: 64 * 1024 } });
+  app.post("/in", () => ({ ok: true }));
+  app.post("/small", () => ({ ok: true }), { budget: "small", bodyLimit: { bytes: 4096 } });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  /** Sends `pieces` body pieces `everyMs` apart, of a body declaring more; the answer's head and when it came. */
+  const trickle = async (path: string, pieces: string[], everyMs: number) => {
+    const socket = await openSocket(url);
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk));
+    const started = Date.now();
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n`);
+    for (const piece of pieces) {
+      if (answer) break;
+      socket.write(piece);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    await closed(socket);
+    return { head: answer.split("\r\n\r\n", 1)[0]!, afterMs: Date.now() - started, body: answer.split("\r\n\r\n")[1] ?? "" };
+  };
+  // A byte every 100 ms keeps a body alive; silence after 3,000 bytes ends it.
+  const stalled = await trickle("/in", ["{", ..."x".repeat(10), "y".repeat(3000)], 100);
+  assert.match(stalled.head, /^HTTP\/1\.1 408 .*\r\nconnection: close/is, stalled.head);
+  assert.match(stalled.body, /400 ms \(http\.bodyIdleTimeout\).*"code":"EGRESS_ERR_BODY_TIMEOUT"/);
+  assert.ok(stalled.afterMs >= 1_000 + 400, `not before the silence lasted the timeout (${stalled.afterMs} ms)`);
+  assert.equal(app.load.bodyBytes, 0, "its 3,011 bytes are given back");
+  // On a route for small bodies the whole body must arrive within the timeout: a trickle is cut off.
+  const slowSmall = await trickle("/small", Array(40).fill("x"), 50);
+  assert.match(slowSmall.head, /^HTTP\/1\.1 408 /, slowSmall.head);
+  assert.ok(slowSmall.afterMs < 1_500, `cut off at the timeout, trickle or not (${slowSmall.afterMs} ms)`);
+  assert.equal(app.load.bodyBytes, 0);
 });
 
 test("connections: at the cap the oldest idle one is closed for a new one; in the reserve only reserved routes answer", async (t) => {
   const { app } = server({ maxConnections: 20, reservedConnections: 5 });
   app.get("/healthz", () => ({ status: "ok" }), { reserved: true });
+  // Reserved or not by who sent it, decided after `authorize`.
+  app.get("/billing", () => ({ billing: true }), {
+    authorize: (request) => {
+      if (request.headers["x-token"] === "bad") throw new HttpError("EGRESS_ERR_TOKEN_INVALID", "bad token");
+    },
+    reserved: (request) => request.headers["x-token"] === "good",
+  });
   app.get("/other", () => ({ other: true }));
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   t.after(() => app.close());
@@ -150,6 +231,10 @@ test("connections: at the cap the oldest idle one is closed for a new one; in th
   const other = await fetch(`${url}/other`, { headers: { connection: "close" } });
   assert.deepEqual([other.status, other.headers.get("retry-after")], [503, "1"]);
   assert.equal((await fetch(`${url}/healthz`, { headers: { connection: "close" } })).status, 200);
+  const billing = (token: string) => fetch(`${url}/billing`, { headers: { connection: "close", "x-token": token } });
+  assert.equal((await billing("good")).status, 200, "reserved for this sender");
+  assert.equal((await billing("none")).status, 503, "not for that one");
+  assert.equal((await billing("bad")).status, 401, "credentials are checked before the reserve");
   // Past the cap: each new connection closes the oldest idle one, never refusing the newcomer.
   for (let i = 0; i < 10; i++) idle.push(await openSocket(url));
   await closed(idle[0]!);

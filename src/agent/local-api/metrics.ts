@@ -122,7 +122,7 @@ export class AgentMetrics {
   }
 
   /** The local API's load (src/http/server.ts): connections open, those closed at the cap, body bytes held. */
-  httpServer(load: () => { open: number; refused: number; evicted: number; bodyBytes: number }): void {
+  httpServer(load: () => { open: number; refused: number; evicted: number; bodyBytesByBudget: Record<string, number> }): void {
     const registers = [this.registry];
     new Gauge({
       name: "egress_http_connections",
@@ -149,10 +149,11 @@ export class AgentMetrics {
     });
     new Gauge({
       name: "egress_http_body_bytes_in_flight",
-      help: "Request body bytes (and items, at 64 bytes each) being read and parsed (http.bodyBytesInFlight caps them)",
+      help: "Request body bytes (and items, at 64 bytes each) being read and parsed, by budget: billing (http.billingBodyBytesInFlight caps it) and shared (http.bodyBytesInFlight)",
+      labelNames: ["budget"],
       registers,
       collect() {
-        this.set(load().bodyBytes);
+        for (const [budget, held] of Object.entries(load().bodyBytesByBudget)) this.set({ budget }, held);
       },
     });
   }

@@ -35,6 +35,7 @@ export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEn
       const accepted = body.trace_transactions.length;
       return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
     },
-    { reserved: true },
+    // Served from the connection reserve, its bodies charged to the billing budget: no other client can take either.
+    { reserved: true, budget: "billing" },
   );
 }

@@ -11,14 +11,19 @@ import type { PushedMeasures } from "../usage/measures-source.ts";
  * source is `push`; otherwise answered `stored: false`, so the instance need not know the sidecar's config.
  */
 export function registerUsageMeasuresSource(app: HttpServer, pushed: PushedMeasures | undefined, space: DataDirSpace): void {
-  app.post("/v1/usage/measures", (request) => {
-    const measures = parseRequest(UsageMeasures, request.body);
-    try {
-      pushed?.store(measures);
-    } catch (err) {
-      if (!isDiskFull(err)) throw err;
-      throw space.full("these counts");
-    }
-    return new Answer(202, { stored: pushed !== undefined });
-  });
+  app.post(
+    "/v1/usage/measures",
+    (request) => {
+      const measures = parseRequest(UsageMeasures, request.body);
+      try {
+        pushed?.store(measures);
+      } catch (err) {
+        if (!isDiskFull(err)) throw err;
+        throw space.full("these counts");
+      }
+      return new Answer(202, { stored: pushed !== undefined });
+    },
+    // Usage is owed like billing: its bodies share the billing budget, which telemetry cannot take.
+    { budget: "billing" },
+  );
 }
