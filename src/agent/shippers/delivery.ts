@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { AnswerTooLargeError } from "../../http/capped-answer.ts";
 import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../egress/beacon-client.ts";
 
 /** What a stream's 2xx must carry to complete a batch: anything else is a failed attempt, not a delivery. */
@@ -33,7 +34,7 @@ export function documentedAnswer<T>(
  * - delivered: a 2xx carrying the stream's documented answer: ack them;
  * - rejected: the beacon refuses the content (400, 413, 422): split the batch to find the bad record;
  * - unauthorized: the token is bad (401): verify the license again, then retry;
- * - retry: anything else (unreachable, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
+ * - retry: anything else (unreachable, an answer past the client's cap, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
  *   beacon's answer): not the records' fault, so back off and send them again.
  */
 export type Outcome =
@@ -61,7 +62,7 @@ export function classify(response: BeaconResponse, answer: DocumentedAnswer, rec
 }
 
 export function classifyError(error: unknown): Outcome {
-  if (error instanceof BeaconUnreachableError) return { kind: "retry", reason: error.message };
+  if (error instanceof BeaconUnreachableError || error instanceof AnswerTooLargeError) return { kind: "retry", reason: error.message };
   throw error;
 }
 
