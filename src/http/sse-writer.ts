@@ -30,29 +30,39 @@ export async function writeEventStream(
 ): Promise<void> {
   response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
   const events = answer.events[Symbol.asyncIterator]();
-  let blocked = false;
   const gone = () => void events.return?.();
   response.on("close", gone);
-  // Restarted by every write: it fires only after heartbeatMs of quiet, and sends nothing to a reader that is behind.
-  const heartbeat = setTimeout(function beat() {
-    if (!blocked && !response.destroyed) blocked = !response.write(HEARTBEAT);
-    heartbeat.refresh();
-  }, limits.heartbeatMs);
-  heartbeat.unref();
-  try {
-    for (let next = await events.next(); !next.done; next = await events.next()) {
-      if (response.destroyed) break;
-      blocked = !response.write(sseFrame(next.value));
-      heartbeat.refresh();
-      if (blocked && !(await drained(response, limits.stalledMs))) {
+  /** Set while the reader is behind: resolves true once it has taken what waits, false once it was dropped. */
+  let behind: Promise<boolean> | undefined;
+  const send = (text: string): Promise<boolean> => {
+    if (response.write(text)) return Promise.resolve(true);
+    behind ??= drained(response, limits.stalledMs).then((took) => {
+      behind = undefined;
+      if (!took) {
         log.warn(
           { bufferedBytes: response.writableLength, stalledMs: limits.stalledMs },
           "event stream reader took nothing in time; connection dropped (the task goes on; tasks/resubscribe replays its events)",
         );
         response.destroy();
-        break;
       }
-      blocked = false;
+      return took;
+    });
+    return behind;
+  };
+  // Restarted by every write: it fires only after heartbeatMs of quiet, and sends nothing to a reader that is behind.
+  const heartbeat = setTimeout(function beat() {
+    if (!behind && !response.destroyed) void send(HEARTBEAT);
+    heartbeat.refresh();
+  }, limits.heartbeatMs);
+  heartbeat.unref();
+  try {
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      // A reader still behind on a heartbeat is waited for like one behind on an event.
+      if (behind && !(await behind)) break;
+      if (response.destroyed) break;
+      const took = await send(sseFrame(next.value));
+      heartbeat.refresh();
+      if (!took) break;
     }
   } catch (err) {
     // The head is sent: a failure can only end the stream early, and the server log says why.
