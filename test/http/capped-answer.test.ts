@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { test, type TestContext } from "node:test";
 import pino from "pino";
 import { A2aConversation } from "../../src/a2a/client.ts";
@@ -8,6 +11,7 @@ import type { RunCount, TaskStore } from "../../src/a2a/task-store.ts";
 import { getLocal } from "../../src/agent/commands/local-api-client.ts";
 import { answersOk } from "../../src/controlplane/agent-process.ts";
 import { ControlPlaneClient } from "../../src/controlplane/client.ts";
+import { healthcheck } from "../../src/health-file.ts";
 import { AnswerTooLargeError, readCappedText } from "../../src/http/capped-answer.ts";
 import { AgentStatus } from "../../src/protocol/local-api.ts";
 import { waitFor } from "../helpers/processes.ts";
@@ -188,4 +192,13 @@ test("status and the control plane's health probe: endless answers end in a clea
   await assert.rejects(getLocal(flood.url, "/v1/status", AgentStatus), tooLarge("16 MiB", flood.url));
   assert.equal(await answersOk(flood.url, 5_000), false, "an endless /ok is not healthy");
   await assertCut(flood, 48 * MiB, 2);
+});
+
+test("the image's healthcheck: a 200 with an endless body is healthy, and the body is not read", async (t) => {
+  const flood = await floodServer(t, () => ({ type: "application/json", prefix: "" }));
+  const file = join(mkdtempSync(join(tmpdir(), "health-")), "health-url");
+  writeFileSync(file, `${flood.url}/ok\n`);
+  t.after(() => rmSync(dirname(file), { recursive: true, force: true }));
+  assert.equal(await healthcheck({ EGRESS_HEALTH_FILE: file }, 5_000), 0);
+  await assertCut(flood, 16 * MiB);
 });
