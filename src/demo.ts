@@ -11,6 +11,8 @@ import { formatTraceReport } from "./beacon/report.ts";
 import { startBeacon } from "./beacon/server.ts";
 import { BeaconStore } from "./beacon/store.ts";
 import { loadAgentConfig } from "./agent/config.ts";
+import { LOCAL_ANSWER_CAP } from "./agent/commands/local-api-client.ts";
+import { readCappedText } from "./http/capped-answer.ts";
 import { describeStoredTelemetry, sampleTelemetry } from "./demo-telemetry.ts";
 import { createLogger } from "./log.ts";
 import type { AgentStatus, TransactionsAccepted } from "./protocol/local-api.ts";
@@ -41,10 +43,16 @@ function sampleTransactions(n: number, now: number): TraceTransaction[] {
   });
 }
 
-async function postJson(url: string, body: unknown): Promise<Response> {
+/** The JSON answer of a local service the demo started (read within the local API's cap, as every answer is). */
+async function answerOf(response: Response, url: string): Promise<unknown> {
+  const text = await readCappedText(response, LOCAL_ANSWER_CAP, url);
+  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 500)}`);
+  return JSON.parse(text);
+}
+
+async function postJson(url: string, body: unknown): Promise<unknown> {
   const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
-  return response;
+  return answerOf(response, url);
 }
 
 /** Waits until the beacon holds the demo's metrics and logs; returns what it stored, one line each. */
@@ -63,14 +71,13 @@ async function waitForTelemetry(beaconDataDir: string, timeoutMs: number): Promi
 }
 
 async function postTransactions(url: string, transactions: TraceTransaction[]): Promise<TransactionsAccepted> {
-  const response = await postJson(`${url}/v1/transactions`, { trace_transactions: transactions });
-  return (await response.json()) as TransactionsAccepted;
+  return (await postJson(`${url}/v1/transactions`, { trace_transactions: transactions })) as TransactionsAccepted;
 }
 
 async function waitForDelivery(url: string, timeoutMs: number): Promise<AgentStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const status = (await (await fetch(`${url}/v1/status`)).json()) as AgentStatus;
+    const status = (await answerOf(await fetch(`${url}/v1/status`), `${url}/v1/status`)) as AgentStatus;
     const billing = status.streams.billing!;
     if (billing.pending + billing.sending === 0) return status;
     if (Date.now() > deadline) throw new Error(`not delivered within ${timeoutMs / 1000} s: ${JSON.stringify(billing)}`);

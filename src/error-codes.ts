@@ -169,6 +169,15 @@ export const ERRORS = {
     meaning: "The sidecar could not reach the beacon (DNS, refused, TLS, proxy, timeout); what is queued stays queued and is retried.",
     fix: "Check `beaconUrl`, the network policy and the proxy settings (`HTTPS_PROXY`, `NO_PROXY`); `egress-agent status` shows each stream's last error.",
   },
+  EGRESS_ERR_ANSWER_TOO_LARGE: {
+    exit: 1,
+    meaning:
+      "An HTTP client of the product (the sidecar's beacon client, the agent server's sidecar reporter, `deployments`, " +
+      '`a2a send`, `status`) was answered with more than it reads (README, "Answers and streams are bounded"): the ' +
+      "read stopped at the cap and the connection was closed. The sidecar counts it as a failed attempt and retries; " +
+      "a command exits 1.",
+    fix: "Check the URL (`beaconUrl`, `--url`): a proxy, a captive portal or a login page answers instead of the service.",
+  },
   EGRESS_ERR_MEASURES_UNAVAILABLE: {
     logOnly: true,
     meaning:

@@ -31,8 +31,9 @@ export async function healthcheck(env: NodeJS.ProcessEnv = process.env, timeoutM
     const send = url.startsWith("https:") ? httpsRequest : httpRequest;
     // Loopback, the process's own certificate: liveness, not identity, is what this checks.
     const request = send(url, { timeout: timeoutMs, rejectUnauthorized: false }, (response) => {
-      response.resume();
+      // The status is all it needs: the body is never read, and the connection goes (an endless body keeps nothing).
       resolve(response.statusCode ?? 0);
+      response.destroy();
     });
     request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     request.on("error", (err) => resolve(err.message));

@@ -19,6 +19,7 @@ export const ServeSettings = z
     organizationId: Uuid.optional(),
     reportInterval: Duration,
     replicaTimeout: Duration,
+    streamHeartbeat: Duration,
     traceExportInterval: Duration,
     logLevel: LogLevel,
     PLATFORM_API_KEY: z.string().optional(),
@@ -58,6 +59,7 @@ interface ServeFlags {
   organizationId?: string;
   reportInterval: string;
   replicaTimeout: string;
+  streamHeartbeat: string;
   traceExportInterval: string;
   logLevel: string;
 }
@@ -124,6 +126,7 @@ export function a2aCommand(): Command {
       "with DATABASE_URI: a replica silent this long is taken for dead and its unfinished tasks fail",
       "30s",
     )
+    .option("--stream-heartbeat <duration>", "a quiet message/stream or tasks/resubscribe stream gets a comment line this often", "15s")
     .option("--trace-export-interval <duration>", "how often spans are exported when tracing is on", "5s")
     .option("--log-level <level>", "fatal, error, warn, info, debug, trace or silent", "info")
     .addHelpText(

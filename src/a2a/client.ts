@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EgressError } from "../errors.ts";
+import { MiB, readCappedText } from "../http/capped-answer.ts";
+import { sseData } from "../http/sse-reader.ts";
 import { RpcResponse, StreamEvent, Task, type Message, type Part, type RpcErrorBody } from "../protocol/a2a.ts";
 
 /** An A2A call that failed: not HTTP 200, a JSON-RPC error, or an answer that is not A2A. */
@@ -21,7 +23,16 @@ export interface ConversationOptions {
   /** The trace thread id of the first message (random when not given). */
   threadId?: string | undefined;
   timeoutMs?: number;
+  /** The most one answer, or one event of a stream, may hold (default A2A_ANSWER_CAP). */
+  maxAnswerBytes?: number;
 }
+
+/**
+ * What the client reads of one answer or one stream event at most: a task carries its whole history, the user's
+ * messages among it (the agent server takes requests up to 10 MiB) beside the answers and artifacts, so the cap
+ * leaves room for a maximal message with a long answer, and no more.
+ */
+export const A2A_ANSWER_CAP = 32 * MiB;
 
 /** The answer text of a task: its artifacts' text parts, else its status message's. */
 export function answerText(task: Task): string {
@@ -45,6 +56,7 @@ export class A2aConversation {
   #waiting: string | undefined;
   #threadId: string;
   readonly #timeoutMs: number;
+  readonly #maxAnswerBytes: number;
 
   constructor(options: ConversationOptions) {
     this.endpoint = `${options.baseUrl.replace(/\/+$/, "")}/a2a/${encodeURIComponent(options.assistantId)}`;
@@ -53,6 +65,7 @@ export class A2aConversation {
     this.#waiting = options.taskId;
     this.#threadId = options.threadId ?? options.contextId ?? randomUUID();
     this.#timeoutMs = options.timeoutMs ?? 300_000;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? A2A_ANSWER_CAP;
   }
 
   get threadId(): string {
@@ -87,7 +100,7 @@ export class A2aConversation {
       throw new A2aClientError(`cannot reach ${this.endpoint} (${cause?.code ?? cause?.message ?? (err as Error).name})`);
     }
     if (response.status !== 200) {
-      const text = await response.text();
+      const text = await this.#text(response);
       const error = errorOf(text);
       throw new A2aClientError(
         `${this.endpoint} answered HTTP ${response.status}${error ? `: ${error.message} (${error.code})` : `: ${text.slice(0, 300)}`}`,
@@ -95,6 +108,10 @@ export class A2aConversation {
       );
     }
     return response;
+  }
+
+  #text(response: Response): Promise<string> {
+    return readCappedText(response, this.#maxAnswerBytes, this.endpoint);
   }
 
   #remember(event: { id?: string; taskId?: string; contextId?: string; status?: { state?: string } }): void {
@@ -106,7 +123,7 @@ export class A2aConversation {
   /** message/send: the task once it has ended; the conversation then continues from it. */
   async send(text: string, data?: Record<string, unknown>): Promise<Task> {
     const response = await this.#post("message/send", { message: this.#message(text, data) }, "application/json");
-    const task = parseTask(resultOf(await response.text(), this.endpoint), this.endpoint);
+    const task = parseTask(resultOf(await this.#text(response), this.endpoint), this.endpoint);
     this.#remember(task);
     return task;
   }
@@ -115,10 +132,10 @@ export class A2aConversation {
   async *stream(text: string, data?: Record<string, unknown>): AsyncGenerator<StreamEvent> {
     const response = await this.#post("message/stream", { message: this.#message(text, data) }, "text/event-stream");
     if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
-      resultOf(await response.text(), this.endpoint); // a JSON-RPC error answered instead of a stream
+      resultOf(await this.#text(response), this.endpoint); // a JSON-RPC error answered instead of a stream
       throw new A2aClientError(`${this.endpoint} did not answer message/stream with an event stream`);
     }
-    for await (const data of sseData(response.body!)) {
+    for await (const data of sseData(response.body!, { maxEventLength: this.#maxAnswerBytes, url: this.endpoint })) {
       const parsed = StreamEvent.safeParse(resultOf(data, this.endpoint));
       if (!parsed.success)
         throw new A2aClientError(`${this.endpoint} sent a stream event that is not A2A: ${parsed.error.issues[0]?.message}`);
@@ -133,12 +150,12 @@ export class A2aConversation {
       { id: taskId, ...(historyLength === undefined ? {} : { historyLength }) },
       "application/json",
     );
-    return parseTask(resultOf(await response.text(), this.endpoint), this.endpoint);
+    return parseTask(resultOf(await this.#text(response), this.endpoint), this.endpoint);
   }
 
   async cancel(taskId: string): Promise<Task> {
     const response = await this.#post("tasks/cancel", { id: taskId }, "application/json");
-    return parseTask(resultOf(await response.text(), this.endpoint), this.endpoint);
+    return parseTask(resultOf(await this.#text(response), this.endpoint), this.endpoint);
   }
 }
 
@@ -169,22 +186,4 @@ function parseTask(result: unknown, endpoint: string): Task {
   const parsed = Task.safeParse(result);
   if (!parsed.success) throw new A2aClientError(`${endpoint} answered a result that is not an A2A task`);
   return parsed.data;
-}
-
-/** The `data` of each Server-Sent Event (multi-line data joined by newlines; comments and other fields skipped). */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let buffer = "";
-  let data: string[] = [];
-  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
-      const line = buffer.slice(0, end).replace(/\r$/, "");
-      buffer = buffer.slice(end + 1);
-      if (line === "") {
-        if (data.length > 0) yield data.join("\n");
-        data = [];
-      } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-    }
-  }
-  if (data.length > 0) yield data.join("\n");
 }

@@ -16,6 +16,7 @@ export async function runAgentServer(settings: z.output<typeof ServeSettings>): 
     databaseUri: settings.DATABASE_URI,
     databaseSchema: settings.DATABASE_SCHEMA,
     replicaTimeoutMs: settings.replicaTimeout,
+    streamHeartbeatMs: settings.streamHeartbeat,
     publicUrl: settings.publicUrl,
     sidecar: settings.sidecarUrl
       ? {

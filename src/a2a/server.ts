@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpServer } from "../http/server.ts";
+import { defaultEventStreamLimits } from "../http/sse-writer.ts";
 import type { Task } from "../protocol/a2a.ts";
 import type { Assistant, GraphConfig } from "./graph-config.ts";
 import { textParts } from "./messages.ts";
@@ -31,6 +32,10 @@ export interface AgentServerSettings {
   databaseSchema?: string | undefined;
   /** Replicas on PostgreSQL: one silent this long is taken for dead, and its unfinished tasks fail (default 30 s). */
   replicaTimeoutMs?: number | undefined;
+  /** A quiet message/stream or tasks/resubscribe stream gets a `: keep-alive` comment this often (default 15 s). */
+  streamHeartbeatMs?: number | undefined;
+  /** A stream reader that takes nothing this long is dropped (default 60 s; it can resubscribe). */
+  streamStalledMs?: number | undefined;
   /** The base URL the agent cards name; by default the Host the caller used. */
   publicUrl?: string | undefined;
   sidecar?: { url: string; tenantId: string; organizationId: string; intervalMs: number } | undefined;
@@ -87,7 +92,14 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   const byId = new Map<string, Assistant>();
   for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
 
-  const server = new HttpServer({ logger, bodyLimit: { bytes: BODY_LIMIT } });
+  const server = new HttpServer({
+    logger,
+    bodyLimit: { bytes: BODY_LIMIT },
+    eventStreams: {
+      heartbeatMs: settings.streamHeartbeatMs ?? defaultEventStreamLimits.heartbeatMs,
+      stalledMs: settings.streamStalledMs ?? defaultEventStreamLimits.stalledMs,
+    },
+  });
   const health = () => ({ ok: true });
   server.get("/ok", health, { reserved: true, quiet: true });
   server.get("/healthz", health, { reserved: true, quiet: true });

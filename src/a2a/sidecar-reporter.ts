@@ -3,11 +3,18 @@ import { AggregationTemporalityPreference, OTLPMetricExporter } from "@opentelem
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import type { Logger } from "pino";
+import { KiB, readCappedText } from "../http/capped-answer.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
 import type { RunCount, TaskStore } from "./task-store.ts";
 
 export const AGENT_SERVER_SERVICE = "agent-server";
+
+/**
+ * The most of the sidecar's answer to POST /v1/transactions read: it is `{accepted}` or an error body (a 422 lists
+ * at most 100 problems, ~20 KiB). (The OTLP metrics exporter caps its own reads, at 4 MiB.)
+ */
+export const SIDECAR_ANSWER_CAP = 64 * KiB;
 
 export interface SidecarReporterOptions {
   /** The egress sidecar's local API, e.g. http://127.0.0.1:4318. */
@@ -112,13 +119,15 @@ export class SidecarReporter {
     if (counts.length === 0) return;
     const body = JSON.stringify({ trace_transactions: counts.map((count) => toTransaction(count, tenantId, organizationId)) });
     try {
-      const response = await fetch(`${sidecarUrl}/v1/transactions`, {
+      const url = `${sidecarUrl}/v1/transactions`;
+      const response = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,
         signal: AbortSignal.timeout(10_000),
       });
-      const text = await response.text();
+      // Read whole (within the cap) before the runs count as reported: a cut answer is a failed report, retried.
+      const text = await readCappedText(response, SIDECAR_ANSWER_CAP, url);
       if (response.status !== 202) {
         const answer = { status: response.status, body: parseAnswerText(text), contentType: mediaType(response) };
         throw new Error(`the sidecar answered ${describeRemoteError(answer)}`);

@@ -2,12 +2,15 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { KiB, readCappedText } from "../http/capped-answer.ts";
 
 // The local deployer's view of an agent server process: its port, its health, its signals and whether it still
 // runs (and is still ours: a pid is reused after a restart).
 
 export const ALIVE_TIMEOUT_MS = 2_000;
 const POLL_MS = 100;
+/** The agent server's /ok answers `{"ok":true}`; a deployment's code could answer anything there. */
+const OK_ANSWER_CAP = 4 * KiB;
 
 /** The preferred port when it is free (a redeploy keeps its URL), else any free loopback port. */
 export async function loopbackPort(preferred: number): Promise<number> {
@@ -41,8 +44,11 @@ export async function untilHealthy(url: string, child: Pick<ChildProcess, "once"
 
 export async function answersOk(url: string, timeoutMs: number): Promise<boolean> {
   try {
-    const response = await fetch(new URL("/ok", url), { signal: AbortSignal.timeout(timeoutMs) });
-    return response.ok && ((await response.json()) as { ok?: unknown }).ok === true;
+    const okUrl = new URL("/ok", url).href;
+    const response = await fetch(okUrl, { signal: AbortSignal.timeout(timeoutMs) });
+    // The deployment's own code answers here: `{"ok":true}` is all that is read of it.
+    const text = await readCappedText(response, OK_ANSWER_CAP, okUrl);
+    return response.ok && (JSON.parse(text) as { ok?: unknown }).ok === true;
   } catch {
     return false;
   }

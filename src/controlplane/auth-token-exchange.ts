@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { ERRORS, type CodesWith } from "../error-codes.ts";
 import { EgressError } from "../errors.ts";
+import { AnswerTooLargeError, readCappedText } from "../http/capped-answer.ts";
 import type { ControlPlaneConfig } from "./config.ts";
 
 // The OAuth 2.0 authorization code grant's second half (RFC 6749 4.1.3): the setup callback's code for a token.
@@ -57,30 +58,6 @@ function networkReason(err: unknown, timeoutMs: number): string {
   return `could not be reached (${detail})`;
 }
 
-const tooLarge = () =>
-  new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_RESPONSE", `the token endpoint's answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
-
-/**
- * The answer's text, read no further than MAX_RESPONSE_BYTES however it is framed (a Content-Length, chunked, or
- * none until the connection closes); the fetch's timeout signal bounds the time of the whole read.
- */
-async function boundedText(response: Response): Promise<string> {
-  if (Number(response.headers.get("content-length")) > MAX_RESPONSE_BYTES) {
-    await response.body?.cancel();
-    throw tooLarge();
-  }
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    // Leaving the loop cancels the stream: nothing more is read.
-    if (size > MAX_RESPONSE_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString("utf8");
-}
-
 async function post(provider: Provider, form: URLSearchParams, timeoutMs: number): Promise<{ status: number; body: unknown }> {
   let response: Response;
   let text: string;
@@ -93,9 +70,14 @@ async function post(provider: Provider, form: URLSearchParams, timeoutMs: number
       redirect: "error",
       signal: AbortSignal.timeout(timeoutMs),
     });
-    text = await boundedText(response);
+    text = await readCappedText(response, MAX_RESPONSE_BYTES, provider.tokenUrl);
   } catch (err) {
-    if (err instanceof TokenExchangeError) throw err;
+    if (err instanceof AnswerTooLargeError) {
+      throw new TokenExchangeError(
+        "EGRESS_ERR_TOKEN_EXCHANGE_RESPONSE",
+        `the token endpoint's answer is larger than ${MAX_RESPONSE_BYTES} bytes`,
+      );
+    }
     throw new TokenExchangeError("EGRESS_ERR_TOKEN_EXCHANGE_NETWORK", `the token endpoint ${networkReason(err, timeoutMs)}`);
   }
   let body: unknown;

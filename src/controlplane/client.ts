@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import { EgressError } from "../errors.ts";
+import { AnswerTooLargeError, MiB, readCappedText } from "../http/capped-answer.ts";
 import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
 import {
   Deployment,
@@ -27,6 +28,12 @@ export class DeployWaitError extends EgressError {
     this.revision = revision;
   }
 }
+
+/**
+ * The most of one control plane answer read: the largest is a page of 100 deployments, each a few KiB (its source
+ * config with two 4 KiB commands, URLs, its secrets' names): under 2 MiB, so 8 MiB is room, not an invitation.
+ */
+export const CONTROL_PLANE_ANSWER_CAP = 8 * MiB;
 
 const DeploymentPage = Page(Deployment);
 const RevisionPage = Page(Revision);
@@ -61,7 +68,14 @@ export class ControlPlaneClient {
         `cannot reach the control plane at ${this.#baseUrl} (${cause?.code ?? cause?.message ?? (err as Error).name})`,
       );
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await readCappedText(response, CONTROL_PLANE_ANSWER_CAP, this.#baseUrl);
+    } catch (err) {
+      // Past the cap (or cut off while read): an answer that cannot be used, said with the call it answered.
+      const reason = err instanceof AnswerTooLargeError ? err.message : `its answer was cut off (${(err as Error).name})`;
+      throw new ControlPlaneError(`${method} ${path}: ${reason}`, response.status);
+    }
     const parsed = parseAnswerText(text);
     // The status, an error code and a 422's field paths only: an echoing proxy or wrong URL would echo the body's
     // deployment secrets, and its text would reach a CI log (src/remote-answer.ts).

@@ -31,10 +31,6 @@ export class Answer {
   }
 }
 
-/**
- * A Server-Sent Events answer (200, text/event-stream): each value of `events` goes out as one `data:` line of JSON
- * as soon as it is produced. A client that goes away ends the iteration (its `return()` runs).
- */
 /** An SSE event with a name (`event: error`, say); a plain value goes out as a `data:` line alone. */
 export class NamedEvent {
   readonly name: string;
@@ -52,6 +48,11 @@ export function sseFrame(event: unknown): string {
     : `data: ${JSON.stringify(event)}\n\n`;
 }
 
+/**
+ * A Server-Sent Events answer (200, text/event-stream): each value of `events` goes out as one `data:` line of JSON
+ * as soon as it is produced and the reader has taken the last one (src/http/sse-writer.ts: backpressure, heartbeats,
+ * slow readers). A client that goes away ends the iteration (its `return()` runs).
+ */
 export class EventStream {
   readonly events: AsyncIterable<unknown>;
   constructor(events: AsyncIterable<unknown>) {

@@ -8,9 +8,10 @@ import { readJsonBody, readRawBody, type BodyLimit, type BodyRules, type ItemCou
 import { BodyBudgets, type BodyCharge } from "./budget.ts";
 import { ConnectionGuard } from "./connections.ts";
 import { errorAnswer, internalErrorAnswer } from "./error-handling.ts";
-import { Answer, EventStream, sseFrame, type HttpRequest } from "./exchange.ts";
+import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
 import { matchSegments } from "./path-match.ts";
 import { connectionCap, defaultHttpLimits, type HttpLimits } from "./limits.ts";
+import { defaultEventStreamLimits, type EventStreamLimits, writeEventStream } from "./sse-writer.ts";
 
 export type Handler = (request: HttpRequest) => unknown;
 
@@ -74,6 +75,7 @@ export class HttpServer {
   readonly #connections: ConnectionGuard;
   readonly #logRequests: boolean;
   readonly #scheme: "http" | "https";
+  readonly #eventStreams: EventStreamLimits;
   #closing = false;
   #nextId = 0;
   /** Runs before routing: may refuse any request by throwing an HttpError (the sidecar's 503 while stopping). */
@@ -88,6 +90,8 @@ export class HttpServer {
     limitsKey?: string;
     tls?: { cert: string | Buffer; key: string | Buffer };
     logRequests?: boolean;
+    /** Heartbeat and slow-reader limits of the Server-Sent Events answers. */
+    eventStreams?: EventStreamLimits;
   }) {
     this.#logger = options.logger;
     this.#bodyLimit = options.bodyLimit;
@@ -97,6 +101,7 @@ export class HttpServer {
     this.#budgets = new BodyBudgets(limits, this.#limitsKey);
     this.#logRequests = options.logRequests ?? false;
     this.#scheme = options.tls ? "https" : "http";
+    this.#eventStreams = options.eventStreams ?? defaultEventStreamLimits;
     const listener = (request: IncomingMessage, response: ServerResponse) => void this.#serve(request, response);
     const timeouts = {
       headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
@@ -248,7 +253,7 @@ export class HttpServer {
       charge?.release();
     }
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
-    if (answer instanceof EventStream) return this.#stream(answer, response, request.log);
+    if (answer instanceof EventStream) return writeEventStream(answer, response, request.log, this.#eventStreams);
     try {
       this.#send(answer, response, !this.#closing && incoming.complete);
     } catch (err) {
@@ -284,24 +289,5 @@ export class HttpServer {
     response.setHeader("content-type", answer.type ?? JSON_TYPE);
     response.setHeader("content-length", Buffer.byteLength(payload));
     response.end(payload);
-  }
-
-  async #stream(answer: EventStream, response: ServerResponse, log: Logger): Promise<void> {
-    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
-    const events = answer.events[Symbol.asyncIterator]();
-    const gone = () => void events.return?.();
-    response.on("close", gone);
-    try {
-      for (let next = await events.next(); !next.done; next = await events.next()) {
-        if (response.destroyed) break;
-        response.write(sseFrame(next.value));
-      }
-    } catch (err) {
-      // The head is sent: a failure can only end the stream early, and the server log says why.
-      log.error({ err }, "event stream failed");
-    } finally {
-      response.off("close", gone);
-      response.end();
-    }
   }
 }

@@ -1,9 +1,9 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { text } from "node:stream/consumers";
 import { getCACertificates } from "node:tls";
 import { redactUrl } from "../../config/redact.ts";
 import { EgressError } from "../../errors.ts";
+import { AnswerTooLargeError, MiB, readCappedIncoming } from "../../http/capped-answer.ts";
 import { proxyFor, type ProxySettings } from "./proxy.ts";
 
 export interface BeaconResponse {
@@ -50,6 +50,14 @@ export function unexpectedAnswer(response: BeaconResponse, expected: string, pro
   return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected}${detail}: is beaconUrl the beacon?`;
 }
 
+/**
+ * The most of one beacon answer the sidecar reads. The documented answers are tiny (a JWT, `{inserted_count}`,
+ * an OTLP partialSuccess); the largest the beacon sends is a 422 listing its at most 100 problems (~20 KiB). A
+ * 1 MiB cap keeps a 422 a 422 (the batch is split, not retried whole) while a proxy's or portal's endless page
+ * costs at most this much memory per request.
+ */
+export const BEACON_ANSWER_CAP = 1 * MiB;
+
 /** One request sent to the beacon, as its listeners (audit log, metrics, own telemetry) hear of it. */
 export interface SentRequest {
   /** `license` for verification, else the stream the request carries. */
@@ -78,6 +86,7 @@ export class BeaconClient {
   readonly #agent: HttpAgent;
   readonly #request: typeof httpRequest;
   readonly #now: () => number;
+  readonly #maxAnswerBytes: number;
   /** Told of every request's outcome and duration: the audit log, /metrics, the sidecar's own telemetry. */
   readonly listeners: ((request: SentRequest) => void)[] = [];
 
@@ -88,10 +97,13 @@ export class BeaconClient {
     /** PEM certificates trusted beside the default ones (which include NODE_EXTRA_CA_CERTS). */
     extraCa?: string;
     now?: () => number;
+    /** The most of one answer read (default BEACON_ANSWER_CAP). */
+    maxAnswerBytes?: number;
   }) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? BEACON_ANSWER_CAP;
     const proxy = options.proxy ?? { https: "", http: "", noProxy: "" };
     // Decided once, here, by the function `preview --destinations` uses; an explicit object, so that Node never
     // falls back to the process environment (NODE_USE_ENV_PROXY).
@@ -134,20 +146,26 @@ export class BeaconClient {
       };
       for (const listener of this.listeners) listener(sent);
     };
+    let status: number | null = null;
     try {
       const response = await this.#send(url, headers, payload, AbortSignal.any(signals));
-      const body = await text(response);
+      status = response.statusCode ?? 0;
+      const body = await readCappedIncoming(response, this.#maxAnswerBytes, url);
       let parsed: unknown = body;
       try {
         parsed = body ? JSON.parse(body) : undefined;
       } catch {
         // not JSON: keep the text for the error message
       }
-      const status = response.statusCode ?? 0;
       observe(status, null);
       const contentType = (response.headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
       return { status, body: parsed, contentType, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
     } catch (err) {
+      // An answer past the cap is no answer: a failed attempt, retried as one (never a success).
+      if (err instanceof AnswerTooLargeError) {
+        observe(status, err.message);
+        throw err;
+      }
       const timedOut = signals[0]!.aborted && !options.signal?.aborted;
       const cause = timedOut ? `no answer within ${this.#timeoutMs} ms` : ((err as { code?: string }).code ?? (err as Error).name);
       observe(null, options.signal?.aborted ? "cut short: stopping" : String(cause));

@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { AnswerTooLargeError } from "../../http/capped-answer.ts";
 import { describeRemoteError } from "../../remote-answer.ts";
 import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../egress/beacon-client.ts";
 
@@ -34,7 +35,7 @@ export function documentedAnswer<T>(
  * - delivered: a 2xx carrying the stream's documented answer: ack them;
  * - rejected: the beacon refuses the content (400, 413, 422): split the batch to find the bad record;
  * - unauthorized: the token is bad (401): verify the license again, then retry;
- * - retry: anything else (unreachable, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
+ * - retry: anything else (unreachable, an answer past the client's cap, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
  *   beacon's answer): not known to be the records' fault, so back off and send them again. `serverError` marks a 5xx
  *   other than 503 and without Retry-After: maybe an outage, maybe one record the beacon cannot store, which the
  *   shipper isolates only with evidence (isolation.ts). 503, 429 and Retry-After say "overload", never "poison".
@@ -62,7 +63,7 @@ export function classify(response: BeaconResponse, answer: DocumentedAnswer, rec
 }
 
 export function classifyError(error: unknown): Outcome {
-  if (error instanceof BeaconUnreachableError) return { kind: "retry", reason: error.message };
+  if (error instanceof BeaconUnreachableError || error instanceof AnswerTooLargeError) return { kind: "retry", reason: error.message };
   throw error;
 }
 
