@@ -51,7 +51,12 @@ async function answerOf(response: Response, url: string): Promise<unknown> {
 }
 
 async function postJson(url: string, body: unknown): Promise<unknown> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    redirect: "manual",
+  });
   return answerOf(response, url);
 }
 
@@ -77,7 +82,7 @@ async function postTransactions(url: string, transactions: TraceTransaction[]): 
 async function waitForDelivery(url: string, timeoutMs: number): Promise<AgentStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const status = (await answerOf(await fetch(`${url}/v1/status`), `${url}/v1/status`)) as AgentStatus;
+    const status = (await answerOf(await fetch(`${url}/v1/status`, { redirect: "manual" }), `${url}/v1/status`)) as AgentStatus;
     const billing = status.streams.billing!;
     if (billing.pending + billing.sending === 0) return status;
     if (Date.now() > deadline) throw new Error(`not delivered within ${timeoutMs / 1000} s: ${JSON.stringify(billing)}`);

@@ -93,6 +93,7 @@ export class A2aConversation {
         method: "POST",
         headers: { "content-type": "application/json", accept },
         body: JSON.stringify(body),
+        redirect: "manual",
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (err) {

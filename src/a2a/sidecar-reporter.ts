@@ -124,6 +124,7 @@ export class SidecarReporter {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,
+        redirect: "manual",
         signal: AbortSignal.timeout(10_000),
       });
       // Read whole (within the cap) before the runs count as reported: a cut answer is a failed report, retried.

@@ -45,7 +45,7 @@ export async function untilHealthy(url: string, child: Pick<ChildProcess, "once"
 export async function answersOk(url: string, timeoutMs: number): Promise<boolean> {
   try {
     const okUrl = new URL("/ok", url).href;
-    const response = await fetch(okUrl, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(okUrl, { redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
     // The deployment's own code answers here: `{"ok":true}` is all that is read of it.
     const text = await readCappedText(response, OK_ANSWER_CAP, okUrl);
     return response.ok && (JSON.parse(text) as { ok?: unknown }).ok === true;

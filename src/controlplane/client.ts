@@ -60,6 +60,8 @@ export class ControlPlaneClient {
         method,
         headers: { "x-api-key": this.#apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
+        // A redirect is an answer, never followed: fetch would send X-Api-Key and the body's secrets to its Location.
+        redirect: "manual",
         signal: AbortSignal.timeout(30_000),
       });
     } catch (err) {

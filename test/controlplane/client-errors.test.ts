@@ -58,3 +58,33 @@ test("a control plane URL whose refusals echo the request: the error names statu
     server.close();
   }
 });
+
+test("a control plane URL that redirects: the redirect is the answer; its Location gets neither the API key nor the secrets", async () => {
+  const seenElsewhere: string[] = [];
+  const elsewhere = createServer(async (request, response) => {
+    seenElsewhere.push(`${JSON.stringify(request.headers)} ${await text(request)}`);
+    response.writeHead(201, { "content-type": "application/json" }).end("{}");
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+  const location = `http://localhost:${(elsewhere.address() as { port: number }).port}/v2/deployments`;
+  const redirecting = createServer((_request, response) => response.writeHead(307, { location }).end());
+  await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+  const client = new ControlPlaneClient({
+    baseUrl: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}`,
+    apiKey: API_KEY,
+  });
+  try {
+    const created = client.create({
+      name: "agent",
+      source: "local",
+      source_revision_config: { langgraph_config_path: "/srv/graph.json" },
+      secrets: [{ name: "OPENAI_API_KEY", value: SECRET }],
+    } as never);
+    await assert.rejects(created, (err: unknown) => err instanceof ControlPlaneError && /answered 307/.test(err.message));
+    await assert.rejects(client.list({}), /answered 307/);
+    assert.deepEqual(seenElsewhere, [], "the redirect's target got a request");
+  } finally {
+    redirecting.close();
+    elsewhere.close();
+  }
+});

@@ -13,7 +13,7 @@ export async function getLocal<S extends z.ZodType>(baseUrl: string, path: strin
   const url = `${baseUrl.replace(/\/+$/, "")}${path}`;
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    response = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(10_000) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new EgressError("EGRESS_ERR_SIDECAR_UNREACHABLE", `cannot reach the sidecar at ${baseUrl} (${cause}): is it running? (--url)`);
