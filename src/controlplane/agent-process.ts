@@ -98,3 +98,12 @@ function readProc(pid: number, file: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Until `child` (the process the control plane spawned: bwrap, in a namespace) has exited, `timeoutMs` at most: once
+ * the agent server inside is killed, its wrapper ends too, and a failed deploy leaves nothing running.
+ */
+export async function childExited(child: Pick<ChildProcess, "exitCode" | "signalCode" | "once">, timeoutMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await Promise.race([new Promise((done) => child.once("exit", done)), sleep(timeoutMs)]);
+}

@@ -7,6 +7,7 @@ import { DeployerError, type Deployer, type DeployTarget, type Serving } from ".
 import {
   ALIVE_TIMEOUT_MS,
   answersOk,
+  childExited,
   exited,
   isAgentServerOf,
   loopbackPort,
@@ -155,6 +156,7 @@ export class LocalDeployer implements Deployer {
       const failure = await untilHealthy(url, child, this.#options.agentServer.startTimeoutMs);
       if (failure) {
         if (pid !== undefined) await this.#terminate(pid, "SIGKILL");
+        await childExited(child, 5_000);
         const output = readFrom(log, logOffset);
         throw new DeployerError(`the agent server ${failure}: ${failureSummary(output, target.secrets, logPath)}`);
       }
