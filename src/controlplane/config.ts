@@ -108,11 +108,11 @@ export const ControlPlaneConfig = z
       });
     }
     const { isolation, runAsUidBase } = config.agentServer;
-    if (runAsUidBase !== undefined && (isolation === "namespace" || isolation === "none")) {
+    if (runAsUidBase !== undefined && isolation === "none") {
       ctx.addIssue({
         code: "custom",
         path: ["agentServer", "runAsUidBase"],
-        message: `a user per deployment is isolation user (or auto), not ${isolation}: remove one of the two`,
+        message: "a user per deployment is isolation user, auto or namespace, not none: remove one of the two",
       });
     }
     for (const [id, provider] of Object.entries(config.auth.providers)) {

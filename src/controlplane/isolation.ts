@@ -15,7 +15,17 @@ import { bwrapArgs } from "./namespace-sandbox.ts";
  * - none: only Node's permission model, which native code (an addon, an SQLite extension) walks through. Only for
  *   code you wrote.
  */
-export type Isolation = { mode: "user"; uidBase: number } | { mode: "namespace"; bwrap: string } | { mode: "none" };
+export type Isolation =
+  | { mode: "user"; uidBase: number }
+  /** `uidBase`: as root, bwrap itself runs as the deployment's user (see resolveIsolation). */
+  | { mode: "namespace"; bwrap: string; uidBase?: number | undefined }
+  | { mode: "none" };
+
+/**
+ * The first user id of deployments in namespaces when the control plane runs as root and sets no runAsUidBase: a
+ * range far above the ids distributions hand out (and above the usual subordinate-id ranges' start).
+ */
+export const DEFAULT_NAMESPACE_UID_BASE = 1_500_000_000;
 
 export type IsolationSetting = "auto" | "user" | "namespace" | "none";
 
@@ -51,23 +61,27 @@ export function resolveIsolation(
     );
     return { mode: "none" };
   }
+  // As root, the namespace's user would be the host's root to the kernel's owner checks (its /proc/sys, an abstract
+  // socket's peer, any file bound in): bwrap runs as an unprivileged user of the deployment's own instead.
+  const uidBase = process.getuid?.() === 0 ? (runAsUidBase ?? DEFAULT_NAMESPACE_UID_BASE) : undefined;
   const bwrap = options.bwrap ?? onPath("bwrap");
-  const failure = bwrap ? probeNamespace(bwrap, options.node ?? process.execPath) : "bwrap is not on PATH";
-  if (failure === undefined) return { mode: "namespace", bwrap: bwrap! };
+  const failure = bwrap ? probeNamespace(bwrap, options.node ?? process.execPath, uidBase) : "bwrap is not on PATH";
+  if (failure === undefined) return { mode: "namespace", bwrap: bwrap!, uidBase };
   throw new ConfigError("agentServer.isolation", [
     `agentServer.isolation: ${isolation === "auto" ? "no isolation is available for deployed code" : "namespace is not available"} (${failure}): ${FIX}`,
   ]);
 }
 
 /**
- * Whether bubblewrap can start a process here as the local deployer will: undefined when Node runs inside it with no
- * capabilities at all, else what went wrong.
+ * Whether bubblewrap can start a process here as the local deployer will (as `uid`, when given): undefined when Node
+ * runs inside it with no capabilities at all, else what went wrong (e.g. the Node binary out of that user's reach).
  */
-export function probeNamespace(bwrap: string, node: string): string | undefined {
+export function probeNamespace(bwrap: string, node: string, uid?: number): string | undefined {
   const script = "process.stdout.write(/^CapEff:\\s*(\\S+)/m.exec(require('fs').readFileSync('/proc/self/status','utf8'))[1])";
   try {
     const args = bwrapArgs({ readable: [node], cwd: "/", dieWithParent: true });
-    const capEff = execFileSync(bwrap, [...args, node, "-e", script], { timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+    const user = uid === undefined ? {} : { uid, gid: uid };
+    const capEff = execFileSync(bwrap, [...args, node, "-e", script], { timeout: 10_000, stdio: ["ignore", "pipe", "pipe"], ...user });
     return /^0+$/.test(capEff.toString()) ? undefined : `the process kept capabilities (CapEff ${capEff})`;
   } catch (err) {
     const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();

@@ -178,10 +178,10 @@ export class LocalDeployer implements Deployer {
     return serving.pid !== undefined && processAlive(serving.pid) && (await answersOk(serving.url, ALIVE_TIMEOUT_MS));
   }
 
-  /** The user and group a deployment's processes run as, with isolation user: one of its own. */
+  /** The user and group a deployment's processes run as: one of its own, with isolation user and as root in namespaces. */
   #user(target: DeployTarget): { uid: number; gid: number } | Record<string, never> {
     const { isolation } = this.#options.agentServer;
-    if (isolation.mode !== "user") return {};
+    if (isolation.mode === "none" || isolation.uidBase === undefined) return {};
     return { uid: isolation.uidBase + target.ordinal, gid: isolation.uidBase + target.ordinal };
   }
 

@@ -68,12 +68,18 @@ export function bwrapArgs(options: NamespaceOptions): string[] {
     String(SANDBOX_UID),
     "--cap-drop",
     "ALL",
+    // No namespaces of its own inside: a nested user namespace would hand it every capability there again (kernel
+    // attack surface, a network namespace of its own).
+    "--disable-userns",
     // A session of its own: no terminal to push input into, and its pid leads its process group (signalled as one).
     "--new-session",
     // The command is the namespace's pid 1: its pid is the one the control plane records, checks and signals, and
     // when it ends, the kernel ends everything it started.
     "--as-pid-1",
     "--proc",
+    "/proc",
+    // Read-only: /proc/sys and /proc/sysrq-trigger are the kernel's global settings.
+    "--remount-ro",
     "/proc",
     "--dev",
     "/dev",

@@ -38,3 +38,15 @@ test("the namespace holds the system, a few files of /etc, what it reads and its
   assert.match(inside(script, { readable, writable: own }), /^refused\nUid:\s+65534\s+65534\s+65534\s+65534\nCapEff:\s+0+\npid 1\n$/);
   assert.equal(readFileSync(join(own, "mine"), "utf8"), "ok\n");
 });
+
+test("the kernel's global settings stay out of reach: /proc read-only (/proc/sys, sysrq), no nested user namespace", () => {
+  const script = [
+    "(echo 61 > /proc/sys/vm/swappiness) 2>/dev/null && echo wrote-sysctl",
+    "(echo x > /proc/sysrq-trigger) 2>/dev/null && echo wrote-sysrq",
+    "unshare -U -r true 2>/dev/null && echo nested-userns",
+    "echo done",
+  ].join("; ");
+  const before = readFileSync("/proc/sys/vm/swappiness", "utf8");
+  assert.equal(inside(script, { readable: [] }), "done\n");
+  assert.equal(readFileSync("/proc/sys/vm/swappiness", "utf8"), before);
+});

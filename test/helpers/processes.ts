@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -36,6 +36,9 @@ process.on("exit", () => {
 /** A fresh directory under the OS temp dir, removed when the test file's process exits. */
 export function tempDir(prefix = "egress-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  // Traversable, not listable: as root, the control plane runs deployments as users of their own, who must reach a
+  // graph's directory in here as they would in an operator's tree.
+  chmodSync(dir, 0o711);
   tempDirs.push(dir);
   return dir;
 }
