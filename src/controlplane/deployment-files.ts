@@ -30,9 +30,17 @@ export function openDeploymentFile(path: string, mode: "append" | "truncate"): n
   throw new Error(`${path}: the deployment keeps replacing it`);
 }
 
-/** What `fd` holds from `offset` on (a log the control plane opened with openDeploymentFile). */
+/** The most of a log a failure summary reads: its error lines are at the end. */
+export const TAIL_BYTES = 64 * 1024;
+
+/**
+ * What `fd` holds from `offset` on, its last TAIL_BYTES at most (a log the control plane opened with
+ * openDeploymentFile). The deployment writes the file, so its size is the deployment's to choose (a sparse 1 GiB file
+ * costs it nothing): never read whole.
+ */
 export function readFrom(fd: number, offset: number): string {
   const size = fstatSync(fd).size;
+  offset = Math.max(offset, size - TAIL_BYTES);
   const buffer = Buffer.alloc(Math.max(0, size - offset));
   let read = 0;
   while (read < buffer.length) {

@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { DeployerError } from "./deployer.ts";
 
@@ -30,11 +30,19 @@ function packageRoot(from: string): string {
   }
 }
 
-/** Every `node_modules` directory at or above `dir`: where Node resolves the graph's packages from. */
+/**
+ * Every `node_modules` directory at or above `dir`: where Node resolves the graph's packages from. Each must be a
+ * directory, not a link: the graph's tree is its author's, and a `node_modules -> /etc` would be bound (and allowed)
+ * where it points. A DeployerError names the link.
+ */
 function nodeModulesAbove(dir: string): string[] {
   const found: string[] = [];
   for (let at = resolve(dir); ; at = dirname(at)) {
-    if (existsSync(join(at, "node_modules"))) found.push(join(at, "node_modules"));
+    const entry = lstatSync(join(at, "node_modules"), { throwIfNoEntry: false });
+    if (entry && !entry.isDirectory()) {
+      throw new DeployerError(`${join(at, "node_modules")} is not a directory (a link?): the deployment would read where it points`);
+    }
+    if (entry) found.push(join(at, "node_modules"));
     if (dirname(at) === at) return found;
   }
 }

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, linkSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, ftruncateSync, linkSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { openDeploymentFile, readFrom } from "../../src/controlplane/deployment-files.ts";
+import { openDeploymentFile, readFrom, TAIL_BYTES } from "../../src/controlplane/deployment-files.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 // The control plane's logs in a deployment's directory, which the deployment's code writes too: whatever it put
@@ -64,4 +64,21 @@ test("append keeps what a log holds and reads from an offset; truncate empties i
   }
   write(path, "truncate", "new");
   assert.equal(readFileSync(path, "utf8"), "new");
+});
+
+test("a log the deployment made huge (a sparse 4 GiB file) is read for its last 64 KiB only", () => {
+  const path = join(tempDir("deployment-files-"), "agent-server.log");
+  const fd = openDeploymentFile(path, "append");
+  try {
+    writeSync(fd, "before\n");
+    ftruncateSync(fd, 4 * 1024 ** 3); // what a deployment's process can do to its stdout, for free
+    writeSync(fd, "egress-agent: the last words\n", 4 * 1024 ** 3);
+    const rssBefore = process.memoryUsage().rss;
+    const tail = readFrom(fd, 0);
+    assert.equal(tail.length, TAIL_BYTES);
+    assert.match(tail, /egress-agent: the last words\n$/);
+    assert.ok(process.memoryUsage().rss - rssBefore < 64 * 1024 ** 2, "read whole");
+  } finally {
+    closeSync(fd);
+  }
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import Database from "better-sqlite3";
@@ -233,6 +233,22 @@ test("a graph whose directory holds the control plane's data dir, or lies inside
   await assert.rejects(deployer.create(target(planted)), {
     name: "DeployerError",
     message: new RegExp(`${victim.deploymentId} is inside the control plane.s data dir`),
+  });
+});
+
+test("a node_modules in the graph's tree that is a link (to /etc, say) is refused: it would be bound where it points", async () => {
+  const { deployer } = newDeployer();
+  const tree = tempDir("local-deployer-linked-");
+  const graphDir = join(tree, "app", "graph");
+  mkdirSync(graphDir, { recursive: true });
+  symlinkSync("/etc", join(tree, "app", "node_modules"));
+  writeFileSync(
+    join(graphDir, "graph.json"),
+    JSON.stringify({ graphs: { notes: `${NOTES.replace(/graph\.json$/, "")}notes-agent.ts:graph` } }),
+  );
+  await assert.rejects(deployer.create(target(join(graphDir, "graph.json"))), {
+    name: "DeployerError",
+    message: new RegExp(`${join(tree, "app", "node_modules")} is not a directory \\(a link\\?\\)`),
   });
 });
 
