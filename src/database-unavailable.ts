@@ -4,8 +4,15 @@ import { HttpError } from "./errors.ts";
 // ended the connection, every connection taken), as opposed to a bug or a bad statement; and when to try again.
 // Kept apart from the client (src/pg-pool.ts) so the HTTP layer and the SQLite agent server need not load `pg`.
 
-/** SQLSTATE classes and codes of a lost or refused connection: 08 connection exception, 57P01-57P03 shutdown, 53300 too many connections. */
-const UNAVAILABLE_STATE = /^(08|57P0[1-3]$|53300$)/;
+/**
+ * SQLSTATE classes and codes that say the database cannot do it now, whatever was asked: 08 connection exception,
+ * 53 insufficient resources (disk full, out of memory, too many connections), 57 operator intervention (shutdown,
+ * a statement timeout or cancel), 58 system error (I/O), 25006 read-only transaction (a failover to a standby),
+ * 40001 and 40P01 (serialization, deadlock), 55P03 lock not available. A request failing so gets 503 with
+ * Retry-After: the sidecar sends it again and never takes it for a record's fault (which is 22 data exception or 23
+ * integrity, the record's own: a 500, or the schema's 422 before it).
+ */
+const UNAVAILABLE_STATE = /^(08|53|57|58|25006$|40001$|40P01$|55P03$)/;
 /** The socket's own failures while connecting or talking. */
 const UNAVAILABLE_ERRNO = new Set([
   "ECONNREFUSED",

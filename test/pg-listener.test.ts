@@ -153,17 +153,22 @@ test("a follower whose database goes away for an hour reads about 120 times, not
   await bus.close();
 });
 
-test("what counts as the database being away: lost or refused connections, not a bad statement", () => {
+test("what counts as the database being away: lost or refused connections, no room, a standby, a timeout; not a bad statement or a bad record", () => {
   for (const away of [
     { code: "57P01" },
     { code: "08006" },
     { code: "ECONNREFUSED" },
     { code: "53300" },
+    { code: "53100" }, // disk full
+    { code: "25006" }, // read-only: a failover to a standby
+    { code: "57014" }, // a statement timeout
+    { code: "40P01" },
+    { code: "55P03" },
     new Error("Connection terminated unexpectedly"),
     new Error("timeout exceeded when trying to connect"),
     new AggregateError([refused(), refused()]),
   ])
     assert.equal(databaseUnavailable(away), true, JSON.stringify(away));
-  for (const bug of [{ code: "23505" }, { code: "42P01" }, { code: "57014" }, new Error("boom"), undefined])
+  for (const bug of [{ code: "23505" }, { code: "22021" }, { code: "42P01" }, new Error("boom"), undefined])
     assert.equal(databaseUnavailable(bug), false, JSON.stringify(bug));
 });

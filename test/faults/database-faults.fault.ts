@@ -315,3 +315,32 @@ test("the database away for 10 s (every connection cut, new ones refused): 503 w
     await database.drop();
   }
 });
+
+test("a failover to a read-only standby (and back): the beacon answers 503 with Retry-After, never a 500 a sidecar could take for a bad record; then stores", async () => {
+  const database = await freshDatabase("egress_dbfault_standby");
+  const license = testLicense({ id: "acme-prod" });
+  const beacon = await startBeacon(beaconConfig([license], { signingKeyFile: signingKeyFile() }), { BEACON_DATABASE_URL: database.url });
+  const admin = new pg.Client({ connectionString: database.url });
+  admin.on("error", () => {});
+  await admin.connect();
+  const ingest = () =>
+    postJson(`${beacon.url}${beaconPaths.ingestTraces}`, { license: license.key, trace_transactions: traceTransactions(3) });
+  try {
+    assert.equal((await ingest()).status, 200);
+    // What a promoted standby's clients see: every new transaction read-only (SQLSTATE 25006 on a write).
+    await admin.query(`ALTER DATABASE ${database.name} SET default_transaction_read_only = on`);
+    await terminateBackends(admin, database.name);
+    for (let i = 0; i < 3; i++) {
+      const answer = await ingest();
+      assert.deepEqual([answer.status, answer.body.code, answer.headers.get("retry-after")], [503, "EGRESS_ERR_DATABASE_UNAVAILABLE", "5"]);
+    }
+    await admin.query(`ALTER DATABASE ${database.name} SET default_transaction_read_only = off`);
+    await terminateBackends(admin, database.name);
+    await waitFor(async () => (await ingest()).status === 200, 15_000, "writable again");
+    assertAlive(beacon);
+  } finally {
+    await admin.end();
+    await beacon.stop();
+    await database.drop();
+  }
+});
