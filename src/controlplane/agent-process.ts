@@ -84,11 +84,23 @@ export function processAlive(pid: number): boolean {
 
 /**
  * Whether `pid` is still the agent server of that data dir, not a process that got its number after a restart:
- * it is signalled only then. Without /proc (not Linux) the pid is trusted.
+ * it is signalled only then. Judged by what the process itself cannot change, since it runs the deployment's code
+ * (which may rewrite its own command line: `process.title`, and then could never be stopped): in a namespace, the
+ * bwrap that started it (its parent, outside the namespace) names the data dir; with a user of its own, it runs as a
+ * deployment's user (`uidAtLeast`). Unisolated, only its command line says. Without /proc (not Linux) the pid is
+ * trusted.
  */
-export function isAgentServerOf(pid: number, agentDataDir: string): boolean {
+export function isAgentServerOf(pid: number, agentDataDir: string, how: { wrapped: boolean; uidAtLeast?: number | undefined }): boolean {
   if (!existsSync("/proc/self/cmdline")) return processAlive(pid);
-  return processAlive(pid) && (readProc(pid, "cmdline")?.split("\0").includes(agentDataDir) ?? false);
+  if (!processAlive(pid)) return false;
+  if (how.uidAtLeast !== undefined && !how.wrapped) return Number(statusField(pid, "Uid")) >= how.uidAtLeast;
+  const holder = how.wrapped ? Number(statusField(pid, "PPid")) : pid;
+  return readProc(holder, "cmdline")?.split("\0").includes(agentDataDir) ?? false;
+}
+
+/** The first number of a /proc/<pid>/status field (Uid: the real user). */
+function statusField(pid: number, field: string): string | undefined {
+  return new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(readProc(pid, "status") ?? "")?.[1];
 }
 
 function readProc(pid: number, file: string): string | undefined {

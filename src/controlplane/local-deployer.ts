@@ -133,7 +133,8 @@ export class LocalDeployer implements Deployer {
     const { deploymentId } = target;
     const dir = this.#ownDir(target);
     // One writer for the SQLite files, and the port is the old one's: the previous server stops first.
-    if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId))) await this.#terminate(previous.pid);
+    if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId), this.#identity()))
+      await this.#terminate(previous.pid);
     const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
     const logPath = join(dir, "agent-server.log");
     if ((lstatSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > LOG_ROTATE_BYTES) renameSync(logPath, `${logPath}.1`);
@@ -168,7 +169,8 @@ export class LocalDeployer implements Deployer {
   }
 
   async stop(deploymentId: string, serving: Serving | undefined): Promise<void> {
-    if (serving?.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId))) await this.#terminate(serving.pid);
+    if (serving?.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId), this.#identity()))
+      await this.#terminate(serving.pid);
     rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
     // Its conversations go with it, as its SQLite files do.
     await this.#options.agentServer.databases?.drop(deploymentId);
@@ -176,6 +178,12 @@ export class LocalDeployer implements Deployer {
 
   async alive(serving: Serving): Promise<boolean> {
     return serving.pid !== undefined && processAlive(serving.pid) && (await answersOk(serving.url, ALIVE_TIMEOUT_MS));
+  }
+
+  /** How a recorded pid is known to be a deployment's agent server still (agent-process.ts isAgentServerOf). */
+  #identity(): { wrapped: boolean; uidAtLeast?: number | undefined } {
+    const { isolation } = this.#options.agentServer;
+    return { wrapped: isolation.mode === "namespace", uidAtLeast: isolation.mode === "user" ? isolation.uidBase : undefined };
   }
 
   /** The user and group a deployment's processes run as: one of its own, with isolation user and as root in namespaces. */

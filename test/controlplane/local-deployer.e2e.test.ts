@@ -20,6 +20,7 @@ const NOTES = new URL("../../examples/agent-server/graph.json", import.meta.url)
 const TEST_GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
 const ENV_GRAPH = new URL("../fixtures/graphs/env-graph.json", import.meta.url).pathname;
 const SNOOP_GRAPH = new URL("../fixtures/graphs/snoop-graph.json", import.meta.url).pathname;
+const RETITLED = new URL("../fixtures/graphs/retitled-graph.json", import.meta.url).pathname;
 
 const dirs: string[] = [];
 
@@ -250,6 +251,23 @@ test("a node_modules in the graph's tree that is a link (to /etc, say) is refuse
     name: "DeployerError",
     message: new RegExp(`${join(tree, "app", "node_modules")} is not a directory \\(a link\\?\\)`),
   });
+});
+
+test("an agent server whose graph rewrote its command line (process.title) is still known for the deployment's: stop and redeploy end it", async () => {
+  const { deployer, dataDir } = newDeployer();
+  const deployment = target(RETITLED);
+  await deployer.create(deployment);
+  await deployer.build(deployment);
+  const serving = await deployer.deploy(deployment, undefined);
+  const agentDataDir = join(dataDir, "deployments", deployment.deploymentId, "agent-server");
+  // The graph's doing: its own command line no longer names its data dir.
+  await waitFor(async () => !readFileSync(`/proc/${serving.pid}/cmdline`, "utf8").includes(agentDataDir), 5_000, "the new title");
+  const next = { ...deployment, revisionId: randomUUID() }; // the same deployment (and user), a new revision
+  await deployer.build(next);
+  const redeployed = await deployer.deploy(next, serving);
+  assert.equal(running(serving.pid!), false, "the redeploy left the old agent server running");
+  await deployer.stop(deployment.deploymentId, redeployed);
+  assert.equal(running(redeployed.pid!), false, "the stop left the agent server running");
 });
 
 test("create refuses another source and a graph.json that is not there", async () => {
