@@ -55,7 +55,10 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const senders = new WeakMap<HttpRequest, License | undefined>();
   const authenticated = (request: HttpRequest) => senders.get(request) !== undefined;
   const billingBudget = (request: HttpRequest) => (authenticated(request) ? "billing" : "anonymous");
-  const optionalBearer = async (request: HttpRequest) => void senders.set(request, await auth.bearer(request));
+  const optionalBearer = async (request: HttpRequest) => {
+    senders.set(request, await auth.bearer(request));
+    return authenticated(request);
+  };
   const requiredBearer = async (request: HttpRequest) => {
     const license = await auth.bearer(request);
     if (!license)
@@ -64,6 +67,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
         "operational telemetry needs 'Authorization: Bearer <token>' from /v1/beacon/verify",
       );
     senders.set(request, license);
+    return true;
   };
 
   app.post(
@@ -114,7 +118,7 @@ function registerOtlpRoute(
   signal: OtlpSignal,
   deps: Pick<BeaconDeps, "store" | "now"> & {
     senders: WeakMap<HttpRequest, License | undefined>;
-    requiredBearer: (request: HttpRequest) => Promise<void>;
+    requiredBearer: (request: HttpRequest) => Promise<unknown>;
   },
 ): void {
   const { schema, path, countItems } = otlpSignals[signal] as {

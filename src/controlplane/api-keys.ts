@@ -21,7 +21,7 @@ export class ApiKeys {
   }
 
   /** Throws 401 unless the request carries an accepted X-Api-Key. */
-  check(request: HttpRequest): void {
+  check(request: HttpRequest): true {
     const header = request.headers["x-api-key"];
     const key = Array.isArray(header) ? header[0] : header;
     if (!key) throw new HttpError("EGRESS_ERR_API_KEY_MISSING", "missing X-Api-Key header");
@@ -30,6 +30,7 @@ export class ApiKeys {
     let accepted = false;
     for (const known of this.#digests) accepted = timingSafeEqual(known, digest) || accepted;
     if (!accepted) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "the X-Api-Key is not valid");
+    return true;
   }
 }
 

@@ -4,13 +4,14 @@ import type { Socket } from "node:net";
 /**
  * Caps a server's open connections so that idle or slow clients cannot take every file descriptor: at the cap, a
  * new connection closes the oldest one that has no request in progress (a keep-alive between requests, or one that
- * never sent anything), or is itself closed when all are busy. A connection must send its first request's headers
+ * never sent anything), else the oldest busy one that has shown no credential (`trust`), or is itself closed when all
+ * are busy and trusted. A connection must send its first request's headers
  * within `firstRequestMs` (Node's headersTimeout only starts with the first byte). `crowded()` tells the server
  * when only the reserve is left, so that it serves only the routes that must answer.
  */
 export class ConnectionGuard {
-  /** Open connections, oldest first, with their requests in progress. */
-  readonly #open = new Map<Socket, { busy: number }>();
+  /** Open connections, oldest first, with their requests in progress and whether one carried a credential. */
+  readonly #open = new Map<Socket, { busy: number; trusted: boolean }>();
   readonly #cap: number;
   readonly #reserved: number;
   #refused = 0;
@@ -45,16 +46,38 @@ export class ConnectionGuard {
     for (const [socket, state] of this.#open) if (state.busy === 0) socket.destroy();
   }
 
+  /** A request on `socket` carried a valid credential: the connection is never displaced by one that has shown none. */
+  trust(socket: Socket): void {
+    const state = this.#open.get((socket as Socket & { _parent?: Socket })._parent ?? socket);
+    if (state) state.trusted = true;
+  }
+
   #admit(socket: Socket, firstRequestMs: number): void {
-    if (this.#open.size >= this.#cap && !this.#evictIdle()) {
+    if (this.#open.size >= this.#cap && !this.#evictIdle() && !this.#evictAnonymous()) {
       this.#refused++;
       socket.destroy();
       return;
     }
-    this.#open.set(socket, { busy: 0 });
+    this.#open.set(socket, { busy: 0, trusted: false });
     socket.once("close", () => this.#open.delete(socket));
     // On timeout, Node's server destroys a socket whose request and response do not handle it.
     socket.setTimeout(firstRequestMs);
+  }
+
+  /**
+   * At the cap with every connection busy, the oldest one that has shown no credential makes room (its request, a
+   * slow anonymous body or a verify, is cut): anonymous clients cannot hold every connection against the sidecars
+   * whose tokens the beacon knows. Only when all are trusted is the newcomer refused.
+   */
+  #evictAnonymous(): boolean {
+    for (const [socket, state] of this.#open) {
+      if (state.trusted) continue;
+      this.#open.delete(socket);
+      this.#evicted++;
+      socket.destroy();
+      return true;
+    }
+    return false;
   }
 
   #evictIdle(): boolean {

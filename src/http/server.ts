@@ -29,8 +29,11 @@ export interface RouteOptions {
   bodyLimit?: BodyLimit;
   /** Not in the request log when it succeeds: a health check probed every few seconds would drown the rest. */
   quiet?: boolean;
-  /** Runs before the body is read, from the headers alone (an anonymous large body is refused unread). */
-  authorize?: (request: HttpRequest) => Promise<void> | void;
+  /**
+   * Runs before the body is read, from the headers alone (an anonymous large body is refused unread). True: the
+   * request carries a valid credential, and its connection is never displaced by one that has shown none.
+   */
+  authorize?: (request: HttpRequest) => unknown;
   /** How this route words its errors (OTLP answers a google.rpc.Status); the server's `{detail, code}` otherwise. */
   errors?: (error: unknown, request: HttpRequest) => Answer | Promise<Answer>;
 }
@@ -231,7 +234,7 @@ export class HttpServer {
       if (typeof reserved !== "function") this.#refuseWhenCrowded(reserved);
       // Credentials from the headers alone, before any body: whether the route may use the reserve (when it decides
       // per request) and which budget its body is charged to can depend on who sent it.
-      await route.authorize?.(request);
+      if ((await route.authorize?.(request)) === true) this.#connections.trust(incoming.socket);
       if (typeof reserved === "function") this.#refuseWhenCrowded(reserved(request));
       charge = this.#budgets.get(typeof route.budget === "function" ? route.budget(request) : route.budget).open();
       const items = { max: this.#limits.bodyItems, key: this.#key("bodyItems") };

@@ -386,6 +386,26 @@ describe("slow bodies: a slow client holds only what it sent, and billing and ve
     }
   });
 
+  test("slow anonymous verifies on every connection cannot lock out a sidecar with a token: the newcomer displaces one of them", async () => {
+    const full = await startBeacon(beaconConfig([license], { http: { maxConnections: 16, reservedConnections: 4 } }));
+    const slow: Awaited<ReturnType<typeof slowBody>>[] = [];
+    try {
+      const url = (path: string) => `${full.url}${path}`;
+      const token = { authorization: `Bearer ${(await postJson(url("/v1/beacon/verify"), { license: license.key })).body.token}` };
+      // Every connection the beacon takes, held by a verify that trickles its body in.
+      for (let i = 0; i < 20; i++) slow.push(await slowBody(full.url, "/v1/beacon/verify", 4000, {}));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const batch = () => ({ license: license.key, trace_transactions: traceTransactions(2) });
+      for (let i = 0; i < 5; i++) {
+        const answer = await postJson(url("/v1/beacon/ingest-traces"), batch(), token);
+        assert.equal(answer.status, 200, `ingest ${i} with a token: ${JSON.stringify(answer.body)}`);
+      }
+    } finally {
+      for (const body of slow) body.close();
+      assert.equal(await full.stop("SIGTERM"), 0);
+    }
+  });
+
   test("over every route: at least 98% of valid billing and verify requests succeeded", () => {
     assert.ok(billing.length >= 100 && verifies.length >= 50 && intake.length >= 100);
     for (const [name, statuses, ok] of [
