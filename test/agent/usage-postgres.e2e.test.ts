@@ -90,6 +90,12 @@ test("postgres source: a measure of several statements is refused naming its key
         users,
       );
     }
+    // One statement that ends the transaction returns no count: the read stops there, the next measure never runs.
+    const split = { ...only("COMMIT"), projects: "CREATE TABLE pwned (x int)" };
+    await assert.rejects(
+      new PostgresMeasures({ url: db.url, statementTimeoutMs: 2_000, queries: split }).current(),
+      /queries\.users: must return one row/,
+    );
     assert.deepEqual(await query(db.url, "SELECT to_regclass('pwned') AS pwned, (SELECT count(*)::int FROM users) AS users"), [
       { pwned: null, users: 3 },
     ]);
