@@ -16,6 +16,8 @@ const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a versio
 /** The sidecar's configuration file, as config/egress.yaml lists it; every key optional, defaults below. */
 export const AgentConfigFile = z.strictObject({
   beaconUrl: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).default("https://beacon.example.invalid"),
+  // Lets beaconUrl be http:// to a host that is not loopback: the license key then crosses the network in clear.
+  allowInsecureBeaconUrl: z.boolean().default(false),
   licenseKey: z.string().default(""),
   licenseKeyFile: z.string().default(""),
   offline: z

@@ -3,6 +3,7 @@ import { isRecord } from "../protocol/common.ts";
 import { describeIssues, readKeyedFile, readYamlFile } from "../config/load.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import { UsageMeasures } from "../protocol/usage-snapshot.ts";
+import { insecureBeaconHost } from "./beacon-url.ts";
 import { AgentConfigFile } from "./config-schema.ts";
 
 /** The sidecar's configuration, parsed once at the edge: secrets read, env applied, defaults resolved. */
@@ -18,6 +19,7 @@ export interface AgentConfig extends Omit<AgentConfigFile, "licenseKeyFile" | "c
 /** Env variables the platform's chart sets, and the config key each one overrides. */
 const envKeys: { env: string; path: string[]; kind: "string" | "boolean" }[] = [
   { env: "BEACON_URL", path: ["beaconUrl"], kind: "string" },
+  { env: "EGRESS_ALLOW_INSECURE_BEACON_URL", path: ["allowInsecureBeaconUrl"], kind: "boolean" },
   { env: "PLATFORM_LICENSE_KEY", path: ["licenseKey"], kind: "string" },
   { env: "EGRESS_OFFLINE", path: ["offline", "enabled"], kind: "boolean" },
   { env: "PHONE_HOME_USAGE_REPORTING_ENABLED", path: ["usageReporting"], kind: "boolean" },
@@ -130,6 +132,12 @@ export function resolveAgentConfig(options: { file?: string; env?: NodeJS.Proces
     if (!config.offline.publicKeyFile) problems.push("offline.publicKeyFile: required when offline.enabled is true");
   } else if (!licenseKey && !problems.some((p) => p.startsWith("licenseKeyFile"))) {
     problems.push("licenseKey: required unless offline.enabled (set licenseKey, licenseKeyFile or PLATFORM_LICENSE_KEY)");
+  }
+  const insecureHost = offline || config.allowInsecureBeaconUrl ? undefined : insecureBeaconHost(config.beaconUrl);
+  if (insecureHost) {
+    problems.push(
+      `beaconUrl: http:// to ${insecureHost} would send the license key in clear; use https://, or http:// to a loopback host (127.0.0.1, ::1, localhost), or accept it with allowInsecureBeaconUrl: true (env EGRESS_ALLOW_INSECURE_BEACON_URL=true)`,
+    );
   }
   if (compareVersions(config.instanceVersion, "0.9.0") < 0) {
     problems.push(`instanceVersion: ${config.instanceVersion} is older than 0.9.0, the first version whose egress this sidecar handles`);

@@ -116,12 +116,10 @@ async function setupCallback(request: HttpRequest, ctx: CallbackContext): Promis
 
   if (query.error !== undefined) return providerError(request, query, providerId, page, ctx);
 
-  if (query.setup_action === "update") {
-    request.log.info({ providerId, installationId: query.installation_id }, "setup callback: installation updated");
-    return page({ status: "updated", httpStatus: 200 });
-  }
-
-  if (!query.code || !query.state) {
+  // An update carries no code, but it too must bring back a state this control plane issued: without one, anyone
+  // could have the control plane answer a success page and log what they chose. It is refused as an unknown state.
+  const update = query.setup_action === "update";
+  if (!update && (!query.code || !query.state)) {
     return page({
       status: "failed",
       httpStatus: 400,
@@ -129,14 +127,40 @@ async function setupCallback(request: HttpRequest, ctx: CallbackContext): Promis
       errorDescription: "The provider's redirect carried no code or no state. Start the installation again.",
     });
   }
-  const claim = store.claim(providerId, query.state, now());
+  const claim = store.claim(providerId, query.state ?? "", now());
   if ("refused" in claim) {
     request.log.warn({ providerId, reason: claim.refused }, "setup callback: state refused");
     const errorDescription = `The state was refused: ${claim.refused}. Start the installation again.`;
     return page({ status: "failed", httpStatus: 400, error: "invalid_state", errorDescription });
   }
+  if (update) {
+    store.completeUpdate(claim.authId, now());
+    request.log.info({ providerId, authId: claim.authId, installationId: query.installation_id }, "setup callback: installation updated");
+    return page({ status: "updated", httpStatus: 200 });
+  }
+  const installationId = query.installation_id;
+  if (installationId !== undefined && store.installationOf(providerId, installationId)) {
+    return installationTaken(request, { providerId, authId: claim.authId, installationId, page }, ctx);
+  }
 
-  return exchangeAndRecord(request, { query, code: query.code, provider, providerId, authId: claim.authId, page }, ctx);
+  return exchangeAndRecord(request, { query, code: query.code!, provider, providerId, authId: claim.authId, page }, ctx);
+}
+
+/**
+ * An install naming an installation id already recorded for this provider: refused (409), its token kept. The id
+ * comes from the redirect's query, which the user controls; a provider gives each new installation a new id, so
+ * a second install of a known one is a replay, never a reinstall: it must not re-bind that installation's token.
+ */
+function installationTaken(
+  request: HttpRequest,
+  taken: { providerId: string; authId: string; installationId: number; page: Page },
+  ctx: CallbackContext,
+): Answer {
+  const { providerId, authId, installationId, page } = taken;
+  ctx.store.fail(authId, `installation ${installationId} is already recorded`, ctx.now());
+  request.log.warn({ providerId, authId, installationId }, "setup callback: installation already recorded");
+  const errorDescription = `Installation ${installationId} is already recorded; its token is kept. Install the app anew.`;
+  return page({ status: "failed", httpStatus: 409, error: "installation_exists", errorDescription });
 }
 
 /** The provider reported an error: the auth request, if the state is ours, fails with it. */
@@ -176,9 +200,13 @@ async function exchangeAndRecord(
       errorDescription: `${err.message}. Start the installation again.`,
     });
   }
-  if (!store.complete(authId, providerId, query.installation_id, ctx.box.seal(JSON.stringify(token)), now())) {
+  const recorded = store.complete(authId, providerId, query.installation_id, ctx.box.seal(JSON.stringify(token)), now());
+  if (recorded === "closed") {
     const errorDescription = "The auth request was closed while its token exchange ran. Start the installation again.";
     return page({ status: "failed", httpStatus: 409, error: "auth_request_closed", errorDescription });
+  }
+  if (recorded === "taken") {
+    return installationTaken(request, { providerId, authId, installationId: query.installation_id!, page }, ctx);
   }
   request.log.info({ providerId, authId, installationId: query.installation_id }, "setup callback: installation recorded");
   return page({ status: "installed", httpStatus: 200 });

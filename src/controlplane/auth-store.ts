@@ -110,25 +110,44 @@ export class AuthStore {
       .run(error, now, authId);
   }
 
+  /** The recorded installation of `providerId` with this provider installation id, if any. */
+  installationOf(providerId: string, installationId: number): InstallationRow | undefined {
+    return this.#db
+      .prepare<[string, number], InstallationRow>("SELECT * FROM installations WHERE provider_id = ? AND installation_id = ?")
+      .get(providerId, installationId);
+  }
+
   /**
-   * Completes a claimed request and records its installation (a reinstall of a known installation id replaces its
-   * token); false when the request was closed meanwhile (failed as interrupted), and nothing is recorded.
+   * Completes a claimed request and records its installation. "closed" when the request was closed meanwhile
+   * (failed as interrupted); "taken" when the installation id is already recorded for this provider: an install
+   * never re-binds a known installation to another auth request's token. Either way nothing is recorded.
    */
-  complete(authId: string, providerId: string, installationId: number | undefined, tokenSealed: string, now: number): boolean {
+  complete(
+    authId: string,
+    providerId: string,
+    installationId: number | undefined,
+    tokenSealed: string,
+    now: number,
+  ): "recorded" | "closed" | "taken" {
     return this.#db.transaction(() => {
-      const completed = this.#db
-        .prepare("UPDATE auth_requests SET status = 'completed', updated_at = ? WHERE auth_id = ? AND status = 'pending'")
-        .run(now, authId);
-      if (completed.changes !== 1) return false;
+      const pending = this.get(authId)?.status === "pending";
+      if (!pending) return "closed";
+      if (installationId !== undefined && this.installationOf(providerId, installationId)) return "taken";
+      this.#db.prepare("UPDATE auth_requests SET status = 'completed', updated_at = ? WHERE auth_id = ?").run(now, authId);
       this.#db
         .prepare(
-          `INSERT INTO installations (id, provider_id, installation_id, auth_id, token_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (provider_id, installation_id) WHERE installation_id IS NOT NULL
-           DO UPDATE SET auth_id = excluded.auth_id, token_sealed = excluded.token_sealed, updated_at = excluded.updated_at`,
+          "INSERT INTO installations (id, provider_id, installation_id, auth_id, token_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         )
         .run(randomUUID(), providerId, installationId ?? null, authId, tokenSealed, now, now);
-      return true;
+      return "recorded";
     })();
+  }
+
+  /** Completes a claimed request whose redirect reported an update of an installation: nothing else to record. */
+  completeUpdate(authId: string, now: number): void {
+    this.#db
+      .prepare("UPDATE auth_requests SET status = 'completed', updated_at = ? WHERE auth_id = ? AND status = 'pending'")
+      .run(now, authId);
   }
 
   /** Requests whose exchange a stopped control plane left unfinished: they can never complete. */

@@ -57,6 +57,29 @@ test("the license key may come from licenseKeyFile (a mounted Secret), and EGRES
   assert.ok(!agent.output().includes(license.key));
 });
 
+test("allowInsecureBeaconUrl: a plain-http beacon that is not loopback is used, with a warning at start", async () => {
+  const license = testLicense();
+  const beacon = await startBeacon(beaconConfig([license]));
+  // The v4-mapped address is not one the check counts as loopback, yet reaches the beacon on this machine.
+  const url = beacon.url.replace("127.0.0.1", "[::ffff:127.0.0.1]");
+  const refused = await runCli(["start", "--config", agentConfig(url).configPath], { env: { PLATFORM_LICENSE_KEY: license.key } });
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /beaconUrl: http:\/\/ to \[::ffff:7f00:1\]:\d+ would send the license key in clear/);
+  const agent = await startAgentProcess(agentConfig(url), { PLATFORM_LICENSE_KEY: license.key, EGRESS_ALLOW_INSECURE_BEACON_URL: "true" });
+  try {
+    await waitFor(async () => (await getJson(`${agent.url}/v1/status`)).license.state === "valid", 10_000, "license valid");
+    const warning = agent
+      .output()
+      .split("\n")
+      .find((line) => line.includes("the license key crosses the network in clear"));
+    assert.ok(warning, agent.output());
+    assert.equal(JSON.parse(warning).level, 40, "a warning");
+  } finally {
+    await agent.stop();
+    await beacon.stop();
+  }
+});
+
 test("a restart with the beacon gone keeps the cached token: the license stays valid without a round trip", async () => {
   const license = testLicense();
   const beacon = await startBeacon(beaconConfig([license]));

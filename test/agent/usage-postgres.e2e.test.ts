@@ -5,6 +5,7 @@ import { PostgresMeasures } from "../../src/agent/usage/measures-source.ts";
 import { storedSnapshots } from "../helpers/beacon-db.ts";
 import type { UsageMeasures } from "../../src/protocol/usage-snapshot.ts";
 import { testLicense } from "../helpers/fixtures.ts";
+import { freshDatabase, query } from "../helpers/postgres.ts";
 import { agentConfig, beaconConfig, getJson, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
 
 // The real PostgreSQL server on 127.0.0.1:5432 (.ci/run starts it), a schema of our own per run.
@@ -70,6 +71,43 @@ test("postgres source: one read-only query per measure gives the counts; a bad q
     new PostgresMeasures({ url: `postgres://nobody:${password}@127.0.0.1:1/test`, statementTimeoutMs: 500, queries: queries() }).current(),
     (err: Error) => /\(connect\)/.test(err.message) && !err.message.includes(password),
   );
+});
+
+test("postgres source: a measure of several statements is refused naming its key and runs none of them; one statement still works", async () => {
+  const db = await freshDatabase("egress_usage");
+  try {
+    await query(db.url, "CREATE TABLE users (id int); INSERT INTO users VALUES (1), (2), (3)");
+    const only = (users: string) =>
+      Object.fromEntries(measures.map((m) => [m, m === "users" ? users : "SELECT 0"])) as Record<keyof UsageMeasures, string>;
+    for (const users of [
+      "SELECT 1; COMMIT; CREATE TABLE pwned (x int)",
+      "COMMIT; CREATE TABLE pwned (x int); SELECT 1",
+      "SELECT count(*) FROM users; COMMIT; DELETE FROM users",
+    ]) {
+      await assert.rejects(
+        new PostgresMeasures({ url: db.url, statementTimeoutMs: 2_000, queries: only(users) }).current(),
+        /^MeasuresUnavailableError: usage\.postgres\.queries\.users: must be a single read-only statement: 42601 /,
+        users,
+      );
+    }
+    // One statement that ends the transaction returns no count: the read stops there, the next measure never runs.
+    const split = { ...only("COMMIT"), projects: "CREATE TABLE pwned (x int)" };
+    await assert.rejects(
+      new PostgresMeasures({ url: db.url, statementTimeoutMs: 2_000, queries: split }).current(),
+      /queries\.users: must return one row/,
+    );
+    assert.deepEqual(await query(db.url, "SELECT to_regclass('pwned') AS pwned, (SELECT count(*)::int FROM users) AS users"), [
+      { pwned: null, users: 3 },
+    ]);
+    const counts = await new PostgresMeasures({
+      url: db.url,
+      statementTimeoutMs: 2_000,
+      queries: only("SELECT count(*) FROM users;"),
+    }).current();
+    assert.equal(counts.users, 3, "one statement, a trailing semicolon too");
+  } finally {
+    await db.drop();
+  }
 });
 
 test("postgres source end to end: a failing query postpones the snapshot (no zero sent); once it works, the counts reach the beacon", async () => {

@@ -95,3 +95,40 @@ test("validate exits 2 with one line per problem, unknown keys included, and pri
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /tls\.caFile: cannot read \/nonexistent\/ca\.pem \(ENOENT\)/);
 });
+
+test("a plain-http beaconUrl to a host that is not loopback: exit 2 naming beaconUrl and the fix, unless allowInsecureBeaconUrl", async () => {
+  const dir = tempDir();
+  const path = join(dir, "egress.yaml");
+  const validate = (beaconUrl: string, extra = "", env: NodeJS.ProcessEnv = {}) => {
+    writeFileSync(path, `beaconUrl: "${beaconUrl}"\n${extra}`);
+    return runCli(["validate", "--config", path], { env: { PLATFORM_LICENSE_KEY: "k", EGRESS_CONFIG: "", ...env } });
+  };
+  // The license key would cross the network in clear; a name that merely starts like a loopback one is not one.
+  for (const url of ["http://beacon:8080", "http://10.0.0.5/", "http://127.0.0.1.evil.example/", "http://localhost.evil.example/"]) {
+    const { code, stdout, stderr } = await validate(url);
+    assert.equal(code, 2, url);
+    assert.equal(stdout, "", url);
+    assert.match(stderr, /beaconUrl: http:\/\/ to \S+ would send the license key in clear; use https:\/\//, url);
+    assert.match(stderr, /allowInsecureBeaconUrl: true \(env EGRESS_ALLOW_INSECURE_BEACON_URL=true\)/, url);
+  }
+  const fromEnv = await validate("https://beacon.vendor.test", "", { BEACON_URL: "http://beacon.vendor.test" });
+  assert.equal(fromEnv.code, 2);
+  assert.match(fromEnv.stderr, /beaconUrl: http:\/\/ to beacon\.vendor\.test would send the license key in clear/);
+
+  for (const url of [
+    "https://beacon.vendor.test",
+    "http://127.0.0.1:8080",
+    "http://127.3.2.1/",
+    "http://localhost:8080",
+    "http://[::1]:8080",
+  ]) {
+    const { code, stderr } = await validate(url);
+    assert.equal(code, 0, `${url}: ${stderr}`);
+  }
+  const allowed = await validate("http://beacon:8080", "allowInsecureBeaconUrl: true\n");
+  assert.equal(allowed.code, 0, allowed.stderr);
+  assert.deepEqual(row(allowed.stdout, "allowInsecureBeaconUrl"), ["true", "file"]);
+  const allowedByEnv = await validate("http://beacon:8080", "", { EGRESS_ALLOW_INSECURE_BEACON_URL: "true" });
+  assert.equal(allowedByEnv.code, 0, allowedByEnv.stderr);
+  assert.deepEqual(row(allowedByEnv.stdout, "allowInsecureBeaconUrl"), ["true", "env EGRESS_ALLOW_INSECURE_BEACON_URL"]);
+});

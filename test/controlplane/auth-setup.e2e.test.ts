@@ -100,7 +100,9 @@ test("a new installation: the state from the control plane, the code exchanged a
 
 test("update, a bad state, a provider error and a non-integer installation_id", async () => {
   const before = exchanges.length;
-  const update = await callback({ setup_action: "update", installation_id: "4711" });
+  const unasked = await callback({ setup_action: "update", installation_id: "4711" });
+  assert.deepEqual([unasked.status, ((await unasked.json()) as any).error], [400, "invalid_state"], "an update needs the state too");
+  const update = await callback({ setup_action: "update", installation_id: "4711", state: (await authRequest()).state });
   assert.deepEqual([update.status, ((await update.json()) as any).status], [200, "updated"]);
   assert.equal(exchanges.length, before, "an update exchanges no token");
 

@@ -152,7 +152,7 @@ test("an auth request: 201 with a state and the authorize URL; GET shows its sta
 });
 
 test("X-Api-Key is required on the auth routes (401) but not on the setup callback", async (t) => {
-  const { base, callback } = await setup(t);
+  const { base, authRequest, callback } = await setup(t);
   for (const [method, path] of [
     ["POST", "/v2/auth/providers/github/auth-requests"],
     ["GET", "/v2/auth/auth-requests/00000000-0000-0000-0000-000000000000"],
@@ -163,17 +163,45 @@ test("X-Api-Key is required on the auth routes (401) but not on the setup callba
     const wrong = await fetch(`${base}${path}`, { method, headers: { "x-api-key": "not-the-key-at-all" } });
     assert.equal(wrong.status, 401, path);
   }
-  const update = await callback("github", { setup_action: "update", installation_id: "7" });
+  const update = await callback("github", { setup_action: "update", installation_id: "7", state: (await authRequest()).state });
   assert.equal(update.status, 200);
 });
 
-test("setup_action=update: a success page, and no token exchange", async (t) => {
-  const { callback, calls } = await setup(t);
-  const json = await callback("github", { setup_action: "update", installation_id: "42" });
+test("setup_action=update without a state the control plane issued: refused as an unknown state, nothing logged as updated", async (t) => {
+  const { authRequest, callback, authStatus, lines } = await setup(t);
+  const { auth_id: authId } = await authRequest();
+  const forged = `${authId}.${Buffer.alloc(32).toString("base64url")}`;
+  for (const query of [
+    { setup_action: "update", installation_id: "666" } as Record<string, string>,
+    { setup_action: "update", installation_id: "666", state: forged },
+    { setup_action: "update", installation_id: "666", state: "" },
+  ]) {
+    const answer = await callback("github", query);
+    const body = (await answer.json()) as { status: string; error: string; error_description: string };
+    assert.deepEqual([answer.status, body.status, body.error], [400, "failed", "invalid_state"], JSON.stringify(query));
+    assert.match(body.error_description, /refused: it is not a state this control plane issued/);
+  }
+  const page = await (await callback("github", { setup_action: "update", installation_id: "666" }, BROWSER_ACCEPT)).text();
+  assert.match(page, /<title>Installation failed<\/title>/);
+  const messages = lines.map((line) => JSON.parse(line) as { msg: string; installationId?: number });
+  assert.ok(!messages.some((m) => m.msg === "setup callback: installation updated"), "no update is logged");
+  assert.ok(!messages.some((m) => m.installationId === 666), "the caller's installation id is not logged");
+  assert.equal((await authStatus(authId)).status, "pending", "the real state is untouched");
+});
+
+test("setup_action=update with the state: a success page, the auth request completed, no token exchange; the state works once", async (t) => {
+  const { authRequest, authStatus, callback, calls } = await setup(t);
+  const first = await authRequest();
+  const json = await callback("github", { setup_action: "update", installation_id: "42", state: first.state });
   assert.equal(json.status, 200);
   assert.match(json.headers.get("content-type")!, /^application\/json/);
   assert.deepEqual(await json.json(), { status: "updated", provider_id: "github", installation_id: 42 });
-  const html = await callback("github", { setup_action: "update", installation_id: "42", code: "ignored" }, BROWSER_ACCEPT);
+  assert.equal((await authStatus(first.auth_id)).status, "completed");
+  const replay = await callback("github", { setup_action: "update", installation_id: "42", state: first.state });
+  assert.equal(replay.status, 400);
+  assert.match(((await replay.json()) as { error_description: string }).error_description, /already been used/);
+  const { state } = await authRequest();
+  const html = await callback("github", { setup_action: "update", installation_id: "42", code: "ignored", state }, BROWSER_ACCEPT);
   assert.equal(html.status, 200);
   assert.match(html.headers.get("content-type")!, /^text\/html/);
   const page = await html.text();
@@ -232,16 +260,47 @@ test("install: the state's code becomes a sealed token and an installation; the 
   assert.equal(calls.length, 1, "no second exchange");
 });
 
-test("a reinstall of a known installation id replaces its token; the secret may come from clientSecretFile", async (t) => {
-  const { api, authRequest, callback, calls } = await setup(t);
-  for (const code of ["first", "second"]) {
-    const { state } = await authRequest("gitlab");
-    assert.equal((await callback("gitlab", { code, state, installation_id: "9" })).status, 200);
-  }
-  assert.equal(calls[1]!.form.get("client_secret"), FILE_SECRET);
-  assert.equal(calls[1]!.form.get("client_id"), "client-gl");
-  const listed = (await (await api("/v2/auth/installations")).json()) as { resources: unknown[] };
-  assert.equal(listed.resources.length, 1);
+test("an install naming a recorded installation id is refused (409), its token kept; the secret may come from clientSecretFile", async (t) => {
+  const { api, authRequest, authStatus, callback, calls, db, box } = await setup(t);
+  const first = await authRequest("gitlab");
+  assert.equal((await callback("gitlab", { code: "first", state: first.state, installation_id: "9" })).status, 200);
+  assert.equal(calls[0]!.form.get("client_secret"), FILE_SECRET);
+  assert.equal(calls[0]!.form.get("client_id"), "client-gl");
+  const [installation] = ((await (await api("/v2/auth/installations")).json()) as { resources: { id: string }[] }).resources;
+
+  // Someone holding a fresh state names installation 9: their token must not replace its own.
+  const second = await authRequest("gitlab");
+  const answer = await callback("gitlab", { code: "second", state: second.state, installation_id: "9" });
+  const body = (await answer.json()) as { status: string; error: string; error_description: string };
+  assert.deepEqual([answer.status, body.status, body.error], [409, "failed", "installation_exists"]);
+  assert.match(body.error_description, /Installation 9 is already recorded/);
+  assert.equal(calls.length, 1, "the second code is not exchanged");
+  const failed = await authStatus(second.auth_id);
+  assert.deepEqual([failed.status, failed.error], ["failed", "installation 9 is already recorded"]);
+  const listed = (await (await api("/v2/auth/installations")).json()) as { resources: { id: string; auth_id: string }[] };
+  assert.deepEqual(
+    listed.resources.map((i) => [i.id, i.auth_id]),
+    [[installation!.id, first.auth_id]],
+  );
+  assert.equal(installationToken(db, box, installation!.id)!.access_token, ACCESS_TOKEN);
+
+  // The same id under another provider is another installation.
+  const github = await authRequest("github");
+  assert.equal((await callback("github", { code: "third", state: github.state, installation_id: "9" })).status, 200);
+});
+
+test("two installs of one new installation id at once: one recorded, the other refused (409)", async (t) => {
+  const { api, authRequest, callback, calls, provider } = await setup(t);
+  const held: (() => void)[] = [];
+  provider.answer = (call, response) => held.push(() => grant(call, response));
+  const [a, b] = [await authRequest(), await authRequest()];
+  const both = [a, b].map(({ state }) => callback("github", { code: "c", state, installation_id: "77" }));
+  await waitFor(() => held.length === 2, 10_000, "both exchanges under way");
+  for (const release of held) release();
+  const answers = await Promise.all(both);
+  assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 409]);
+  assert.equal(calls.length, 2);
+  assert.equal(((await (await api("/v2/auth/installations")).json()) as { resources: unknown[] }).resources.length, 1);
 });
 
 test("refused states: unknown, another provider's, expired; and a redirect without code or state", async (t) => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import { test } from "node:test";
@@ -8,6 +9,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 interface Service {
   command?: string[];
+  environment?: Record<string, string>;
   volumes?: string[];
   read_only?: boolean;
   tmpfs?: string[];
@@ -150,4 +152,47 @@ test("compose.yaml, profile scale: agent server replicas keep conversations in t
   const command = server.command ?? [];
   assert.match(command[command.indexOf("--listen") + 1] ?? "", /^0\.0\.0\.0:/, "reachable by the other services");
   assert.equal(server.read_only, true);
+});
+
+/** `${NAME:-default}` and `${NAME:?message}` of a compose value, as compose fills them from `shell`. */
+function interpolate(value: string, shell: Record<string, string>): string {
+  return value.replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_, name: string, kind?: string, rest?: string) => {
+    if (shell[name]) return shell[name];
+    assert.notEqual(kind, "?", `${name} is required: ${rest}`);
+    return kind === "-" ? (rest ?? "") : "";
+  });
+}
+
+test("compose.yaml: each try-out's command line gives the sidecar a config `egress-agent validate` accepts", () => {
+  const text = readFileSync(join(ROOT, "compose.yaml"), "utf8");
+  const lines = [...text.matchAll(/#\s+((?:\w+=\S+\s+)+)\\\n\s*#\s+docker compose --profile (\S+) up/g)];
+  assert.deepEqual(lines.map((line) => line[2]).sort(), ["local-beacon", "scale"]);
+  const sidecar = compose().services["egress-agent"]!;
+  // Only compose's env reaches the sidecar's variables: none inherited from whoever runs the tests.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(EGRESS_|BEACON_|PLATFORM_|PHONE_HOME_|HTTPS?_PROXY|NO_PROXY)/i.test(name)),
+  );
+  const validate = (shell: Record<string, string>) => {
+    const env = Object.fromEntries(Object.entries(sidecar.environment ?? {}).map(([name, value]) => [name, interpolate(value, shell)]));
+    return spawnSync(process.execPath, [join(ROOT, "src/cli.ts"), "validate", "--config", "config/egress.yaml"], {
+      cwd: ROOT,
+      env: { ...inherited, ...env },
+      encoding: "utf8",
+    });
+  };
+  for (const [, assignments, profile] of lines) {
+    const shell = Object.fromEntries(
+      assignments!
+        .trim()
+        .split(/\s+/)
+        .map((pair) => pair.split("=", 2) as [string, string]),
+    );
+    assert.match(shell.BEACON_URL ?? "", /^http:\/\/beacon/, profile);
+    const result = validate(shell);
+    assert.equal(result.status, 0, `${profile}: validate exit ${result.status}\n${result.stderr}`);
+  }
+  // Without the explicit switch, the same plain-http beacon is refused, naming the key.
+  const refused = validate({ BEACON_URL: "http://beacon:8080", PLATFORM_LICENSE_KEY: "lic-demo-0000-0000-0000-000000000000" });
+  assert.equal(refused.status, 2, refused.stderr);
+  assert.match(refused.stderr, /beaconUrl: http:\/\/ to beacon:8080 would send the license key in clear/);
 });

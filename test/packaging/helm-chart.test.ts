@@ -186,6 +186,16 @@ test("a broken agent value fails `egress-agent validate` with exit 2, naming the
   assert.match(result.stderr, /limits\.bogus: unknown key/);
 });
 
+test("a plain-http beaconUrl to a host that is not loopback fails `egress-agent validate` unless agent.allowInsecureBeaconUrl", () => {
+  const values: Values = { ...readValues(), beaconUrl: "http://beacon.vendor.internal:8080" };
+  const refused = validate(parse(renderConfigFile(values)) as Values, values);
+  assert.equal(refused.status, 2, `validate exit ${refused.status}\nstderr: ${refused.stderr}`);
+  assert.match(refused.stderr, /beaconUrl: http:\/\/ to beacon\.vendor\.internal:8080 would send the license key in clear/);
+  (values.agent as Values).allowInsecureBeaconUrl = true;
+  const allowed = validate(parse(renderConfigFile(values)) as Values, values);
+  assert.equal(allowed.status, 0, `validate exit ${allowed.status}\nstderr: ${allowed.stderr}`);
+});
+
 test("values.schema.json is the one scripts/helm-values-schema.ts writes (agent: is the sidecar's own config schema)", () => {
   assert.equal(readFileSync(SCHEMA_PATH, "utf8"), schemaText(), "run `node scripts/helm-values-schema.ts`");
 });

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { AuditLog } from "../audit.ts";
+import { insecureBeaconHost } from "../beacon-url.ts";
 import type { AgentConfig } from "../config.ts";
 import { BeaconClient } from "../egress/beacon-client.ts";
 import { OnlineLicense } from "../license/online-license.ts";
@@ -34,6 +35,13 @@ export interface OnlineEgressOptions {
  */
 export async function startOnlineEgress(config: AgentConfig, options: OnlineEgressOptions): Promise<Egress> {
   const { outbox, audit, metrics, logger, now } = options;
+  const insecureHost = insecureBeaconHost(config.beaconUrl);
+  if (insecureHost) {
+    logger.warn(
+      { beaconHost: insecureHost },
+      "beaconUrl is plain http:// to a host that is not loopback (allowInsecureBeaconUrl): the license key crosses the network in clear",
+    );
+  }
   const client = new BeaconClient({
     baseUrl: config.beaconUrl,
     timeoutMs: config.retry.requestTimeout,

@@ -89,7 +89,9 @@ export class PostgresMeasures implements MeasuresSource {
       await client.query("BEGIN READ ONLY");
       for (const [name, sql] of Object.entries(queries)) {
         measure = name;
-        const result = await client.query({ text: sql, rowMode: "array" });
+        // A named prepared statement (the extended protocol): PostgreSQL parses the text as one statement and refuses
+        // more (42601). As a simple query, "SELECT 1; COMMIT; DELETE ..." would end the read-only transaction and write.
+        const result = await client.query({ name: `usage_${name}`, text: sql, rowMode: "array" });
         const row = result.rows[0] as unknown[] | undefined;
         const value = result.rows.length === 1 && row?.length === 1 ? row[0] : undefined;
         const count = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
@@ -99,9 +101,9 @@ export class PostgresMeasures implements MeasuresSource {
         counts[name] = count as number;
       }
     } catch (err) {
-      throw new MeasuresUnavailableError(
-        `usage.postgres.queries.${measure}: ${(err as { code?: string }).code ? `${(err as { code: string }).code} ` : ""}${(err as Error).message}`,
-      );
+      const { code, message } = err as { code?: string; message: string };
+      const why = code === "42601" && /multiple commands/.test(message) ? "must be a single read-only statement: " : "";
+      throw new MeasuresUnavailableError(`usage.postgres.queries.${measure}: ${why}${code ? `${code} ` : ""}${message}`);
     } finally {
       await client.end().catch(() => undefined);
     }
