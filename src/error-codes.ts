@@ -266,13 +266,19 @@ export const ERRORS = {
   // The control plane and `deployments`
   EGRESS_ERR_API_KEY_MISSING: {
     status: 401,
-    meaning: "The request has no `X-Api-Key` header.",
-    fix: "Send `X-Api-Key` with one of the control plane's keys (`apiKeys`, env `PLATFORM_API_KEY`).",
+    meaning: "The request has neither an `X-Api-Key` header nor `Authorization: Bearer`.",
+    fix: "Send `X-Api-Key` (or `Authorization: Bearer`) with one of the control plane's keys (`apiKeys`, env `PLATFORM_API_KEY`).",
   },
   EGRESS_ERR_API_KEY_INVALID: {
     status: 401,
-    meaning: "The `X-Api-Key` is not one the control plane accepts.",
+    meaning:
+      "The key (`X-Api-Key` or `Authorization: Bearer`) is not one the control plane accepts, or `Authorization` is not `Bearer <key>`.",
     fix: "Use one of its keys (`apiKeys`, env `PLATFORM_API_KEY`), or add this one (`controlplane hash-key`).",
+  },
+  EGRESS_ERR_API_KEY_CONFLICT: {
+    status: 401,
+    meaning: "`X-Api-Key` and `Authorization: Bearer` carry different keys: neither is chosen.",
+    fix: "Send the key in one of the two headers (or the same key in both).",
   },
   EGRESS_ERR_DEPLOYMENT_NOT_FOUND: {
     status: 404,

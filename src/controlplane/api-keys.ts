@@ -4,9 +4,31 @@ import type { HttpRequest } from "../http/exchange.ts";
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
 
+/** `Authorization: Bearer <key>`: the scheme in any case, then the key (RFC 6750's form). */
+const BEARER = /^bearer[ \t]+(\S(?:.*\S)?)$/is;
+
+/** The key a request presents: X-Api-Key, or the token of `Authorization: Bearer`, which must agree when both come. */
+function presentedKey(request: HttpRequest): string {
+  const header = request.headers["x-api-key"];
+  const apiKey = (Array.isArray(header) ? header[0] : header) || undefined;
+  const authorization = request.headers.authorization;
+  if (authorization === undefined || authorization === "") {
+    if (apiKey === undefined) throw new HttpError("EGRESS_ERR_API_KEY_MISSING", "missing X-Api-Key (or Authorization: Bearer) header");
+    return apiKey;
+  }
+  // Another scheme (Basic, a token of some other service) is refused, never passed over for X-Api-Key.
+  const bearer = BEARER.exec(authorization)?.[1];
+  if (bearer === undefined) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "the Authorization header must be `Bearer <API key>`");
+  // Two keys that differ name two callers: neither is chosen. Compared as digests, in constant time.
+  if (apiKey !== undefined && !timingSafeEqual(sha256(apiKey), sha256(bearer)))
+    throw new HttpError("EGRESS_ERR_API_KEY_CONFLICT", "X-Api-Key and Authorization: Bearer carry different keys; send one");
+  return bearer;
+}
+
 /**
- * The X-Api-Key check of every control plane route but the setup callback. Keys are held as SHA-256 digests only
- * (a config entry may already be one: `sha256:<hex>`), compared in constant time.
+ * The API key check of every control plane route but the setup callback: `X-Api-Key`, or `Authorization: Bearer`
+ * (the OpenAPI lists both), read from the headers before any body. Keys are held as SHA-256 digests only (a config
+ * entry may already be one: `sha256:<hex>`), compared in constant time; no message carries a key.
  */
 export class ApiKeys {
   readonly #digests: Buffer[];
@@ -20,16 +42,13 @@ export class ApiKeys {
     return this.#digests.length;
   }
 
-  /** Throws 401 unless the request carries an accepted X-Api-Key. */
+  /** Throws 401 unless the request carries an accepted key (X-Api-Key or Bearer; both must then agree). */
   check(request: HttpRequest): true {
-    const header = request.headers["x-api-key"];
-    const key = Array.isArray(header) ? header[0] : header;
-    if (!key) throw new HttpError("EGRESS_ERR_API_KEY_MISSING", "missing X-Api-Key header");
-    const digest = sha256(key);
+    const digest = sha256(presentedKey(request));
     // Every stored digest is compared: the time taken does not tell which one matched.
     let accepted = false;
     for (const known of this.#digests) accepted = timingSafeEqual(known, digest) || accepted;
-    if (!accepted) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "the X-Api-Key is not valid");
+    if (!accepted) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "the API key is not valid");
     return true;
   }
 }

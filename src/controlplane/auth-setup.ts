@@ -4,7 +4,7 @@ import { HttpError } from "../errors.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest } from "../http/validate.ts";
-import { ListQuery } from "../protocol/controlplane.ts";
+import { ListQuery, pageAnswer } from "../protocol/controlplane.ts";
 import { SetupCallbackQuery } from "../protocol/controlplane-auth.ts";
 import type { ApiKeys } from "./api-keys.ts";
 import { setupPage, type SetupOutcome } from "./auth-pages.ts";
@@ -43,7 +43,7 @@ export interface AuthRouteDeps {
   exchangeTimeoutMs?: number;
 }
 
-/** The auth service routes: auth requests and installations (X-Api-Key), and the setup callback (the state). */
+/** The auth service routes: auth requests and installations (the API key), and the setup callback (the state). */
 export function registerAuthRoutes(server: HttpServer, deps: AuthRouteDeps): void {
   const store = new AuthStore(deps.db);
   const { now, logger } = deps;
@@ -81,7 +81,7 @@ export function registerAuthRoutes(server: HttpServer, deps: AuthRouteDeps): voi
     "/v2/auth/installations",
     (request) => {
       const page = parseRequest(ListQuery, request.query, "query");
-      return { resources: store.installations(page).map(toInstallation), offset: page.offset };
+      return pageAnswer(store.installations(page).map(toInstallation), page.offset);
     },
     { authorize },
   );

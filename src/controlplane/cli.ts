@@ -92,9 +92,9 @@ export function deploymentsCommand(): Command {
     .requiredOption("--name <name>", "deployment name")
     .action(run("create"));
   withClientOptions(deployments.command("get").description("show a deployment").argument("<deployment_id>")).action(run("get"));
-  withClientOptions(deployments.command("list").description("list deployments"))
-    .option("--limit <n>", "1-100", "20")
-    .option("--offset <n>", "skip this many", "0")
+  withClientOptions(deployments.command("list").description("list deployments, newest first (every page unless --limit or --offset)"))
+    .option("--limit <n>", "only one page of this many (1-100)")
+    .option("--offset <n>", "only the page from here (a list's offset: where its next page starts)")
     .option("--name-contains <text>", "only names containing this")
     .option("--status <statuses>", "only deployments with one of these statuses (comma-separated: READY, AWAITING_DATABASE, UNKNOWN, ...)")
     .action(run("list"));

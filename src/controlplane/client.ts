@@ -38,12 +38,39 @@ export const CONTROL_PLANE_ANSWER_CAP = 8 * MiB;
 const DeploymentPage = Page(Deployment);
 const RevisionPage = Page(Revision);
 
-/** The deployments API (v2) for CI/CD: every call with X-Api-Key; answers parsed with the shared schemas. */
 /** Answers of a control plane that is restarting or behind a proxy that lost it: worth asking again. */
 const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
+/** Filters of the deployments list. */
+interface DeploymentQuery {
+  nameContains?: string | undefined;
+  status?: string | undefined;
+}
+
+/**
+ * Walks a list as the docs say: from offset 0, each request passes back the `offset` the last answer gave, until a
+ * page comes back empty. An answer with items whose offset does not move past the one asked for (a control plane
+ * that echoes the request) would read the same page forever: it is an error instead. An item seen twice (one created
+ * while paging shifts the newest-first list) is kept once. The result's offset is where the empty page was.
+ */
+export async function listPages<T extends { id: string }>(
+  page: (offset: number) => Promise<{ resources: T[]; offset: number }>,
+): Promise<{ resources: T[]; offset: number }> {
+  const seen = new Map<string, T>();
+  let offset = 0;
+  for (;;) {
+    const answer = await page(offset);
+    if (answer.resources.length === 0) return { resources: [...seen.values()], offset };
+    if (answer.offset <= offset)
+      throw new ControlPlaneError(`a list answered offset ${answer.offset} for the page at ${offset}: it does not lead to a next page`);
+    for (const item of answer.resources) if (!seen.has(item.id)) seen.set(item.id, item);
+    offset = answer.offset;
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The deployments API (v2) for CI/CD: every call with X-Api-Key; answers parsed with the shared schemas. */
 export class ControlPlaneClient {
   readonly #baseUrl: string;
   readonly #apiKey: string;
@@ -99,10 +126,8 @@ export class ControlPlaneClient {
     return this.#call("GET", `/v2/deployments/${encodeURIComponent(id)}`, Deployment);
   }
 
-  /** `status`: deployment statuses, comma-separated (the docs' form). */
-  list(
-    query: { limit?: number; offset?: number; nameContains?: string; status?: string } = {},
-  ): Promise<{ resources: Deployment[]; offset: number }> {
+  /** One page; its `offset` is where the next one starts. `status`: deployment statuses, comma-separated (the docs' form). */
+  list(query: DeploymentQuery & { limit?: number; offset?: number } = {}): Promise<{ resources: Deployment[]; offset: number }> {
     const params = new URLSearchParams();
     if (query.limit !== undefined) params.set("limit", String(query.limit));
     if (query.offset !== undefined) params.set("offset", String(query.offset));
@@ -110,6 +135,16 @@ export class ControlPlaneClient {
     if (query.status !== undefined) params.set("status", query.status);
     const search = params.size > 0 ? `?${params}` : "";
     return this.#call("GET", `/v2/deployments${search}`, DeploymentPage);
+  }
+
+  /** Every deployment the query matches, newest first: pages of 100 walked as the docs say (listPages). */
+  async listAll(query: DeploymentQuery = {}): Promise<{ resources: Deployment[]; offset: number }> {
+    return listPages((offset) => this.list({ ...query, limit: 100, offset }));
+  }
+
+  /** Every revision of a deployment, newest first (listPages). */
+  async revisionsAll(id: string): Promise<{ resources: Revision[]; offset: number }> {
+    return listPages((offset) => this.revisions(id, { limit: 100, offset }));
   }
 
   update(id: string, patch: z.input<typeof DeploymentPatch>): Promise<Deployment> {

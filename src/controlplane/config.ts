@@ -26,7 +26,7 @@ export const ControlPlaneConfig = z
     listen: ListenAddress.prefault("127.0.0.1:8000"),
     dataDir: z.string().min(1).default("./data/controlplane"),
     logLevel: LogLevel.default("info"),
-    /** Accepted X-Api-Key values; env PLATFORM_API_KEY adds one. Only their SHA-256 is kept in memory. */
+    /** Accepted API keys (X-Api-Key or Bearer); env PLATFORM_API_KEY adds one. Only their SHA-256 is kept in memory. */
     apiKeys: z.array(ApiKey).default([]),
     deployer: z.enum(["local", "kubernetes"]).default("local"),
     /** The agent servers (either deployer's): what they report to (all optional). */

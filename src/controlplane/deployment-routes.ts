@@ -8,6 +8,7 @@ import {
   DeploymentListQuery,
   DeploymentPatch,
   IMMUTABLE_SOURCE_CONFIG,
+  pageAnswer,
   RevisionListQuery,
   setFields,
   sourceRevisionConfigProblems,
@@ -66,7 +67,7 @@ function patchPlan(deployment: Deployment, current: ReturnType<DeploymentStore["
   return { sourceConfig, revisionConfig, newRevision };
 }
 
-/** The deployments API (v2): every route needs X-Api-Key; bodies, queries and paths are checked (422). */
+/** The deployments API (v2): every route needs the API key (X-Api-Key or Bearer); bodies, queries and paths are checked (422). */
 export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRouteDeps): void {
   const { store, pipeline, deployer, apiKeys } = deps;
   const authorize = (request: HttpRequest) => apiKeys.check(request);
@@ -104,7 +105,7 @@ export function registerDeploymentRoutes(server: HttpServer, deps: DeploymentRou
         ids: query.deployment_ids,
         deploymentTypes: query.deployment_type,
       };
-      return { resources: store.list({ limit: query.limit, offset: query.offset, ...filter }), offset: query.offset };
+      return pageAnswer(store.list({ limit: query.limit, offset: query.offset, ...filter }), query.offset);
     },
     { authorize },
   );
@@ -166,10 +167,7 @@ function registerRevisionRoutes(
     (request) => {
       const deployment = found(request);
       const query = parseRequest(RevisionListQuery, request.query, "query");
-      return {
-        resources: store.revisions(deployment.id, { limit: query.limit, offset: query.offset, statuses: query.status }),
-        offset: query.offset,
-      };
+      return pageAnswer(store.revisions(deployment.id, { limit: query.limit, offset: query.offset, statuses: query.status }), query.offset);
     },
     { authorize },
   );

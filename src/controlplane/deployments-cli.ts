@@ -90,6 +90,8 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
         await api.create({
           name: flags.name!,
           source: config.image_uri ? "external_docker" : "local",
+          // Required by the OpenAPI (for external_docker here too); nothing in it applies to a CLI deployment.
+          source_config: {},
           source_revision_config: config,
           secrets: secrets(flags.secret) ?? [],
         }),
@@ -110,14 +112,15 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
       const statuses = flags.status?.split(",").map((status) => status.trim());
       const bad = statuses?.find((status) => !DeploymentStatus.safeParse(status).success);
       if (bad !== undefined) throw new ConfigError("--status", [`--status: each must be one of ${DeploymentStatus.options.join(", ")}`]);
-      const page = await api.list({
-        limit: int("--limit", flags.limit),
-        offset: int("--offset", flags.offset),
-        nameContains: flags.nameContains,
-        status: statuses?.join(","),
-      });
+      const query = { nameContains: flags.nameContains, status: statuses?.join(",") };
+      // --limit or --offset: that one page, and where the next starts; neither: every page.
+      const onePage = flags.limit !== undefined || flags.offset !== undefined;
+      const page = onePage
+        ? await api.list({ ...query, limit: int("--limit", flags.limit), offset: int("--offset", flags.offset) })
+        : await api.listAll(query);
       const rows = page.resources.map((d) => [d.id, d.name, d.status, d.latest_revision_status, d.url ?? ""]);
-      return print(page, page.resources.length === 0 ? "no deployments" : table([["ID", "NAME", "STATUS", "REVISION", "URL"], ...rows]));
+      const shown = page.resources.length === 0 ? "no deployments" : table([["ID", "NAME", "STATUS", "REVISION", "URL"], ...rows]);
+      return print(page, onePage && page.resources.length > 0 ? `${shown}\nnext page: --offset ${page.offset}` : shown);
     }
     case "update": {
       const config = sourceConfig(flags);
@@ -129,7 +132,7 @@ export async function runDeploymentsCommand(name: string, args: string[], flags:
       return changed(updated, updated.latest_revision_id);
     }
     case "revisions": {
-      const page = await api.revisions(args[0]!);
+      const page = await api.revisionsAll(args[0]!);
       return print(
         page,
         table([

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { DeploymentType, ResourceSpec } from "./controlplane-resource-spec.ts";
 
 // The deployment control plane's v2 API: one schema per wire shape, used by the server and the CI/CD client.
 
@@ -87,10 +88,10 @@ export function setFields<T extends Record<string, unknown>>(value: T): { [K in 
 export const SourceConfigInput = z.strictObject({
   integration_id: optional(z.uuid({ message: "must be a UUID" })),
   repo_url: optional(z.string().max(2048)),
-  deployment_type: optional(z.string().min(1).max(32)),
+  deployment_type: optional(DeploymentType),
   build_on_push: optional(z.boolean()),
   custom_url: optional(z.string().max(2048)),
-  resource_spec: optional(z.record(z.string(), z.unknown())),
+  resource_spec: optional(ResourceSpec),
   listener_id: optional(z.uuid({ message: "must be a UUID" })),
   listener_config: optional(z.strictObject({ k8s_namespace: optional(z.string().max(253)) })),
   install_command: optional(z.string().max(4096)),
@@ -177,6 +178,12 @@ export const DeploymentCreate = z
     secret_references: unsupported("secret_references (give the values as secrets)"),
   })
   .superRefine((body, ctx) => {
+    // The OpenAPI requires both on create; `local`, this control plane's own source, needs neither (README).
+    if (body.source !== "local") {
+      for (const field of ["source_config", "secrets"] as const)
+        if (body[field] === undefined || body[field] === null)
+          ctx.addIssue({ code: "custom", path: [field], message: `Field required for source ${body.source}` });
+    }
     for (const problem of sourceRevisionConfigProblems(body.source, setFields(body.source_revision_config))) {
       ctx.addIssue({ code: "custom", path: ["source_revision_config", problem.field], message: problem.msg });
     }
@@ -235,6 +242,15 @@ export type Deployment = z.infer<typeof Deployment>;
 
 export const Page = <T extends z.ZodType>(item: T) => z.object({ resources: z.array(item), offset: z.int() });
 
+/**
+ * A list answer: `offset` is where the next page starts (the docs: "pass this value to subsequent requests"), the
+ * request's offset plus the items answered. Past the last item that is the number of items, and the page there is
+ * empty with the same offset: a client that passes it back walks every page once and stops at the empty one.
+ */
+export function pageAnswer<T>(resources: T[], requestedOffset: number): { resources: T[]; offset: number } {
+  return { resources, offset: requestedOffset + resources.length };
+}
+
 const Limit = z.coerce
   .number({ message: "must be an integer" })
   .int({ message: "must be an integer" })
@@ -281,7 +297,7 @@ export const DeploymentListQuery = z.strictObject({
   name_contains: z.string().max(100).optional(),
   status: commaList(DeploymentStatus).optional(),
   deployment_ids: commaList(z.uuid({ message: "must be UUIDs" })).optional(),
-  deployment_type: commaList(z.string().max(32)).optional(),
+  deployment_type: commaList(DeploymentType).optional(),
   image_version: unsupportedFilter("its agent servers have no image version"),
   remote_reconciled: unsupportedFilter("nothing is reconciled remotely"),
   tag_value_ids: unsupportedFilter("deployments carry no tags"),

@@ -233,12 +233,16 @@ test("install: the state's code becomes a sealed token and an installation; the 
   const completed = await authStatus(auth_id);
   assert.deepEqual([completed.status, completed.error], ["completed", null]);
   const listed = (await (await api("/v2/auth/installations")).json()) as { resources: Record<string, unknown>[]; offset: number };
-  assert.equal(listed.offset, 0);
   assert.equal(listed.resources.length, 1);
+  assert.equal(listed.offset, 1, "the offset of the next page");
   const [installation] = listed.resources;
   assert.deepEqual(Object.keys(installation!).sort(), ["auth_id", "created_at", "id", "installation_id", "provider_id"]);
   assert.deepEqual([installation!.provider_id, installation!.installation_id, installation!.auth_id], ["github", 42, auth_id]);
-  assert.equal(((await (await api("/v2/auth/installations?offset=1")).json()) as { resources: unknown[] }).resources.length, 0);
+  assert.deepEqual(
+    await (await api("/v2/auth/installations?offset=1")).json(),
+    { resources: [], offset: 1 },
+    "past the last: empty, same offset",
+  );
   assert.equal((await api("/v2/auth/installations?limit=0")).status, 422);
 
   // Sealed at rest: neither the database file nor its WAL holds the token; the box opens it.

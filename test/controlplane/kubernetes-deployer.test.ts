@@ -283,6 +283,7 @@ test("through the control plane: an image deploys as manifests at the Service's 
     const created = await api("POST", "/v2/deployments", {
       name: "k8s",
       source: "external_docker",
+      source_config: { deployment_type: "prod" },
       source_revision_config: { image_uri: IMAGE },
       secrets: [{ name: "OPENAI_API_KEY", value: "sk-test" }],
     });

@@ -182,7 +182,7 @@ test("PATCH: a non-null config or secrets makes a revision, unchanged or not; th
     revisions.resources.map((r: any) => r.id),
     [patched.body.latest_revision_id, same.body.latest_revision_id, secretsOnly.body.latest_revision_id, created.latest_revision_id],
   );
-  assert.equal(revisions.offset, 0);
+  assert.equal(revisions.offset, 4, "the offset of the next page: past the four revisions");
   const deployedOnly = (await api("GET", `/v2/deployments/${created.id}/revisions?status=DEPLOYED,DEPLOY_FAILED`)).body.resources;
   assert.ok(
     deployedOnly.every((r: any) => r.status === "DEPLOYED") && deployedOnly.some((r: any) => r.id === patched.body.latest_revision_id),
@@ -252,7 +252,7 @@ test("list: limit, offset, name_contains and status; delete stops the agent serv
     "newest first",
   );
   const page = (await api("GET", "/v2/deployments?name_contains=list-&limit=1&offset=1")).body;
-  assert.deepEqual([page.resources.map((d: any) => d.name), page.offset], [["list-beta"], 1]);
+  assert.deepEqual([page.resources.map((d: any) => d.name), page.offset], [["list-beta"], 2], "offset: where the next page starts");
   assert.deepEqual((await api("GET", "/v2/deployments?name_contains=no-such-name")).body.resources, []);
   assert.deepEqual((await api("GET", "/v2/deployments?name_contains=%25")).body.resources, [], "% is matched literally");
 
