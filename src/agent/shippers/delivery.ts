@@ -8,9 +8,9 @@ import { BeaconUnreachableError, type BeaconResponse } from "../egress/beacon-cl
  * - delivered: a 2xx its stream's answer rule takes (answer-rules.ts): ack them;
  * - rejected: the beacon refuses the content (400, 413, 422): split the batch to find the bad record;
  * - unauthorized: the token is bad (401): verify the license again, then retry;
- * - retry: anything else (unreachable, an answer past the client's cap, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is HTML or
- *   lacks the stream's documented answer): not known to be the records' fault, so back off and send them again. `serverError` marks a 5xx
- *   other than 503 and without Retry-After: maybe an outage, maybe one record the beacon cannot store, which the
+ * - retry: anything else (unreachable, an answer past the client's cap, 403 license refused, 404 wrong URL, 408, 429,
+ *   5xx, a 2xx that is HTML or lacks the stream's documented answer): not known to be the records' fault, so back off
+ *   and send them again. `serverError` marks a 5xx other than 503 and without Retry-After: maybe an outage, maybe one record the beacon cannot store, which the
  *   shipper isolates only with evidence (isolation.ts). 503, 429 and Retry-After say "overload", never "poison".
  */
 export type Outcome =
