@@ -65,8 +65,20 @@ function validationProblems(body: unknown): string | undefined {
   return `${shown.join("; ")}${more}`;
 }
 
-const looksLikeHtml = (answer: RemoteAnswer) =>
-  answer.contentType === "text/html" || (typeof answer.body === "string" && /^\s*<(!doctype|html|head|body)\b/i.test(answer.body));
+/** Media types of a page, not of an answer. */
+const PAGE_TYPES = new Set(["text/html", "application/xhtml+xml"]);
+/**
+ * How an HTML document starts, as browsers sniff one (WHATWG MIME Sniffing's HTML patterns): after whitespace or a
+ * byte-order mark (`\s` has both), a comment, a doctype or one of these tags, in any letter case.
+ */
+const HTML_START = /^\s*<(?:!--|(?:!doctype\s+html|html|head|body|title|script|style|iframe|table|div|font|h1|br|a|b|p)(?=[\s/>]|$))/i;
+
+/**
+ * An HTML page (a proxy's, a captive portal's, a login page) rather than a server's answer: by its media type, or by
+ * how its text starts when the type says otherwise or nothing. Never a delivery, whatever status it came with.
+ */
+export const isHtmlAnswer = (answer: RemoteAnswer): boolean =>
+  PAGE_TYPES.has(answer.contentType ?? "") || (typeof answer.body === "string" && HTML_START.test(answer.body));
 
 /**
  * An error answer in words safe to show: `503 EGRESS_ERR_BUSY`, `422: body.tenant_id invalid_format`,
@@ -75,6 +87,6 @@ const looksLikeHtml = (answer: RemoteAnswer) =>
 export function describeRemoteError(answer: RemoteAnswer): string {
   const code = safeCode(answer.body);
   const problems = answer.status === 422 ? validationProblems(answer.body) : undefined;
-  const html = looksLikeHtml(answer) ? " (HTML: a proxy or login page?)" : "";
+  const html = isHtmlAnswer(answer) ? " (HTML: a proxy or login page?)" : "";
   return `${answer.status}${code ? ` ${code}` : ""}${problems ? `: ${problems}` : ""}${html}`;
 }

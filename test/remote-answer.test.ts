@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { describeRemoteError } from "../src/remote-answer.ts";
+import { describeRemoteError, isHtmlAnswer } from "../src/remote-answer.ts";
 
 const KEY = "lic-6b1f0c2e-SECRET";
 const ECHO = JSON.stringify({ license: KEY, trace_transactions: [{ tenant_id: "t-1" }] });
@@ -44,4 +44,32 @@ test("a 422 shows each problem's field path and type, at most five, never its ms
   );
   assert.equal(describeRemoteError({ status: 422, body: { detail: `bad: ${ECHO}` } }), "422");
   assert.equal(describeRemoteError({ status: 400, body }), "400", "field paths are read from a 422 only");
+});
+
+test("a page is known by its media type or by how its text starts, in any case; JSON, XML, protobuf or nothing are not pages", () => {
+  const pages: [body: unknown, contentType: string][] = [
+    ["{}", "text/html"],
+    [{ inserted_count: 1 }, "text/html"],
+    [undefined, "application/xhtml+xml"],
+    ["<!DOCTYPE html><title>Sign in</title>", ""],
+    ["\ufeff\r\n  <!doctype HTML>", "application/json"],
+    ["<HTML lang=en>", "text/plain"],
+    ["<html", ""],
+    ["<head><meta http-equiv=refresh content='0;url=/login'>", "application/octet-stream"],
+    ["<body onload=go()>", ""],
+    ["<!-- portal --><form action=/login>", ""],
+    ["<p>Please sign in</p>", ""],
+  ];
+  for (const [body, contentType] of pages) assert.ok(isHtmlAnswer({ status: 200, body, contentType }), `${contentType} ${String(body)}`);
+  const answers: [body: unknown, contentType: string][] = [
+    [{ partialSuccess: {} }, "application/json"],
+    [undefined, ""],
+    ["", "application/x-protobuf"],
+    ["\n\u0012\u0000", "application/x-protobuf"],
+    ['<?xml version="1.0"?><ok/>', "application/xml"],
+    ["<htmlish>", ""],
+    ["<pre>", ""],
+    ["ok <html>", "text/plain"],
+  ];
+  for (const [body, contentType] of answers) assert.ok(!isHtmlAnswer({ status: 200, body, contentType }), `${contentType} ${String(body)}`);
 });

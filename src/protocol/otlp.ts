@@ -218,14 +218,6 @@ export type LogsRequest = z.infer<typeof LogsRequest>;
  * The three operational signals: request schema, beacon path, the field names of their nesting (resource
  * list, scope list, item list) and of the partial-success count, and how many items a request holds.
  */
-/**
- * An OTLP/HTTP export's success answer (Export*ServiceResponse as JSON): an object, with an optional
- * `partialSuccess`. Anything else under a 2xx is not a receiver's answer (a proxy's page, say).
- */
-export const OtlpExportResponse = z.looseObject({
-  partialSuccess: z.looseObject({ errorMessage: z.string().optional() }).optional(),
-});
-
 export const otlpSignals = {
   metrics: {
     schema: MetricsRequest,

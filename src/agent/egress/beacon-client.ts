@@ -32,25 +32,6 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
 }
 
 /**
- * Why a 2xx is not the beacon's documented answer (`expected` names it; `problem`, what a check found), worded for
- * status and the log. The body itself is never quoted: an endpoint that echoes requests would echo the license key.
- */
-export function unexpectedAnswer(response: BeaconResponse, expected: string, problem?: string): string {
-  const text = typeof response.body === "string" ? response.body.trimStart() : undefined;
-  const detail = problem ? ` (${problem})` : "";
-  if (response.contentType === "text/html" || (text !== undefined && /^<(!doctype|html|head|body)\b/i.test(text))) {
-    return `the beacon URL answered ${response.status} with HTML, not the beacon's ${expected}: a proxy or login page?`;
-  }
-  const what =
-    response.body === undefined || text === ""
-      ? "an empty body"
-      : text !== undefined
-        ? "text" // not its media type: the header is the server's text too
-        : "JSON";
-  return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected}${detail}: is beaconUrl the beacon?`;
-}
-
-/**
  * The most of one beacon answer the sidecar reads. The documented answers are tiny (a JWT, `{inserted_count}`,
  * an OTLP partialSuccess); the largest the beacon sends is a 422 listing its at most 100 problems (~20 KiB). A
  * 1 MiB cap keeps a 422 a 422 (the batch is split, not retried whole) while a proxy's or portal's endless page

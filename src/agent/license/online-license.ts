@@ -3,9 +3,10 @@ import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { describeRemoteError, safeCode } from "../../remote-answer.ts";
-import { VerifyResponse, type LicenseClaims } from "../../protocol/license.ts";
+import type { LicenseClaims, VerifyResponse } from "../../protocol/license.ts";
 import type { LicenseStatus } from "../../protocol/local-api.ts";
-import { unexpectedAnswer, type BeaconResponse, type BeaconTransport } from "../egress/beacon-client.ts";
+import { answerProblem, beaconAnswers } from "../egress/answer-rules.ts";
+import type { BeaconResponse, BeaconTransport } from "../egress/beacon-client.ts";
 import type { Outbox } from "../storage/outbox.ts";
 import { backoff } from "../egress/backoff.ts";
 import { checkLicenseToken } from "./token-check.ts";
@@ -189,28 +190,28 @@ export class OnlineLicense {
       if (!wasRefused) logger.error({ reason: this.#lastError }, "license invalid");
       throw new LicenseRefused(this.#lastError);
     }
-    const parsed = response.status === 200 ? VerifyResponse.safeParse(response.body) : undefined;
-    if (!parsed?.success) {
-      this.#failed(
-        parsed
-          ? unexpectedAnswer(response, "answer {token}", "no token")
-          : `license verification answered ${describeRemoteError(response)}`,
-      );
-      throw new Error(this.#lastError!);
+    const problem =
+      response.status >= 200 && response.status < 300
+        ? answerProblem(response, beaconAnswers.license, 1)
+        : `license verification answered ${describeRemoteError(response)}`;
+    if (problem !== undefined) {
+      this.#failed(problem);
+      throw new Error(problem);
     }
-    const check = await checkLicenseToken(parsed.data.token, this.#o.vendorKey, new Date(this.#now()));
+    const { token } = response.body as VerifyResponse; // as beaconAnswers.license checked
+    const check = await checkLicenseToken(token, this.#o.vendorKey, new Date(this.#now()));
     if (!check.ok) {
       this.#failed(`the beacon's token is ${check.reason}`);
       throw new Error(this.#lastError!);
     }
     const recovered = this.#lastError !== null;
-    this.#accept(parsed.data.token, check.claims, this.#now());
+    this.#accept(token, check.claims, this.#now());
     this.#refusedAt = null;
     this.#lastError = null;
     try {
       this.#o.outbox.setValue(
         CACHE_KEY,
-        JSON.stringify({ token: parsed.data.token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken),
+        JSON.stringify({ token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken),
       );
     } catch (err) {
       // The verification stands (the token is held in memory); only a restart before the next one loses the cache.

@@ -1,7 +1,7 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { MAX_INT32 } from "../../protocol/common.ts";
-import { IngestTracesResponse, type TraceTransaction } from "../../protocol/trace-transaction.ts";
-import { documentedAnswer } from "./delivery.ts";
+import type { TraceTransaction } from "../../protocol/trace-transaction.ts";
+import { beaconAnswers } from "../egress/answer-rules.ts";
 import type { OutboxRecord } from "../storage/outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
@@ -31,9 +31,7 @@ export function billingPolicy(licenseKey: string, batchSize: number): StreamPoli
     path: beaconPaths.ingestTraces,
     batchSize,
     keepDelivered: true,
-    answer: documentedAnswer("answer {inserted_count}", IngestTracesResponse, ({ inserted_count }, records) =>
-      inserted_count > records ? `inserted_count ${inserted_count} is more than the ${records} sent` : undefined,
-    ),
+    answer: beaconAnswers.billing,
     buildPayload: (records: readonly OutboxRecord[]) =>
       `{"license":${JSON.stringify(licenseKey)},"trace_transactions":[${records.map(withAttempts).join(",")}]}`,
   };

@@ -1,43 +1,16 @@
-import type * as z from "zod";
 import { AnswerTooLargeError } from "../../http/capped-answer.ts";
 import { describeRemoteError } from "../../remote-answer.ts";
-import { BeaconUnreachableError, unexpectedAnswer, type BeaconResponse } from "../egress/beacon-client.ts";
-
-/** What a stream's 2xx must carry to complete a batch: anything else is a failed attempt, not a delivery. */
-export interface DocumentedAnswer {
-  /** How messages name it, e.g. "answer {inserted_count}". */
-  name: string;
-  /** Undefined when `body` is the answer to a batch of `records`; else what is wrong with it. */
-  check(body: unknown, records: number): string | undefined;
-}
-
-/** The answer `schema` describes, with `beyond` for what a schema cannot say (a count within the batch). */
-export function documentedAnswer<T>(
-  name: string,
-  schema: z.ZodType<T>,
-  beyond?: (answer: T, records: number) => string | undefined,
-): DocumentedAnswer {
-  return {
-    name,
-    check(body, records) {
-      const parsed = schema.safeParse(body);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        return `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`;
-      }
-      return beyond?.(parsed.data, records);
-    },
-  };
-}
+import { answerProblem, type AnswerRule } from "../egress/answer-rules.ts";
+import { BeaconUnreachableError, type BeaconResponse } from "../egress/beacon-client.ts";
 
 /**
  * What a send's result means for the records in it:
- * - delivered: a 2xx carrying the stream's documented answer: ack them;
+ * - delivered: a 2xx its stream's answer rule takes (answer-rules.ts): ack them;
  * - rejected: the beacon refuses the content (400, 413, 422): split the batch to find the bad record;
  * - unauthorized: the token is bad (401): verify the license again, then retry;
- * - retry: anything else (unreachable, an answer past the client's cap, 403 license refused, 404 wrong URL, 408, 429, 5xx, a 2xx that is not the
- *   beacon's answer): not known to be the records' fault, so back off and send them again. `serverError` marks a 5xx
- *   other than 503 and without Retry-After: maybe an outage, maybe one record the beacon cannot store, which the
+ * - retry: anything else (unreachable, an answer past the client's cap, 403 license refused, 404 wrong URL, 408, 429,
+ *   5xx, a 2xx that is HTML or lacks the stream's documented answer): not known to be the records' fault, so back off
+ *   and send them again. `serverError` marks a 5xx other than 503 and without Retry-After: maybe an outage, maybe one record the beacon cannot store, which the
  *   shipper isolates only with evidence (isolation.ts). 503, 429 and Retry-After say "overload", never "poison".
  */
 export type Outcome =
@@ -49,12 +22,12 @@ export type Outcome =
 /** A refusal in words for status, the log and dead letters: never the body's text (src/remote-answer.ts). */
 const describe = (response: BeaconResponse): string => `beacon answered ${describeRemoteError(response)}`;
 
-export function classify(response: BeaconResponse, answer: DocumentedAnswer, records: number): Outcome {
+export function classify(response: BeaconResponse, answer: AnswerRule, records: number): Outcome {
   const { status } = response;
   if (status >= 200 && status < 300) {
-    const problem = answer.check(response.body, records);
+    const problem = answerProblem(response, answer, records);
     if (problem === undefined) return { kind: "delivered", body: response.body };
-    return { kind: "retry", reason: unexpectedAnswer(response, answer.name, problem) };
+    return { kind: "retry", reason: problem };
   }
   if (status === 400 || status === 413 || status === 422) return { kind: "rejected", reason: describe(response) };
   if (status === 401) return { kind: "unauthorized", reason: describe(response) };

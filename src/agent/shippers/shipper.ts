@@ -1,11 +1,12 @@
 import pRetry, { AbortError } from "p-retry";
 import type { Logger } from "pino";
 import { backoff, sleep } from "../egress/backoff.ts";
+import type { AnswerRule } from "../egress/answer-rules.ts";
 import type { BeaconTransport } from "../egress/beacon-client.ts";
 import type { Outbox, OutboxRecord, Stream } from "../storage/outbox.ts";
 import type { StreamHealth } from "../storage/stream-health.ts";
 import { isDiskFull } from "../storage/disk-space.ts";
-import { classify, classifyError, RetryableDeliveryError, type DocumentedAnswer, type Outcome } from "./delivery.ts";
+import { classify, classifyError, RetryableDeliveryError, type Outcome } from "./delivery.ts";
 import { afterServerError, claimedPart, halves, needsProbe, type Part } from "./isolation.ts";
 
 /** How one stream is shipped: where to, in what batches, in what envelope. */
@@ -15,8 +16,8 @@ export interface StreamPolicy {
   batchSize: number;
   /** About how many body bytes one request may carry (a single larger record still goes alone). */
   batchBytes?: number;
-  /** What the beacon's 2xx must carry for the batch to count as delivered. */
-  answer: DocumentedAnswer;
+  /** What the beacon's 2xx must be for the batch to count as delivered: the stream's entry in `beaconAnswers`. */
+  answer: AnswerRule;
   /** Billing keeps delivered records (export, audit) until retention prunes them; telemetry deletes them. */
   keepDelivered: boolean;
   /** The request body (JSON text) that carries `records`. */

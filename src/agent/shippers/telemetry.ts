@@ -1,5 +1,5 @@
-import { OtlpExportResponse, otlpSignals, type OtlpSignal } from "../../protocol/otlp.ts";
-import { documentedAnswer } from "./delivery.ts";
+import { otlpSignals, type OtlpSignal } from "../../protocol/otlp.ts";
+import { beaconAnswers } from "../egress/answer-rules.ts";
 import type { OutboxRecord } from "../storage/outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
@@ -24,7 +24,7 @@ export function telemetryPolicy(signal: OtlpSignal, batchBytes: number): StreamP
     batchSize: 1_000,
     batchBytes,
     keepDelivered: false,
-    answer: documentedAnswer("OTLP export answer", OtlpExportResponse),
+    answer: beaconAnswers[signal],
     buildPayload: (records: readonly OutboxRecord[]) =>
       `${open}${records
         .map((r) => resourceList(r.body))

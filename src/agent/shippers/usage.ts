@@ -1,6 +1,6 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
-import { UsageSnapshotResponse, type UsageSnapshot } from "../../protocol/usage-snapshot.ts";
-import { documentedAnswer } from "./delivery.ts";
+import type { UsageSnapshot } from "../../protocol/usage-snapshot.ts";
+import { beaconAnswers } from "../egress/answer-rules.ts";
 import type { OutboxRecord } from "../storage/outbox.ts";
 import type { StoredSnapshot } from "../usage/snapshotter.ts";
 import type { StreamPolicy } from "./shipper.ts";
@@ -12,7 +12,7 @@ export function usagePolicy(licenseKey: string): StreamPolicy {
     path: beaconPaths.usageSnapshot,
     batchSize: 1,
     keepDelivered: true,
-    answer: documentedAnswer("answer {inserted_count}", UsageSnapshotResponse),
+    answer: beaconAnswers.usage,
     buildPayload(records: readonly OutboxRecord[]): string {
       const snapshot: UsageSnapshot = { license_key: licenseKey, ...(JSON.parse(records[0]!.body) as StoredSnapshot) };
       return JSON.stringify(snapshot);
