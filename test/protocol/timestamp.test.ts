@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import { parseRequest, RequestValidationError } from "../../src/http/validate.ts";
 import { AuditQuery } from "../../src/protocol/audit.ts";
+import { Timestamp } from "../../src/protocol/common.ts";
 import { TransactionsRequest } from "../../src/protocol/local-api.ts";
 import { IngestTracesRequest } from "../../src/protocol/trace-transaction.ts";
 import { UsageSnapshot } from "../../src/protocol/usage-snapshot.ts";
@@ -151,6 +153,27 @@ describe("timestamps at intake", () => {
       validationDetail(UsageSnapshot, snapshot("2026-11-01T10:00:00Z", "2026-11-01T11:00:00+01:00")).map((d) => [d.loc, d.type]),
       [[["body", "to_timestamp"], "custom"]],
       "the same instant is no range",
+    );
+  });
+
+  test("any instant written at any offset, separator and letter case, with sub-millisecond digits, comes back as that instant in Z", () => {
+    const MINUTE = 60_000;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.parse("0001-01-01T00:00:00Z"), max: Date.parse("9998-12-31T00:00:00Z") }),
+        fc.stringMatching(/^\d{0,6}$/),
+        fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+        fc.constantFrom("T", "t", " "),
+        (ms, subMillisecond, offsetMinutes, separator) => {
+          const local = new Date(ms + offsetMinutes * MINUTE).toISOString().slice(0, 23).replace("T", separator);
+          const abs = Math.abs(offsetMinutes);
+          const offset = `${offsetMinutes < 0 ? "-" : "+"}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+          const sent = `${local}${subMillisecond}${offsetMinutes === 0 && separator === "t" ? "z" : offset}`;
+          const digits = subMillisecond.replace(/0+$/, "");
+          assert.equal(Timestamp.parse(sent), `${new Date(ms).toISOString().slice(0, 23)}${digits}Z`, sent);
+        },
+      ),
+      { numRuns: 2000, seed: 20261126 },
     );
   });
 
