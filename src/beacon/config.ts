@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { parseConfig, readYamlFile } from "../config/load.ts";
-import { isRecord } from "../protocol/common.ts";
+import { isRecord, Timestamp } from "../protocol/common.ts";
 import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";
@@ -16,7 +16,7 @@ const BeaconLicense = z
       .optional(),
     id: LicenseId,
     organizationId: z.uuid({ message: "must be a UUID" }),
-    expiresAt: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp, e.g. 2027-12-31T00:00:00Z" }),
+    expiresAt: Timestamp,
     seats: z.int().nonnegative(),
   })
   .refine((l) => (l.key === undefined) !== (l.keySha256 === undefined), {

@@ -89,10 +89,9 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     async (request): Promise<UsageSnapshotResponse> => {
       const body = parseRequest(UsageSnapshot, request.body);
       const license = auth.licenseAndBearer(body.license_key, senders.get(request));
-      const from = new Date(body.from_timestamp);
-      const to = new Date(body.to_timestamp);
+      const { from_timestamp: from, to_timestamp: to } = body;
       const inserted = await store.insertUsageSnapshot(license.id, from, to, body.measures, now());
-      request.log.info({ licenseId: license.id, from: from.toISOString(), to: to.toISOString(), inserted }, "usage snapshot ingested");
+      request.log.info({ licenseId: license.id, from, to, inserted }, "usage snapshot ingested");
       return { inserted_count: inserted };
     },
     { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },

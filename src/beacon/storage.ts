@@ -29,8 +29,8 @@ export interface BeaconStorage {
    */
   ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]>;
   insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void>;
-  /** One snapshot per (license, window); 1 if new, else 0. */
-  insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1>;
+  /** One snapshot per (license, window: canonical `Timestamp` texts); 1 if new, else 0. */
+  insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1>;
   traceReport(filter?: TraceReportFilter): Promise<TraceReportRow[]>;
   /** What was stored, oldest first (the demo and the tests read it). */
   otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]>;
@@ -52,7 +52,7 @@ class SqliteBeaconStorage implements BeaconStorage {
   async insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void> {
     this.#store.insertOtlp(signal, licenseId, itemCount, body, receivedAt);
   }
-  async insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
+  async insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
     return this.#store.insertUsageSnapshot(licenseId, from, to, measures, receivedAt);
   }
   async traceReport(filter: TraceReportFilter = {}): Promise<TraceReportRow[]> {

@@ -168,11 +168,11 @@ export class PostgresBeaconStorage implements BeaconStorage {
     ]);
   }
 
-  async insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
+  async insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
     const result = await this.#pool.query(
       `INSERT INTO usage_snapshots (license_id, from_timestamp, to_timestamp, measures, received_at) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT DO NOTHING`,
-      [licenseId, from.toISOString(), to.toISOString(), JSON.stringify(measures), receivedAt.toISOString()],
+      [licenseId, from, to, JSON.stringify(measures), receivedAt.toISOString()],
     );
     return result.rowCount === 0 ? 0 : 1;
   }

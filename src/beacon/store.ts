@@ -189,15 +189,12 @@ export class BeaconStore {
     this.#insertOtlp.run(signal, licenseId, itemCount, JSON.stringify(body), receivedAt.toISOString());
   }
 
-  /** Stores one snapshot per (license, window); the window is keyed by its UTC instants. Returns 1 if new, else 0. */
-  insertUsageSnapshot(licenseId: string, from: Date, to: Date, measures: UsageMeasures, receivedAt: Date): 0 | 1 {
-    const { changes } = this.#insertSnapshot.run(
-      licenseId,
-      from.toISOString(),
-      to.toISOString(),
-      JSON.stringify(measures),
-      receivedAt.toISOString(),
-    );
+  /**
+   * Stores one snapshot per (license, window); the window is keyed by its canonical UTC text (`Timestamp`: one text
+   * per instant, as the beacon wrote it with `toISOString` before). Returns 1 if new, else 0.
+   */
+  insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): 0 | 1 {
+    const { changes } = this.#insertSnapshot.run(licenseId, from, to, JSON.stringify(measures), receivedAt.toISOString());
     return changes === 0 ? 0 : 1;
   }
 

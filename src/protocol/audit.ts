@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { Timestamp } from "./common.ts";
 
 /** What the sidecar sent where: one entry per request to the beacon. Never holds a secret. */
 export const AuditEntry = z.object({
@@ -31,7 +32,7 @@ const decimal = (min: number, max: number) =>
 
 /** GET /v1/audit query. */
 export const AuditQuery = z.strictObject({
-  since: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp" }).optional(),
+  since: Timestamp.optional(),
   stream: z.enum(["license", "billing", "metrics", "traces", "logs", "usage"]).optional(),
   /** Entries after this id: the next page, from the last id of the previous one. */
   after: decimal(0, Number.MAX_SAFE_INTEGER).optional(),

@@ -1,20 +1,26 @@
 import * as z from "zod";
+import { normaliseTimestamp } from "./timestamp.ts";
 
 /**
  * Nanosecond precision with an offset (`2026-01-31T12:00:00.123456789+00:00`): the format itself allows any number
- * of fraction digits, which would be stored as sent.
+ * of fraction digits. The canonical form is never longer than what was sent (or 24 characters), so it is bounded too.
  */
 const MAX_TIMESTAMP_LENGTH = 35;
 
-/** An ISO 8601 timestamp in UTC (`Z`), as the trace transaction's fields require (docs/PROTOCOL.md). */
-export const UtcTimestamp = z.iso
-  .datetime({ message: "must be an ISO 8601 UTC timestamp, e.g. 2026-01-31T12:00:00Z" })
-  .max(MAX_TIMESTAMP_LENGTH, { message: `must be at most ${MAX_TIMESTAMP_LENGTH} characters` });
-
-/** An ISO 8601 timestamp that carries a UTC offset (`Z` or `+hh:mm`), as the usage snapshot uses. */
-export const OffsetTimestamp = z.iso
-  .datetime({ offset: true, message: "must be an ISO 8601 timestamp with a UTC offset, e.g. 2026-01-31T12:00:00+00:00" })
-  .max(MAX_TIMESTAMP_LENGTH, { message: `must be at most ${MAX_TIMESTAMP_LENGTH} characters` });
+/**
+ * Every timestamp the product takes: an RFC 3339 date-time with a UTC offset (`Z`, `+00:00`, `-05:30`; `T`, `t` or a
+ * space between date and time; any fraction), a real date and time, refused without an offset (ambiguous). Parsed
+ * to its canonical UTC `Z` text (src/protocol/timestamp.ts): what is stored and sent is that.
+ */
+export const Timestamp = z
+  .string()
+  .max(MAX_TIMESTAMP_LENGTH, { message: `must be at most ${MAX_TIMESTAMP_LENGTH} characters` })
+  .transform((text, ctx) => {
+    const parsed = normaliseTimestamp(text);
+    if (parsed.ok) return parsed.value;
+    ctx.addIssue({ code: "invalid_format", format: "datetime", message: parsed.problem, input: text });
+    return z.NEVER;
+  });
 
 export const Uuid = z.uuid({ message: "must be a UUID" });
 /** A UUID in its canonical, lower-case form: one id however the sender cased it (dedup compares text). */

@@ -1,5 +1,6 @@
 import * as z from "zod";
-import { CanonicalUuid, ColumnCount, Count, LicenseKey, StoredText, UtcTimestamp } from "./common.ts";
+import { CanonicalUuid, ColumnCount, Count, LicenseKey, StoredText, Timestamp } from "./common.ts";
+import { compareTimestamps } from "./timestamp.ts";
 
 /** Longest `status` and `transaction_type`: short words (`completed`, `traces`), with room to spare. */
 export const MAX_LABEL_LENGTH = 128;
@@ -7,7 +8,8 @@ export const MAX_LABEL_LENGTH = 128;
 /**
  * One billing record: the trace transaction of docs/PROTOCOL.md ("Trace transaction"), field for field. Every field
  * is bounded to what both beacon engines store alike (README, "Beacon service"): a record this schema passes is
- * never refused by the database, so it cannot fail a group commit.
+ * never refused by the database, so it cannot fail a group commit. Its four times are parsed to canonical UTC text
+ * (`Timestamp`): the sidecar stores and sends that, the beacon stores it.
  */
 export const TraceTransaction = z
   .object({
@@ -15,21 +17,20 @@ export const TraceTransaction = z
     tenant_id: CanonicalUuid,
     session_id: CanonicalUuid,
     trace_count: ColumnCount,
-    start_insertion_time: UtcTimestamp,
-    end_insertion_time: UtcTimestamp,
-    start_interval_time: UtcTimestamp,
-    end_interval_time: UtcTimestamp,
+    start_insertion_time: Timestamp,
+    end_insertion_time: Timestamp,
+    start_interval_time: Timestamp,
+    end_interval_time: Timestamp,
     status: StoredText(MAX_LABEL_LENGTH),
     num_failed_send_attempts: ColumnCount,
     transaction_type: StoredText(MAX_LABEL_LENGTH),
     organization_id: CanonicalUuid,
   })
   .superRefine((t, ctx) => {
-    // Lexical order is time order for same-format UTC strings only; compare instants.
-    if (Date.parse(t.end_insertion_time) < Date.parse(t.start_insertion_time)) {
+    if (compareTimestamps(t.end_insertion_time, t.start_insertion_time) < 0) {
       ctx.addIssue({ code: "custom", path: ["end_insertion_time"], message: "must not be before start_insertion_time" });
     }
-    if (Date.parse(t.end_interval_time) < Date.parse(t.start_interval_time)) {
+    if (compareTimestamps(t.end_interval_time, t.start_interval_time) < 0) {
       ctx.addIssue({ code: "custom", path: ["end_interval_time"], message: "must not be before start_interval_time" });
     }
   });

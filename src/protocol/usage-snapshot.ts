@@ -1,5 +1,6 @@
 import * as z from "zod";
-import { Count, LicenseKey, OffsetTimestamp } from "./common.ts";
+import { Count, LicenseKey, Timestamp } from "./common.ts";
+import { compareTimestamps } from "./timestamp.ts";
 
 /**
  * The twelve aggregate counts (docs/PROTOCOL.md). Strict: an unknown key is refused, so no identifier can ride along.
@@ -21,16 +22,16 @@ export const UsageMeasures = z.strictObject({
 });
 export type UsageMeasures = z.infer<typeof UsageMeasures>;
 
-/** POST /v1/beacon/usage-snapshot request. */
+/** POST /v1/beacon/usage-snapshot request; its range parsed to canonical UTC text, the beacon's key for a window. */
 export const UsageSnapshot = z
   .object({
     license_key: LicenseKey,
-    from_timestamp: OffsetTimestamp,
-    to_timestamp: OffsetTimestamp,
+    from_timestamp: Timestamp,
+    to_timestamp: Timestamp,
     measures: UsageMeasures,
   })
   .superRefine((s, ctx) => {
-    if (Date.parse(s.to_timestamp) <= Date.parse(s.from_timestamp)) {
+    if (compareTimestamps(s.to_timestamp, s.from_timestamp) <= 0) {
       ctx.addIssue({ code: "custom", path: ["to_timestamp"], message: "must be after from_timestamp" });
     }
   });

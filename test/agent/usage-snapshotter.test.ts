@@ -55,9 +55,9 @@ test("usage windows are contiguous across intervals and a restart; downtime make
 
   const windows = snapshots(outbox).map((s) => [s.from_timestamp, s.to_timestamp]);
   assert.deepEqual(windows, [
-    ["2026-11-01T00:00:17.000+00:00", "2026-11-02T00:00:17.000+00:00"],
-    ["2026-11-02T00:00:17.000+00:00", "2026-11-03T00:00:17.000+00:00"],
-    ["2026-11-03T00:00:17.000+00:00", "2026-11-06T00:00:17.000+00:00"],
+    ["2026-11-01T00:00:17.000Z", "2026-11-02T00:00:17.000Z"],
+    ["2026-11-02T00:00:17.000Z", "2026-11-03T00:00:17.000Z"],
+    ["2026-11-03T00:00:17.000Z", "2026-11-06T00:00:17.000Z"],
   ]);
   assert.deepEqual(snapshots(outbox)[0]!.measures, usageMeasures(3));
   outbox.close();
@@ -94,7 +94,7 @@ test("counts that cannot be read postpone the snapshot: nothing is stored, the w
   assert.equal(await snapshotter.tick(), true);
   assert.deepEqual(
     snapshots(outbox).map((s) => [s.from_timestamp, s.to_timestamp, s.measures.users]),
-    [["2026-11-01T00:00:00.000+00:00", "2026-11-01T01:00:00.000+00:00", 2]],
+    [["2026-11-01T00:00:00.000Z", "2026-11-01T01:00:00.000Z", 2]],
   );
   outbox.close();
 });

@@ -66,9 +66,10 @@ describe("usage snapshots", () => {
       }
       assert.ok(beaconSnapshots().every((s) => s.license_id === license.id && s.measures.users === 4));
       const sent = proxy.requests("/v1/beacon/usage-snapshot").map((r) => r.body);
+      const utc = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
       assert.ok(
-        sent.every((b) => /[+-]\d{2}:\d{2}$/.test(b.from_timestamp) && /[+-]\d{2}:\d{2}$/.test(b.to_timestamp)),
-        "timestamps carry a UTC offset",
+        sent.every((b) => utc.test(b.from_timestamp) && utc.test(b.to_timestamp)),
+        "timestamps leave in UTC, as Z",
       );
     } finally {
       await proxy.close();

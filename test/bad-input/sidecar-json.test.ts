@@ -71,7 +71,8 @@ describe("sidecar local API: bad input to the JSON routes", () => {
       [{ trace_count: 1.5 }, "trace_count", "invalid_type"],
       [{ num_failed_send_attempts: -1 }, "num_failed_send_attempts", "too_small"],
       [{ start_interval_time: "2026-11-01 10:00" }, "start_interval_time", "invalid_format"],
-      [{ end_insertion_time: "2026-11-01T12:00:00+02:00" }, "end_insertion_time", "invalid_format"],
+      [{ end_insertion_time: "2026-11-01T12:00:00" }, "end_insertion_time", "invalid_format"], // no offset: ambiguous
+      [{ end_insertion_time: "2026-11-01T25:00:00Z" }, "end_insertion_time", "invalid_format"], // no such hour
       [{ end_interval_time: "2026-11-01T09:00:00Z" }, "end_interval_time", "custom"],
       [{ status: undefined }, "status", "missing"],
       [{ transaction_type: "" }, "transaction_type", "too_small"],

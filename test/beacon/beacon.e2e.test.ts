@@ -105,7 +105,8 @@ describe("beacon service", () => {
     const cases: [Record<string, unknown>, (string | number)[], string][] = [
       [{ tenant_id: "tenant-1" }, ["tenant_id"], "invalid_format"],
       [{ start_interval_time: "2026-11-01 10:00" }, ["start_interval_time"], "invalid_format"],
-      [{ end_insertion_time: "2026-11-01T10:00:00+02:00" }, ["end_insertion_time"], "invalid_format"],
+      [{ end_insertion_time: "2026-11-01T10:05:00" }, ["end_insertion_time"], "invalid_format"], // no offset: ambiguous
+      [{ end_insertion_time: "2026-11-31T10:05:00Z" }, ["end_insertion_time"], "invalid_format"], // no such day
       [{ trace_count: 1.5 }, ["trace_count"], "invalid_type"],
       [{ trace_count: "7" }, ["trace_count"], "invalid_type"],
       [{ num_failed_send_attempts: -1 }, ["num_failed_send_attempts"], "too_small"],

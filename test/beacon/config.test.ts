@@ -40,3 +40,21 @@ test("a database.url that is not postgres:// is refused naming the key, without 
   }
   assert.throws(() => loadBeaconConfig(file("database: {poolSize: 0}\n"), {}, {}), /database\.poolSize/);
 });
+
+test("a license's expiresAt takes any offset, as every timestamp does, and refuses a time without one naming the key", () => {
+  const license = (expiresAt: string) =>
+    file(
+      `licenses: [{id: acme, key: lic-0123456789abcdef, organizationId: 6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10, seats: 5, expiresAt: '${expiresAt}'}]\n`,
+    );
+  assert.equal(loadBeaconConfig(license("2027-12-31T01:00:00+01:00"), {}, {}).licenses[0]!.expiresAt, "2027-12-31T00:00:00.000Z");
+  for (const [expiresAt, problem] of [
+    ["2027-12-31T00:00:00", /licenses\[0\]\.expiresAt: has no UTC offset/],
+    ["2027-02-30T00:00:00Z", /licenses\[0\]\.expiresAt: is not a date/],
+  ] as const) {
+    assert.throws(
+      () => loadBeaconConfig(license(expiresAt), {}, {}),
+      (err: unknown) => err instanceof ConfigError && problem.test(err.message),
+      expiresAt,
+    );
+  }
+});

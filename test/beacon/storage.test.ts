@@ -117,8 +117,8 @@ for (const engine of engines) {
 
     test("usage snapshots count once per license and window; telemetry batches are kept as received", async () => {
       const { store } = await opened();
-      const from = new Date("2026-11-24T00:00:00Z");
-      const to = new Date("2026-11-24T01:00:00Z");
+      const from = "2026-11-24T00:00:00.000Z";
+      const to = "2026-11-24T01:00:00.000Z";
       assert.equal(await store.insertUsageSnapshot("acme", from, to, usageMeasures(3), NOW), 1);
       assert.equal(await store.insertUsageSnapshot("acme", from, to, usageMeasures(4), NOW), 0);
       assert.equal(await store.insertUsageSnapshot("globex", from, to, usageMeasures(5), NOW), 1);

@@ -13,9 +13,12 @@ export interface StoredSnapshot {
   measures: UsageMeasures;
 }
 
-/** ISO 8601 with an explicit UTC offset, as the usage snapshot carries it (docs/PROTOCOL.md). */
-export function offsetTimestamp(ms: number): string {
-  return new Date(ms).toISOString().replace("Z", "+00:00");
+/**
+ * The canonical UTC text of an instant (`Z`, milliseconds), as every timestamp that leaves is written (docs/PROTOCOL.md,
+ * "Timestamps"). An earlier sidecar kept its window start as `+00:00`; Date.parse reads either as the same instant.
+ */
+export function utcTimestamp(ms: number): string {
+  return new Date(ms).toISOString();
 }
 
 export interface SnapshotterOptions {
@@ -54,7 +57,7 @@ export class UsageSnapshotter {
     const stored = this.#o.outbox.getValue(WINDOW_KEY);
     if (stored) return Date.parse(stored);
     const now = this.#now();
-    this.#o.outbox.setValue(WINDOW_KEY, offsetTimestamp(now));
+    this.#o.outbox.setValue(WINDOW_KEY, utcTimestamp(now));
     return now;
   }
 
@@ -95,7 +98,7 @@ export class UsageSnapshotter {
       this.#o.health.failure(`snapshot postponed: ${(err as Error).message}`);
       return false;
     }
-    const snapshot: StoredSnapshot = { from_timestamp: offsetTimestamp(from), to_timestamp: offsetTimestamp(to), measures };
+    const snapshot: StoredSnapshot = { from_timestamp: utcTimestamp(from), to_timestamp: utcTimestamp(to), measures };
     try {
       outbox.atomically(() => {
         outbox.enqueue("usage", [{ recordId: snapshot.from_timestamp, body: JSON.stringify(snapshot) }]);
