@@ -29,7 +29,7 @@ export function errorCodesSection(): string {
     "answers a refused request with `{detail, code}`, the detail saying what in particular; a command that fails prints",
     "`egress-agent: CODE: message` (a configuration error: its problems, one a line) and exits with the code listed.",
     "Some answers carry the message and the status without the code, as their protocol has it: the 422",
-    "`HTTPValidationError`, the sidecar's OTLP receiver (OTLP's google.rpc.Status) and the agent server's A2A endpoint",
+    "`HTTPValidationError`, the OTLP receivers of the sidecar and the beacon (OTLP's google.rpc.Status) and the agent server's A2A endpoint",
     "(a JSON-RPC error). This table is written from `src/error-codes.ts` by `node scripts/error-codes-table.ts`.",
     "",
     "| Code | Status / exit | Meaning | What to do |",

@@ -164,6 +164,13 @@ export const ERRORS = {
       "(INVALID_ARGUMENT), which carries no code.",
     fix: "Send OTLP/HTTP binary protobuf of the route's signal, or OTLP JSON with `Content-Type: application/json`.",
   },
+  EGRESS_ERR_OTLP_JSON: {
+    status: 400,
+    meaning:
+      "An OTLP/HTTP JSON body to the beacon's telemetry routes is not JSON, or not an export request object (its resource list not a list). The answer is OTLP's google.rpc.Status " +
+      "(INVALID_ARGUMENT), which carries no code. Items that are malformed inside a valid request are not this error: they are a partial success.",
+    fix: 'Send an OTLP JSON export request of the route\'s signal (`{"resourceSpans": [...]}` and so on), or OTLP/HTTP binary protobuf with `Content-Type: application/x-protobuf`.',
+  },
   EGRESS_ERR_BEACON_UNREACHABLE: {
     logOnly: true,
     meaning: "The sidecar could not reach the beacon (DNS, refused, TLS, proxy, timeout); what is queued stays queued and is retried.",

@@ -1,13 +1,12 @@
-import type { z } from "zod";
 import { EgressError, HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
-import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../protocol/otlp.ts";
+import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpSignal } from "../protocol/otlp.ts";
+import { OtlpRequestShapeError, parseExport } from "../protocol/otlp-request.ts";
 import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
 import { GroupCommit } from "../group-commit.ts";
 import { mediaType, parseJsonText } from "../http/body.ts";
-import { errorAnswer } from "../http/error-handling.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
 import { countProtobufItems, otlpErrorAnswer } from "../http/otlp-http.ts";
 import type { HttpServer } from "../http/server.ts";
@@ -109,8 +108,10 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
 
 /**
  * One telemetry route: OTLP/HTTP JSON or binary protobuf (what a Collector or Fluent Bit sends by default), gzip or
- * deflate too. A protobuf body is decoded into the JSON form and checked by the same schema, so what is stored is the
- * same either way; it is answered in protobuf (an ExportResponse, or a google.rpc.Status for an error).
+ * deflate too, answered as OTLP/HTTP says in the request's encoding. A protobuf body is decoded into the JSON form and
+ * parsed item by item as the sidecar's receiver does: what is stored is the same either way, an item the beacon does
+ * not take (a histogram, a malformed span) is a partial success, an empty request a plain 200 that stores nothing,
+ * and an undecodable body a 400 google.rpc.Status, as is every other error (401 without a token included).
  */
 function registerOtlpRoute(
   app: HttpServer,
@@ -120,41 +121,54 @@ function registerOtlpRoute(
     requiredBearer: (request: HttpRequest) => Promise<unknown>;
   },
 ): void {
-  const { schema, path, countItems } = otlpSignals[signal] as {
-    schema: z.ZodType<OtlpRequest>;
-    path: string;
-    countItems: (request: OtlpRequest) => number;
-  };
+  const { path, fields } = otlpSignals[signal];
   app.post(
     path,
     async (request) => {
       const license = deps.senders.get(request)!;
-      const raw = request.body as Buffer;
       const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
-      let body: OtlpRequest;
-      try {
-        body = parseRequest(schema, codec ? codec.decodeOtlpProtobuf(signal, raw) : parseJsonText(raw.toString("utf8")));
-      } catch (err) {
-        // A protobuf sender hears OTLP's 400 (a google.rpc.Status), not the JSON routes' 422.
-        const undecodable = err instanceof EgressError && err.code === "EGRESS_ERR_OTLP_PROTOBUF";
-        if (codec && (undecodable || err instanceof RequestValidationError))
-          throw new HttpError(
-            "EGRESS_ERR_OTLP_PROTOBUF",
-            undecodable ? err.message : `not a valid export request: ${(err as Error).message}`,
-          );
-        throw err;
-      }
-      const items = countItems(body);
-      await deps.store.insertOtlp(signal, license.id, items, body, deps.now());
-      request.log.info({ licenseId: license.id, signal, items, protobuf }, "operational telemetry ingested");
-      return codec ? new Answer(200, codec.encodeOtlpResponse(signal), PROTOBUF_MEDIA_TYPE) : { partialSuccess: {} };
+      const parsed = parseBody(signal, request.body as Buffer, codec);
+      if (parsed.accepted > 0) await deps.store.insertOtlp(signal, license.id, parsed.accepted, parsed.request, deps.now());
+      request.log.info(
+        { licenseId: license.id, signal, items: parsed.accepted, rejected: parsed.rejected, protobuf },
+        "operational telemetry ingested",
+      );
+      if (parsed.rejected === 0) return codec ? new Answer(200, codec.encodeOtlpResponse(signal), PROTOBUF_MEDIA_TYPE) : {};
+      const partialSuccess = {
+        rejected: parsed.rejected,
+        errorMessage: `${parsed.rejected} item(s) rejected: ${parsed.errors.join("; ")}`,
+      };
+      return codec
+        ? new Answer(200, codec.encodeOtlpResponse(signal, partialSuccess), PROTOBUF_MEDIA_TYPE)
+        : { partialSuccess: { [fields.rejected]: partialSuccess.rejected, errorMessage: partialSuccess.errorMessage } };
     },
     {
       authorize: deps.requiredBearer,
       body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE], countItems: countProtobufItems(signal) },
-      errors: (err, request) =>
-        mediaType(request.headers) === PROTOBUF_MEDIA_TYPE ? otlpErrorAnswer(err, request) : errorAnswer(err, request),
+      errors: otlpErrorAnswer,
     },
   );
+}
+
+/** The export request in a body, item by item; a body that is not one at all is OTLP's 400. */
+function parseBody(signal: OtlpSignal, body: Buffer, codec: typeof import("../protocol/otlp-protobuf.ts") | undefined) {
+  let raw: unknown;
+  try {
+    raw = codec ? codec.decodeOtlpProtobuf(signal, body) : parseJsonText(body.toString("utf8"));
+  } catch (err) {
+    if (err instanceof RequestValidationError) {
+      const why = err.detail[0]?.type === "missing" ? "the body is empty" : err.detail[0]?.msg;
+      throw new HttpError("EGRESS_ERR_OTLP_JSON", `not an OTLP JSON export request: ${why}`);
+    }
+    // The protobuf decoder's error (OtlpDecodeError) names the expected message, never the body: the 400 as it is.
+    if (err instanceof EgressError && err.code === "EGRESS_ERR_OTLP_PROTOBUF") throw new HttpError(err.code, err.message);
+    throw err;
+  }
+  try {
+    return parseExport(signal, raw);
+  } catch (err) {
+    if (!(err instanceof OtlpRequestShapeError)) throw err;
+    throw new HttpError(codec ? "EGRESS_ERR_OTLP_PROTOBUF" : "EGRESS_ERR_OTLP_JSON", err.message);
+  }
 }

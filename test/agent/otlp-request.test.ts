@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { OtlpRequestShapeError, parseExport } from "../../src/agent/sources/otlp-request.ts";
+import { OtlpRequestShapeError, parseExport } from "../../src/protocol/otlp-request.ts";
 import { metricsRequest, tracesRequest } from "../helpers/fixtures.ts";
 
 test("parseExport: one bad span is rejected alone, with its path and rule, never its value", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { scrubText } from "../../src/agent/privacy/scrub.ts";
+import { LONG_TOKEN, MAX_TOKEN_CHARS, scrubText } from "../../src/agent/privacy/scrub.ts";
 
 /** Asserts each secret is gone from the scrubbed text and returns the text for further checks. */
 function scrubbedWithout(text: string, secrets: string[]): string {
@@ -151,8 +151,28 @@ test("adversarial megabyte inputs are scrubbed in one pass (no catastrophic back
     const ms = performance.now() - started;
     assert.ok(ms < 5_000, `seed ${JSON.stringify(seed)}: ${Math.round(ms)} ms for a megabyte`);
   }
-  // A single megabyte-long token is still found and redacted whole.
-  assert.equal(scrubText("a1".repeat(megabyte / 2)), "<redacted>");
+  // A single megabyte-long token leaves as a placeholder, whole.
+  assert.equal(scrubText("a1".repeat(megabyte / 2)), LONG_TOKEN);
+});
+
+test("a token longer than the detectors scan leaves as a placeholder; the text around it is scrubbed as usual", () => {
+  const atLimit = "a1".repeat(MAX_TOKEN_CHARS / 2);
+  assert.equal(scrubText(`key ${atLimit} from 203.0.113.7`), "key <redacted> from <ip>");
+  for (const token of [`${atLimit}x`, `https://bob:pw@h.example/?q=${"z".repeat(MAX_TOKEN_CHARS)}`, "é".repeat(MAX_TOKEN_CHARS + 1)]) {
+    assert.equal(scrubText(`mail alice@corp.example\n${token}\tthen 203.0.113.7`), `mail <email>\n${LONG_TOKEN}\tthen <ip>`);
+  }
+  // Blanks other than the space end a token too (a regex's \s): a long run of short words is kept.
+  const words = Array.from({ length: 2000 }, (_, i) => `w${i % 10}`).join("\u00a0");
+  assert.equal(scrubText(words), words);
+});
+
+test("SQL string literals of any length, blanks and escapes in them, become one ?", () => {
+  const literal = "it''s \\' a ".repeat(2_000_000);
+  const started = performance.now();
+  const out = scrubText(`SELECT a FROM t WHERE x = '${literal}' AND y = "b c" AND z = 42`);
+  console.log(`a ${(literal.length / 2 ** 20).toFixed(0)} MiB SQL literal: ${Math.round(performance.now() - started)} ms`);
+  assert.equal(out, "SELECT a FROM t WHERE x = ? AND y = ? AND z = ?");
+  assert.equal(scrubText("UPDATE t SET a = 'unterminated, 4711"), "UPDATE t SET a = ?");
 });
 
 test("card numbers need a card network's range and the Luhn check: ordinary long numbers stay", () => {

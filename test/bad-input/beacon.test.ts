@@ -32,9 +32,10 @@ import {
 import { BODY_LIMIT } from "./setup.ts";
 
 // The beacon's routes (README, beacon service): validation failures are 422 HTTPValidationError with `loc` at the
-// field, other errors `{detail, code}`: 413 over bodyLimit, 415 for anything but uncompressed application/json (the
-// telemetry routes also take protobuf, gzip and deflate, and answer a protobuf request in protobuf),
-// 404 for an unknown route. A refused request stores nothing, and the beacon serves on.
+// field, other errors `{detail, code}`: 413 over bodyLimit, 415 for anything but uncompressed application/json,
+// 404 for an unknown route. The telemetry routes answer as OTLP/HTTP says (they also take protobuf, gzip and deflate):
+// every error is a google.rpc.Status in the request's encoding, an undecodable body 400, a malformed item a partial
+// success. A refused request stores nothing, and the beacon serves on.
 
 const license = testLicense();
 const snapshot = (overrides: Record<string, unknown> = {}) => ({
@@ -81,7 +82,7 @@ describe("beacon: bad input to every route", () => {
   afterEach(() => assertUp(beacon.url));
 
   test("malformed JSON is 422 json_invalid, an empty body 422 missing, the wrong top-level type 422 invalid_type", async () => {
-    for (const path of Object.keys(routes)) {
+    for (const path of Object.keys(routes).filter((path) => !isTelemetry(path))) {
       for (const body of Object.values(malformedJson)) assertValidation(await sendJson(url(path), body, auth), ["body"], "json_invalid");
       assertValidation(await sendJson(url(path), "", auth), ["body"], "missing");
       for (const body of Object.values(wrongTopLevel)) assertValidation(await sendJson(url(path), body, auth), ["body"], "invalid_type");
@@ -89,7 +90,17 @@ describe("beacon: bad input to every route", () => {
     nothingStored();
   });
 
-  test("wrong types and values are 422 at the field, on every route", async () => {
+  test("telemetry (OTLP/HTTP JSON): malformed JSON, an empty body, the wrong top-level type are 400 with a google.rpc.Status", async () => {
+    for (const path of Object.keys(routes).filter(isTelemetry)) {
+      for (const body of [...Object.values(malformedJson), "", ...Object.values(wrongTopLevel)]) {
+        const answer = assertOtlpStatus(await sendJson(url(path), body, auth), 400, false);
+        assert.equal(answer.code, 3, "INVALID_ARGUMENT");
+      }
+    }
+    nothingStored();
+  });
+
+  test("wrong types and values are 422 at the field, on every route (telemetry: a partial success)", async () => {
     const post = (path: string, body: unknown) => postJson(url(path), body, auth);
     assertValidation(await post("/v1/beacon/verify", { license: 42 }), ["body", "license"], "invalid_type");
     assertValidation(await post("/v1/beacon/verify", { license: "" }), ["body", "license"], "too_small");
@@ -123,33 +134,30 @@ describe("beacon: bad input to every route", () => {
       "invalid_type",
     );
     assertValidation(await post("/v1/beacon/usage-snapshot", snapshot({ measures: [] })), ["body", "measures"], "invalid_type");
+    // Telemetry: a malformed item is not taken, and said so in a partial success (OTLP/HTTP), naming its path.
     const metrics = metricsRequest() as any;
     metrics.resourceMetrics[0].scopeMetrics[0].metrics[0].gauge.dataPoints[0].timeUnixNano = "soon";
-    assertValidation(await post("/v1/beacon/v1/metrics", metrics), [
-      "body",
-      "resourceMetrics",
-      0,
-      "scopeMetrics",
-      0,
-      "metrics",
-      0,
-      "gauge",
-      "dataPoints",
-      0,
-      "timeUnixNano",
-    ]);
+    const badPoint = await post("/v1/beacon/v1/metrics", metrics);
+    assert.equal(badPoint.status, 200);
+    assert.equal(badPoint.body.partialSuccess.rejectedDataPoints, 1);
+    assert.match(
+      badPoint.body.partialSuccess.errorMessage,
+      /resourceMetrics\.0\.scopeMetrics\.0\.metrics\.0\.gauge\.dataPoints\.0\.timeUnixNano/,
+    );
     const traces = tracesRequest() as any;
     traces.resourceSpans[0].scopeSpans[0].spans[0].spanId = 7;
-    assertValidation(
-      await post("/v1/beacon/v1/traces", traces),
-      ["body", "resourceSpans", 0, "scopeSpans", 0, "spans", 0, "spanId"],
-      "invalid_type",
-    );
-    assertValidation(await post("/v1/beacon/v1/logs", { resourceLogs: {} }), ["body", "resourceLogs"], "invalid_type");
-    // Without a token the body is not even read: 401, not a validation of what an anonymous sender wrote.
-    const unauthenticated = await postJson(url("/v1/beacon/v1/logs"), { resourceLogs: "x" });
-    assert.deepEqual([unauthenticated.status, unauthenticated.body.code], [401, "EGRESS_ERR_TOKEN_REQUIRED"]);
-    nothingStored();
+    const badSpan = await post("/v1/beacon/v1/traces", traces);
+    assert.equal(badSpan.body.partialSuccess.rejectedSpans, 1);
+    assert.match(badSpan.body.partialSuccess.errorMessage, /spans\.0\.spanId/);
+    const notAList = await sendJson(url("/v1/beacon/v1/logs"), JSON.stringify({ resourceLogs: {} }), auth);
+    assert.match(assertOtlpStatus(notAList, 400, false).message, /resourceLogs: must be a list/);
+    // Without a token the body is not even read: 401 (a Status, UNAUTHENTICATED), not a validation of what an anonymous sender wrote.
+    const unauthenticated = await sendJson(url("/v1/beacon/v1/logs"), JSON.stringify({ resourceLogs: "x" }));
+    assert.equal(assertOtlpStatus(unauthenticated, 401, false).code, 16);
+    // Only the good metric beside the bad data point was stored (a partial success stores what it took).
+    assert.deepEqual(beaconStored(fixture.dataDir), { ...storedBefore, otlp: storedBefore.otlp + 1 });
+    assert.ok(beaconOtlpBodies(fixture.dataDir).at(-1)!.includes("platform_http_requests_failed"));
+    assert.ok(!beaconOtlpBodies(fixture.dataDir).at(-1)!.includes("platform_http_requests_latency"));
   });
 
   test("unknown fields: an unknown usage measure is refused; elsewhere they are ignored, and not stored", async () => {
@@ -175,9 +183,13 @@ describe("beacon: bad input to every route", () => {
     );
   });
 
-  test("huge bodies: over bodyLimit is 413; too many or too many bad items are 422 with at most 100 problems", async () => {
+  test("huge bodies: over bodyLimit is 413; too many or too many bad items are 422 with at most 100 problems (telemetry: a partial success)", async () => {
     for (const path of Object.keys(routes)) {
       const answer = await sendJson(url(path), JSON.stringify({ padding: "x".repeat(BODY_LIMIT) }), auth);
+      if (isTelemetry(path)) {
+        assert.match(assertOtlpStatus(answer, 413, false).message, /limit \(bodyLimit\)$/);
+        continue;
+      }
       assertError(answer, 413, "EGRESS_ERR_BODY_TOO_LARGE");
       // verify takes a license key, nothing larger: its limit is its own.
       const limit = path === "/v1/beacon/verify" ? /4096-byte limit$/ : /limit \(bodyLimit\)$/;
@@ -197,27 +209,33 @@ describe("beacon: bad input to every route", () => {
       "missing",
     );
     assert.equal(capped.length, MAX_VALIDATION_ERRORS);
-    // 200,000 bad log records: more problems than the validator can even list; a clean 422 all the same.
+    // 200,000 bad log records: each rejected alone, counted, and a message of the first few.
     const wide = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[${Array(200_000).fill("[]").join(",")}]}]}]}`;
     const answer = await sendJson(url("/v1/beacon/v1/logs"), wide, auth);
-    assert.equal(answer.status, 422);
-    assert.ok(answer.json.detail.length >= 1 && answer.json.detail.length <= MAX_VALIDATION_ERRORS);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.json.partialSuccess.rejectedLogRecords, 200_000);
+    assert.ok(answer.json.partialSuccess.errorMessage.length < 1000, "a bounded message");
     nothingStored();
   });
 
-  test("deep nesting, 100,000 levels at the top or in a field, is 422 json_invalid, not a stack overflow", async () => {
+  test("deep nesting, 100,000 levels at the top or in a field, is 422 json_invalid (telemetry: 400 or ignored), not a stack overflow", async () => {
     for (const path of Object.keys(routes)) {
       for (const body of [deepArrays(100_000), deepObjects(100_000), `{"license":${deepArrays(100_000)}}`]) {
         const answer = await sendJson(url(path), body, auth);
         if (path === "/v1/beacon/verify")
           assertError(answer, 413, "EGRESS_ERR_BODY_TOO_LARGE"); // past its 4 KiB
-        else assertValidation(answer, ["body"], "json_invalid");
+        else if (!isTelemetry(path)) assertValidation(answer, ["body"], "json_invalid");
+        // OTLP ignores unknown fields: deep objects under them are an empty request; a deep array is not a request.
+        else if (body.startsWith("[")) assertOtlpStatus(answer, 400, false);
+        else assert.deepEqual([answer.status, answer.json], [200, {}]);
       }
     }
     // OTLP values nest by schema (arrayValue in arrayValue): 20,000 of them once overflowed the validator's stack (a 500).
     const deepValue = `${'{"arrayValue":{"values":['.repeat(20_000)}{}${"]}}".repeat(20_000)}`;
     const logs = JSON.stringify(logsRequest()).replace('{"stringValue":"connection pool nearly exhausted"}', deepValue);
-    assertValidation(await sendJson(url("/v1/beacon/v1/logs"), logs, auth), ["body"], "json_invalid");
+    const deep = await sendJson(url("/v1/beacon/v1/logs"), logs, auth);
+    assert.equal(deep.status, 200);
+    assert.match(deep.json.partialSuccess.errorMessage, /nested too deeply/);
     nothingStored();
   });
 
@@ -240,20 +258,17 @@ describe("beacon: bad input to every route", () => {
     nothingStored();
   });
 
-  test("the telemetry routes (OTLP/HTTP): other media types are 415; bad gzip, deflate or protobuf 400 (protobuf answered in protobuf)", async () => {
+  test("the telemetry routes (OTLP/HTTP): other media types are 415; bad gzip, deflate or protobuf 400; each a google.rpc.Status", async () => {
     for (const [path, good] of Object.entries(routes).filter(([path]) => isTelemetry(path))) {
       for (const { headers, body } of Object.values(wrongMediaTypes).filter(
         ({ headers }) => headers["content-type"] !== "application/x-protobuf",
       ))
-        assertError(await send(url(path), body, { ...headers, ...auth }), 415);
+        assertOtlpStatus(await send(url(path), body, { ...headers, ...auth }), 415, false);
       const json = JSON.stringify(good());
-      assertError(
-        await sendJson(url(path), truncatedGzip(good()), { "content-encoding": "gzip", ...auth }),
-        400,
-        "EGRESS_ERR_BODY_UNDECODABLE",
-      );
-      assertError(await sendJson(url(path), json, { "content-encoding": "deflate", ...auth }), 400, "EGRESS_ERR_BODY_UNDECODABLE");
-      assertError(await sendJson(url(path), json, { "content-encoding": "br", ...auth }), 415, "EGRESS_ERR_CONTENT_ENCODING");
+      const badGzip = await sendJson(url(path), truncatedGzip(good()), { "content-encoding": "gzip", ...auth });
+      assert.match(assertOtlpStatus(badGzip, 400, false).message, /not valid gzip/);
+      assertOtlpStatus(await sendJson(url(path), json, { "content-encoding": "deflate", ...auth }), 400, false);
+      assertOtlpStatus(await sendJson(url(path), json, { "content-encoding": "br", ...auth }), 415, false);
       const garbage = await send(url(path), new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f]), {
         "content-type": "application/x-protobuf",
         ...auth,

@@ -124,7 +124,9 @@ export function assertOtlpStatus(answer: RawAnswer, status: number, protobuf: bo
     assert.match(answer.contentType, /^application\/json/);
     decoded = answer.json;
   }
-  assert.equal(decoded.code, 3, "google.rpc.Code INVALID_ARGUMENT");
+  // google.rpc.Code: UNAUTHENTICATED without a valid token, INVALID_ARGUMENT for the sender's other mistakes.
+  if (status === 401) assert.equal(decoded.code, 16, "google.rpc.Code UNAUTHENTICATED");
+  else assert.equal(decoded.code, 3, "google.rpc.Code INVALID_ARGUMENT");
   assert.equal(typeof decoded.message, "string");
   assert.ok(decoded.message!.length > 0);
   return { code: decoded.code!, message: decoded.message! };

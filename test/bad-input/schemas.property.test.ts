@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import type { z } from "zod";
-import { OtlpRequestShapeError, parseExport } from "../../src/agent/sources/otlp-request.ts";
+import { OtlpRequestShapeError, parseExport } from "../../src/protocol/otlp-request.ts";
 import { parseRequest, RequestValidationError } from "../../src/http/validate.ts";
 import { AuditQuery } from "../../src/protocol/audit.ts";
 import { VerifyRequest } from "../../src/protocol/license.ts";

@@ -220,7 +220,9 @@ describe("beacon service", () => {
         request.flushHeaders();
       });
       assert.equal(answer.status, 401, path);
-      assert.equal(JSON.parse(answer.body).code, "EGRESS_ERR_TOKEN_INVALID");
+      // Telemetry answers as OTLP/HTTP does: a google.rpc.Status (UNAUTHENTICATED), the other routes `{detail, code}`.
+      const expected = path === "/v1/beacon/v1/metrics" ? 16 : "EGRESS_ERR_TOKEN_INVALID";
+      assert.equal(JSON.parse(answer.body).code, expected, path);
     }
   });
 
@@ -258,7 +260,8 @@ describe("beacon service", () => {
 
   test("otlp: metrics, traces and logs need a bearer token; are validated, stored normalised under its license", async () => {
     const anonymous = await postJson(url("/v1/beacon/v1/metrics"), metricsRequest());
-    assert.deepEqual([anonymous.status, anonymous.body.code], [401, "EGRESS_ERR_TOKEN_REQUIRED"]);
+    assert.deepEqual([anonymous.status, anonymous.body.code], [401, 16], "a google.rpc.Status, UNAUTHENTICATED");
+    assert.match(anonymous.body.message, /needs 'Authorization: Bearer <token>'/);
     const { token } = (await postJson(url("/v1/beacon/verify"), { license: active.key })).body as { token: string };
     for (const [path, body] of [
       ["/v1/beacon/v1/metrics", metricsRequest()],
@@ -266,7 +269,7 @@ describe("beacon service", () => {
       ["/v1/beacon/v1/logs", logsRequest()],
     ] as const) {
       const response = await postJson(url(path), body, { authorization: `Bearer ${token}` });
-      assert.deepEqual([response.status, response.body], [200, { partialSuccess: {} }], path);
+      assert.deepEqual([response.status, response.body], [200, {}], path); // full success: no partialSuccess (OTLP/HTTP)
     }
     const store = new BeaconStore(fixture.dataDir, { readonly: true });
     try {
@@ -292,46 +295,40 @@ describe("beacon service", () => {
     }
   });
 
-  test("otlp: a malformed request is 422 naming the field, and nothing is stored", async () => {
+  test("otlp: malformed items are a partial success naming each path; what else the request holds is stored", async () => {
     const { token } = (await postJson(url("/v1/beacon/verify"), { license: active.key })).body as { token: string };
     const bearer = { authorization: `Bearer ${token}` };
     const metrics = metricsRequest();
     const metric = metrics.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]! as Record<string, unknown>;
     metric.sum = { dataPoints: [] };
-    assertValidationError(await postJson(url("/v1/beacon/v1/metrics"), metrics, bearer), [
-      "body",
-      "resourceMetrics",
-      0,
-      "scopeMetrics",
-      0,
-      "metrics",
-      0,
-    ]);
+    const badMetric = await postJson(url("/v1/beacon/v1/metrics"), metrics, bearer);
+    assert.equal(badMetric.status, 200);
+    assert.equal(badMetric.body.partialSuccess.rejectedDataPoints, 1);
+    assert.match(
+      badMetric.body.partialSuccess.errorMessage,
+      /resourceMetrics\.0\.scopeMetrics\.0\.metrics\.0: must have exactly one of gauge or sum/,
+    );
 
     const traces = tracesRequest();
     traces.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId = "not-hex";
-    assertValidationError(await postJson(url("/v1/beacon/v1/traces"), traces, bearer), [
-      "body",
-      "resourceSpans",
-      0,
-      "scopeSpans",
-      0,
-      "spans",
-      0,
-      "traceId",
-    ]);
+    const badSpan = await postJson(url("/v1/beacon/v1/traces"), traces, bearer);
+    assert.deepEqual([badSpan.status, badSpan.body.partialSuccess.rejectedSpans], [200, 1]);
+    assert.match(badSpan.body.partialSuccess.errorMessage, /spans\.0\.traceId: must be 32 hex digits/);
+    assert.ok(!badSpan.body.partialSuccess.errorMessage.includes("not-hex"), "paths and rules, never values");
 
     const logs = logsRequest() as { resourceLogs: { scopeLogs: { logRecords: Record<string, unknown>[] }[] }[] };
     logs.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.severityNumber = "WARN";
-    assertValidationError(
-      await postJson(url("/v1/beacon/v1/logs"), logs, bearer),
-      ["body", "resourceLogs", 0, "scopeLogs", 0, "logRecords", 0, "severityNumber"],
-      "invalid_type",
-    );
+    const badLog = await postJson(url("/v1/beacon/v1/logs"), logs, bearer);
+    assert.deepEqual([badLog.status, badLog.body.partialSuccess.rejectedLogRecords], [200, 1]);
 
     const store = new BeaconStore(fixture.dataDir, { readonly: true });
     try {
-      assert.equal(store.otlpBatches().length, 3, "only the three valid requests of the previous test are stored");
+      // The three valid requests of the previous test, and the other metric (the sum) of the one with a bad metric.
+      assert.equal(store.otlpBatches().length, 4);
+      assert.deepEqual(
+        store.otlpBatches("metrics").map((b) => b.item_count),
+        [2, 1],
+      );
     } finally {
       store.close();
     }

@@ -4,7 +4,9 @@ import { endpointTemplate } from "./endpoint-template.ts";
 // Removes secrets and identifiers from free text (log bodies, span names, status messages). The text comes
 // from the sender, so every pattern must run in linear time: each one starts only where a run of its
 // characters starts (a negative lookbehind), and bounded or disjoint quantifiers leave nothing to backtrack.
-// Passes run in order; later passes never see what an earlier one removed.
+// Passes run in order; later passes never see what an earlier one removed. A run of non-blank characters longer than
+// MAX_TOKEN_CHARS is replaced before any pass sees it: the detectors' cost and their regex backtracking stack grow with
+// the run they match (a 6 MiB word overflowed the stack), and no identifier or secret worth keeping is that long.
 
 const urlPattern = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/?#"'<>`]*[^\s?#"'<>`]*(?:[?#][^\s"'<>`]*)?/gi;
 // A bare absolute path in text ("GET /users/john.smith/settings", "/patients/jane.doe/records"): templated like an
@@ -46,13 +48,47 @@ function sqlStart(text: string): number {
   }
   return -1;
 }
-const sqlLiteral = /'(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.)*"?|(?<![\w$.])-?\d+(?:\.\d+)?(?![\w$])/g;
+const sqlNumber = /(?<![\w$.])-?\d+(?:\.\d+)?(?![\w$])/g;
+
+/**
+ * SQL with its quoted strings and numbers replaced by "?". Strings are found by a scan, not a regex: one may be
+ * megabytes long with blanks in it, and a regex loop over it overflows the backtracking stack.
+ */
+function sqlWithoutLiterals(sql: string): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (let i = 0; i < sql.length; i++) {
+    if (sql[i] !== "'" && sql[i] !== '"') continue;
+    parts.push(sql.slice(from, i).replace(sqlNumber, "?"), "?");
+    i = closingQuote(sql, i);
+    from = i + 1;
+  }
+  parts.push(sql.slice(from).replace(sqlNumber, "?"));
+  return parts.join("");
+}
+
+/** Where the string opened at `open` ends: its closing quote (after `\\x` escapes, and `''` inside '...'), or the end. */
+function closingQuote(sql: string, open: number): number {
+  const quote = sql[open];
+  for (let i = open + 1; i < sql.length; i++) {
+    if (sql[i] === "\\") i++;
+    else if (sql[i] === quote) {
+      if (quote === "'" && sql[i + 1] === "'") i++;
+      else return i;
+    }
+  }
+  return sql.length - 1;
+}
 const uuid = /(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])/gi;
 const ipv6Candidate = /(?<![\w:.])[0-9a-f:.]*:[0-9a-f:.]*/gi;
 const ipv4 = /(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/g;
 // Long tokens that mix letters and digits: API keys, session ids, trace ids pasted into messages.
 const longToken = /(?<![\w-])[\w-]{24,}/g;
 const hasLetter = /[a-z]/i;
+
+/** The longest run of non-blank characters the detectors scan; a longer one leaves as LONG_TOKEN, unread. */
+export const MAX_TOKEN_CHARS = 1024;
+export const LONG_TOKEN = "<long-token>";
 const hasDigit = /\d/;
 
 // Values no pattern below can match, and most attribute values ("POST", "backend", "200"): up to 12 letters and
@@ -65,8 +101,9 @@ const plainWord = /^(?:[a-zA-Z0-9]{0,12}|[a-z][a-z0-9]{0,18})$/;
  */
 export function scrubText(text: string): string {
   if (plainWord.test(text)) return text;
-  const statement = sqlStart(text);
-  const sql = statement >= 0 ? text.slice(0, statement) + text.slice(statement).replace(sqlLiteral, "?") : text;
+  const bounded = withoutLongTokens(text);
+  const statement = sqlStart(bounded);
+  const sql = statement >= 0 ? bounded.slice(0, statement) + sqlWithoutLiterals(bounded.slice(statement)) : bounded;
   return sql
     .replace(urlPattern, scrubUrl)
     .replace(barePath, (path) => endpointTemplate(path))
@@ -84,6 +121,41 @@ export function scrubText(text: string): string {
     .replace(phone, "<phone>")
     .replace(base64Secret, (match) => (looksSecret(match) ? "<redacted>" : match))
     .replace(longToken, (match) => (hasLetter.test(match) && hasDigit.test(match) ? "<redacted>" : match));
+}
+
+/** `text` with each run of more than MAX_TOKEN_CHARS non-blank characters replaced by LONG_TOKEN: one pass, no regex. */
+function withoutLongTokens(text: string): string {
+  const parts: string[] = [];
+  let kept = 0; // text before this index is in `parts`
+  let start = 0; // where the current run of non-blank characters starts
+  for (let i = 0; i <= text.length; i++) {
+    if (i < text.length && !isBlank(text.charCodeAt(i))) continue;
+    if (i - start > MAX_TOKEN_CHARS) {
+      parts.push(text.slice(kept, start), LONG_TOKEN);
+      kept = i;
+    }
+    start = i + 1;
+  }
+  if (kept === 0) return text;
+  parts.push(text.slice(kept));
+  return parts.join("");
+}
+
+/** The characters a regex's `\s` matches (so no pass's run of `[^\s]` can be longer than MAX_TOKEN_CHARS). */
+function isBlank(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /** A base64-looking run that is a secret rather than a word: + or /, or upper and lower case and a digit. */

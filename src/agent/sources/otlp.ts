@@ -7,7 +7,7 @@ import type { AgentMetrics } from "../local-api/metrics.ts";
 import type { ByteCap, Outbox } from "../storage/outbox.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy/policy.ts";
 import { countProtobufItems, INVALID_ARGUMENT, otlpErrorAnswer } from "../../http/otlp-http.ts";
-import { OtlpRequestShapeError, parseExport } from "./otlp-request.ts";
+import { OtlpRequestShapeError, parseExport } from "../../protocol/otlp-request.ts";
 
 const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as {
   [S in OtlpSignal]: (request: OtlpRequest, policy: PrivacyPolicy) => FilterResult<OtlpRequest>;

@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { isRecord } from "../../protocol/common.ts";
-import { jsonShapeProblem } from "../../protocol/json-shape.ts";
+import { isRecord } from "./common.ts";
+import { jsonShapeProblem } from "./json-shape.ts";
 import {
   LogRecord,
   Metric,
@@ -12,7 +12,7 @@ import {
   type MetricsRequest,
   type OtlpSignal,
   type TracesRequest,
-} from "../../protocol/otlp.ts";
+} from "./otlp.ts";
 
 /** The body is not an export request at all (not an object, or its top-level list is not a list): 400. */
 export class OtlpRequestShapeError extends Error {}
