@@ -3,12 +3,13 @@
 import { generateKeyPairSync } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
+import pino from "pino";
 import { PostgresBeaconStorage } from "../src/beacon/store-postgres.ts";
+import { openPool } from "../src/pg-pool.ts";
 import type { TraceTransaction } from "../src/protocol/trace-transaction.ts";
 import { testLicense, traceTransactions } from "../test/helpers/fixtures.ts";
 import { freshDatabase } from "../test/helpers/postgres.ts";
-import { beaconConfig, startBeacon, tempDir } from "../test/helpers/processes.ts";
+import { beaconConfig, postJson, startBeacon, tempDir } from "../test/helpers/processes.ts";
 import { CLIENTS, postAll } from "./measure.ts";
 import { BATCH } from "./workloads.ts";
 
@@ -49,7 +50,8 @@ export async function postgresInsertSeconds(rows: readonly TraceTransaction[][])
   const database = await freshDatabase("egress_bench_floor");
   try {
     await (await PostgresBeaconStorage.open({ url: database.url, poolSize: 1 })).close();
-    const pool = new pg.Pool({ connectionString: database.url, max: CLIENTS });
+    // Guarded like every pool of the product (src/pg-pool.ts): dropping the database ends its idle connections.
+    const pool = openPool({ url: database.url, max: CLIENTS }, pino({ level: "silent" }), "bench floor");
     let next = 0;
     const started = performance.now();
     await Promise.all(
@@ -80,9 +82,12 @@ export async function beaconReplicasSeconds(replicas: number, load: ReturnType<t
       const fixture = beaconConfig([load.license], { signingKeyFile: keyFile });
       started.push(await startBeacon(fixture, { BEACON_DATABASE_URL: database.url }));
     }
+    // As a sidecar sends them: with the license's token (anonymous ingests have a small budget of their own).
+    const { token } = (await postJson(`${started[0]!.url}/v1/beacon/verify`, { license: load.license.key })).body as { token: string };
     return await postAll(
       started.map((beacon) => `${beacon.url}/v1/beacon/ingest-traces`),
       load.bodies,
+      { authorization: `Bearer ${token}` },
     );
   } finally {
     for (const beacon of started) await beacon.stop();

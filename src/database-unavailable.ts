@@ -4,39 +4,42 @@ import { HttpError } from "./errors.ts";
 // ended the connection, every connection taken), as opposed to a bug or a bad statement; and when to try again.
 // Kept apart from the client (src/pg-pool.ts) so the HTTP layer and the SQLite agent server need not load `pg`.
 
+/** SQLSTATEs of a lost or refused connection: 08 connection exception, 57P01-57P03 shutdown. */
+const LOST_STATE = /^(08|57P0[1-3]$)/;
 /**
- * SQLSTATE classes and codes that say the database cannot do it now, whatever was asked: 08 connection exception,
- * 53 insufficient resources (disk full, out of memory, too many connections), 57 operator intervention (shutdown,
- * a statement timeout or cancel), 58 system error (I/O), 25006 read-only transaction (a failover to a standby),
- * 40001 and 40P01 (serialization, deadlock), 55P03 lock not available. A request failing so gets 503 with
- * Retry-After: the sidecar sends it again and never takes it for a record's fault (which is 22 data exception or 23
+ * SQLSTATE classes and codes that say the database cannot do it now, whatever was asked, its connection still up:
+ * 53 insufficient resources (disk full, out of memory, too many connections), 57 operator intervention (a statement
+ * timeout or cancel), 58 system error (I/O), 25006 read-only transaction (a failover to a standby), 40001 and 40P01
+ * (serialization, deadlock), 55P03 lock not available. A request failing so gets 503 with Retry-After, as for a lost
+ * connection: the sidecar sends it again and never takes it for a record's fault (which is 22 data exception or 23
  * integrity, the record's own: a 500, or the schema's 422 before it).
  */
-const UNAVAILABLE_STATE = /^(08|53|57|58|25006$|40001$|40P01$|55P03$)/;
+const BUSY_STATE = /^(53|57|58|25006$|40001$|40P01$|55P03$)/;
 /** The socket's own failures while connecting or talking. */
-const UNAVAILABLE_ERRNO = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-]);
-/** node-postgres words these without a code: the socket ended, a broken client, no connection within connectionTimeoutMillis. */
-const UNAVAILABLE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+const LOST_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+/**
+ * node-postgres words these without a code: the socket ended, a broken client, no connection within
+ * connectionTimeoutMillis, a statement refused unsent on a client whose connection was already gone.
+ */
+const LOST_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)|is not queryable$/;
 
 /** Seconds a client is asked to wait before it sends the request again. */
-export const DATABASE_RETRY_AFTER_S = 5;
+const DATABASE_RETRY_AFTER_S = 5;
 
-/** Whether `err` says the database cannot be reached now (worth trying again later), not that the request was wrong. */
-export function databaseUnavailable(err: unknown): boolean {
-  if (err instanceof DatabaseUnavailableError) return true;
+/** Whether `err` says the connection is gone (or never came): what ran on it was rolled back, a new one may work. */
+export function connectionLost(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === "string" && (UNAVAILABLE_STATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
-  if (err instanceof AggregateError) return err.errors.some(databaseUnavailable); // a refused ::1 and 127.0.0.1
-  return typeof message === "string" && UNAVAILABLE_MESSAGE.test(message);
+  if (typeof code === "string" && (LOST_STATE.test(code) || LOST_ERRNO.has(code))) return true;
+  if (err instanceof AggregateError) return err.errors.some(connectionLost); // a refused ::1 and 127.0.0.1
+  return typeof message === "string" && LOST_MESSAGE.test(message);
+}
+
+/** Whether `err` says the database cannot do it now (worth trying again later), not that the request was wrong. */
+export function databaseUnavailable(err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError || connectionLost(err)) return true;
+  const { code } = (err ?? {}) as { code?: unknown };
+  return typeof code === "string" && BUSY_STATE.test(code);
 }
 
 /** A request that needs the database while it is away: 503 with Retry-After, never a 500. */

@@ -3,17 +3,21 @@
  * PostgreSQL's): one fsync for several requests instead of one each. Each caller still learns of its own commit (or of
  * its own error) before it answers, so nothing is acknowledged before it is on disk.
  *
- * A group whose transaction fails (and so stored nothing) is committed again job by job, each in a transaction of its
- * own: one sender's job that the database refuses fails that sender alone, never the others it happened to share a
- * turn with. Their jobs must be safe to repeat (the beacon's and the outbox's inserts skip an id already stored).
+ * A group whose transaction fails (and so stored nothing) for what may be one job's fault is committed again job by
+ * job, each in a transaction of its own: one sender's job that the database refuses fails that sender alone, never
+ * the others it happened to share a turn with. Their jobs must be safe to repeat (the beacon's and the outbox's
+ * inserts skip an id already stored). A failure that is no job's (`sharedFailure`: the database away, a full disk)
+ * fails the whole group at once: each job alone would only meet it again.
  */
 export class GroupCommit<Job, Result> {
   readonly #commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>;
+  readonly #sharedFailure: (err: unknown) => boolean;
   #waiting: Waiting<Job, Result>[] = [];
 
   /** `commit` writes every job in one transaction and returns each job's result, in order. */
-  constructor(commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>) {
+  constructor(commit: (jobs: readonly Job[]) => Result[] | Promise<Result[]>, sharedFailure: (err: unknown) => boolean) {
     this.#commit = commit;
+    this.#sharedFailure = sharedFailure;
   }
 
   /** Resolves with the job's result once it is committed. */
@@ -31,7 +35,7 @@ export class GroupCommit<Job, Result> {
       const results = await this.#commit(group.map((w) => w.job));
       for (const [i, w] of group.entries()) w.resolve(results[i]!);
     } catch (err) {
-      if (group.length === 1) group[0]!.reject(err);
+      if (group.length === 1 || this.#sharedFailure(err)) for (const w of group) w.reject(err);
       // Side by side: a job waits one commit more, not one per job of its group (a pool bounds the connections).
       else await Promise.all(group.map((w) => this.#commitAlone(w)));
     }

@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from "pino";
 import * as z from "zod";
+import { secretForms } from "./config/redact.ts";
 
 export const LogLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
@@ -58,7 +59,7 @@ export class WarningLogTap {
  * and JSON-escaped (how a line holds them), the net under redactPaths for text that came from elsewhere.
  */
 export function createLogger(level: string, destination?: DestinationStream, tap?: WarningLogTap, secrets: readonly string[] = []): Logger {
-  const forms = [...new Set(secrets.filter(Boolean).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))];
+  const forms = secretForms(secrets);
   return pino(
     {
       level,

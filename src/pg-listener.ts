@@ -22,8 +22,6 @@ export interface ListenerOptions {
    */
   onReconnect: () => void;
   logger: Logger;
-  /** The wait before reconnect attempt n (default reconnectDelayMs: backoff to 30 s). */
-  delayMs?: (attempt: number) => number;
 }
 
 /**
@@ -74,7 +72,7 @@ export class DatabaseListener {
   }
 
   #schedule(attempt: number): void {
-    const delay = (this.#options.delayMs ?? reconnectDelayMs)(attempt);
+    const delay = reconnectDelayMs(attempt);
     this.#timer = setTimeout(() => void this.#reconnect(attempt), delay);
     this.#timer.unref();
   }

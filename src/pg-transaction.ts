@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { databaseUnavailable } from "./database-unavailable.ts";
+import { connectionLost } from "./database-unavailable.ts";
 
 /** A deadlock or a serialization failure: the transaction did nothing and may run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
@@ -26,7 +26,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
       await client.query("COMMIT");
       return result;
     } catch (err) {
-      lost = databaseUnavailable(err);
+      // Only a connection that is gone: a deadlock, a timeout or a full disk leave it healthy, rolled back here.
+      lost = connectionLost(err);
       if (!lost) await client.query("ROLLBACK").catch(() => {});
       if (lost && (!committing || neverSent(err)) && !reconnected) {
         reconnected = true;

@@ -5,6 +5,8 @@
  * and what has a known safe shape: an error `code`, and a 422 `HTTPValidationError`'s field paths and types.
  */
 
+import { mediaTypeOf } from "./http/body.ts";
+
 const CODE = /^[A-Z0-9_]{1,64}$/;
 const TYPE = /^[A-Za-z0-9_.]{1,64}$/;
 /** A `loc` segment: a field name or an index; anything else (a key, a URL, a sentence) is not a field path. */
@@ -31,8 +33,7 @@ export function parseAnswerText(text: string): unknown {
 }
 
 /** A fetch Response's media type, lower case, without parameters. */
-export const mediaType = (response: Response): string =>
-  (response.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
+export const mediaType = (response: Response): string => mediaTypeOf(response.headers.get("content-type"));
 
 const field = (body: unknown, name: string): unknown =>
   body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import type pg from "pg";
 import pino from "pino";
 import { databaseUnavailable } from "../src/database-unavailable.ts";
 import { openPool } from "../src/pg-pool.ts";
@@ -22,7 +23,8 @@ function sources(dir: string): string[] {
 test("no module but src/pg-pool.ts makes a PostgreSQL pool or client: none can be left without an error listener", () => {
   const offenders = sources(SRC)
     .filter((file) => !file.endsWith("/pg-pool.ts"))
-    .filter((file) => /import\s+pg\b|import\(\s*"pg"\s*\)|new\s+pg\.(Pool|Client)|from\s+"pg-pool"/.test(readFileSync(file, "utf8")))
+    // Any import of pg's values (default, named, namespace, dynamic) but a type-only one.
+    .filter((file) => /^\s*import\s+(?!type\b)[^;]*\bfrom\s+"pg(-pool)?"|import\(\s*"pg"\s*\)/m.test(readFileSync(file, "utf8")))
     .map((file) => file.slice(SRC.length));
   assert.deepEqual(offenders, [], "use openPool or guardedClient of src/pg-pool.ts (type-only imports of pg are fine)");
 });
@@ -68,4 +70,44 @@ test("connections ended by the server while idle, while held, and mid-transactio
     await pool.end();
     await database.drop();
   }
+});
+
+/** A pool of one fake client whose statements answer by `answer` (the SQL text): what inTransaction sends, in order. */
+function scriptedPool(answer: (sql: string) => unknown) {
+  const sent: string[] = [];
+  const released: boolean[] = [];
+  const client = {
+    query: async (sql: string) => {
+      sent.push(sql);
+      const outcome = answer(sql);
+      if (outcome instanceof Error) throw outcome;
+      return { rows: [] };
+    },
+    release: (broken: boolean) => void released.push(broken),
+  };
+  return { pool: { connect: async () => client } as unknown as pg.Pool, sent, released };
+}
+
+const withCode = (code: string) => Object.assign(new Error(code), { code });
+
+test("a deadlock, a statement timeout or a full disk is not a lost connection: rolled back, the connection kept, not run again beyond attempts", async () => {
+  for (const code of ["40P01", "57014", "53100"]) {
+    const { pool, sent, released } = scriptedPool((sql) => (sql === "SELECT 1" ? withCode(code) : undefined));
+    await assert.rejects(
+      inTransaction(pool, (client) => client.query("SELECT 1")),
+      { code },
+    );
+    assert.deepEqual(sent, ["BEGIN", "SELECT 1", "ROLLBACK"], code);
+    assert.deepEqual(released, [false], `${code}: the connection goes back to the pool`);
+  }
+});
+
+test("a connection lost during COMMIT is not run again (it may have committed): the caller gets the error", async () => {
+  const { pool, sent, released } = scriptedPool((sql) => (sql === "COMMIT" ? withCode("57P01") : undefined));
+  await assert.rejects(
+    inTransaction(pool, (client) => client.query("INSERT"), 3),
+    { code: "57P01" },
+  );
+  assert.deepEqual(sent, ["BEGIN", "INSERT", "COMMIT"]);
+  assert.deepEqual(released, [true], "the broken connection leaves the pool");
 });

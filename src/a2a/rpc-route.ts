@@ -1,6 +1,6 @@
 import { context, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import * as z from "zod";
-import { DatabaseUnavailableError, databaseUnavailable } from "../database-unavailable.ts";
+import { asDatabaseUnavailable, type DatabaseUnavailableError, databaseUnavailable } from "../database-unavailable.ts";
 import { HttpError } from "../errors.ts";
 import { Answer, EventStream, NamedEvent, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
@@ -123,7 +123,7 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
 
 /** The database away: HTTP 503 with Retry-After (a client or balancer may try again), the JSON-RPC error inside. */
 function databaseAway(id: RpcId | null, err: unknown, observe: (failed: boolean) => void, span: Span): Answer {
-  const away = new DatabaseUnavailableError(err);
+  const away = asDatabaseUnavailable(err) as DatabaseUnavailableError;
   span.setStatus({ code: SpanStatusCode.ERROR, message: away.code });
   observe(true);
   return new Answer(

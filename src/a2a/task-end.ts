@@ -18,7 +18,7 @@ export async function storeTaskEnd(
   task: Task,
   lease: Lease,
   sessionId: string,
-  options: { now: () => number; logger: Logger; delayMs?: (attempt: number) => number },
+  options: { now: () => number; logger: Logger },
 ): Promise<boolean> {
   const { now, logger } = options;
   const started = now();
@@ -29,7 +29,7 @@ export async function storeTaskEnd(
     } catch (err) {
       if (!databaseUnavailable(err) || now() - started > GIVE_UP_MS) throw err;
       logger.warn({ taskId: task.id, attempt, code: (err as { code?: string }).code }, "storing a task's end waits for the database");
-      await new Promise((resolve) => setTimeout(resolve, (options.delayMs ?? reconnectDelayMs)(attempt)));
+      await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs(attempt)));
     }
   }
 }

@@ -69,7 +69,6 @@ const busyContext = (contextId: string, what: string) =>
     `This operation is not supported: context ${contextId} is still running ${what}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
   );
 
-/** What a failed run tells the user: the database lost meanwhile is said so (send again); anything else, see the log. */
 /** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
 export function withHistory(task: Task, historyLength: number | undefined): Task {
   if (historyLength === undefined || !task.history) return task;

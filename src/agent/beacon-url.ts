@@ -2,7 +2,7 @@
 // clear. Plain http is kept for what never leaves the machine (a loopback host) unless the operator says otherwise.
 
 /** Whether `hostname` (as URL parses it: IPv4 normalised, IPv6 in brackets) is this machine's loopback. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 

@@ -26,10 +26,8 @@ export class LicenseRegistry {
         expiresAt: new Date(entry.expiresAt),
         seats: entry.seats,
       };
-      const keyHash = entry.keySha256 ?? hashLicenseKey(entry.key!);
-      // The config refuses a shared key (config.ts); never let a later entry silently take an earlier one's key.
-      if (this.#byKeyHash.has(keyHash)) throw new Error(`license ${entry.id}: the same key as license ${this.#byKeyHash.get(keyHash)!.id}`);
-      this.#byKeyHash.set(keyHash, license);
+      // One key per license: the config refuses a shared one (config.ts), naming both entries.
+      this.#byKeyHash.set(entry.keySha256 ?? hashLicenseKey(entry.key!), license);
       this.#byId.set(license.id, license);
     }
   }

@@ -5,6 +5,7 @@ import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpSignal } from 
 import { OtlpRequestShapeError, parseExport } from "../protocol/otlp-request.ts";
 import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
+import { databaseUnavailable } from "../database-unavailable.ts";
 import { GroupCommit } from "../group-commit.ts";
 import { mediaType, parseJsonText } from "../http/body.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
@@ -27,13 +28,14 @@ export interface BeaconDeps {
  * The largest verify body: a license key and its JSON (the sidecar sends about a hundred bytes). Anyone may call
  * verify, so what it may hold is bounded by size here and by its own body budget (`http.verifyBodyBytesInFlight`).
  */
-export const VERIFY_BODY_LIMIT = 4096;
+const VERIFY_BODY_LIMIT = 4096;
 
 export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const { store, auth, tokens, now } = deps;
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
-  const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>((jobs) =>
-    store.ingest(jobs, now()),
+  const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>(
+    (jobs) => store.ingest(jobs, now()),
+    databaseUnavailable,
   );
 
   app.post(

@@ -30,6 +30,11 @@ const MAX_SHOWN = 1000;
 /** `text` without control and format characters: what a terminal shows as it is. */
 export const printable = (text: string): string => text.replace(ESCAPE_SEQUENCE, "").replace(UNPRINTABLE, "");
 
+/** How text may hold each of `secrets`: as is, and JSON-escaped (inside a body or a log line). */
+export function secretForms(secrets: readonly string[]): string[] {
+  return [...new Set(secrets.filter(Boolean).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))];
+}
+
 /**
  * A message as status may show it: the net under the rule that errors never quote a secret or a server's text.
  * Unprintable characters go first (so none can split a secret past the next step), then each secret, as is and
@@ -37,10 +42,7 @@ export const printable = (text: string): string => text.replace(ESCAPE_SEQUENCE,
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let shown = printable(text);
-  for (const secret of secrets) {
-    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)].map(printable)))
-      if (form) shown = shown.replaceAll(form, "[REDACTED]");
-  }
+  for (const form of new Set(secretForms(secrets).map(printable))) if (form) shown = shown.replaceAll(form, "[REDACTED]");
   shown = shown.replace(JWT, "[REDACTED]");
   return shown.length > MAX_SHOWN ? `${shown.slice(0, MAX_SHOWN)}...` : shown;
 }

@@ -87,13 +87,13 @@ export function processAlive(pid: number): boolean {
  * it is signalled only then. Judged by what the process itself cannot change, since it runs the deployment's code
  * (which may rewrite its own command line: `process.title`, and then could never be stopped): in a namespace, the
  * bwrap that started it (its parent, outside the namespace) names the data dir; with a user of its own, it runs as a
- * deployment's user (`uidAtLeast`). Unisolated, only its command line says. Without /proc (not Linux) the pid is
+ * deployment's own user (`uid`). Unisolated, only its command line says. Without /proc (not Linux) the pid is
  * trusted.
  */
-export function isAgentServerOf(pid: number, agentDataDir: string, how: { wrapped: boolean; uidAtLeast?: number | undefined }): boolean {
+export function isAgentServerOf(pid: number, agentDataDir: string, how: { wrapped: boolean; uid?: number | undefined }): boolean {
   if (!existsSync("/proc/self/cmdline")) return processAlive(pid);
   if (!processAlive(pid)) return false;
-  if (how.uidAtLeast !== undefined && !how.wrapped) return Number(statusField(pid, "Uid")) >= how.uidAtLeast;
+  if (how.uid !== undefined && !how.wrapped) return Number(statusField(pid, "Uid")) === how.uid;
   const holder = how.wrapped ? Number(statusField(pid, "PPid")) : pid;
   return readProc(holder, "cmdline")?.split("\0").includes(agentDataDir) ?? false;
 }

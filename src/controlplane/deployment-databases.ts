@@ -1,5 +1,5 @@
 import type pg from "pg";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { connectionSettings, guardedClient } from "../pg-pool.ts";
 import { deploymentSchema } from "./deployer.ts";
 
@@ -15,7 +15,7 @@ export class DeploymentDatabases {
   readonly #logger: Logger;
 
   /** `logger`: where a connection the server drops is logged (the statement running on it fails with it too). */
-  constructor(adminUri: string, password: (deploymentId: string) => string, logger: Logger = pino({ level: "silent" })) {
+  constructor(adminUri: string, password: (deploymentId: string) => string, logger: Logger) {
     this.#adminUri = adminUri;
     this.#password = password;
     this.#logger = logger;

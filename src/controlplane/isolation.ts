@@ -3,6 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
+import type { ControlPlaneConfig } from "./config.ts";
 import { bwrapArgs } from "./namespace-sandbox.ts";
 
 /**
@@ -27,7 +28,8 @@ export type Isolation =
  */
 export const DEFAULT_NAMESPACE_UID_BASE = 1_500_000_000;
 
-export type IsolationSetting = "auto" | "user" | "namespace" | "none";
+/** What `agentServer.isolation` asks for (src/controlplane/config.ts). */
+export type IsolationSetting = ControlPlaneConfig["agentServer"]["isolation"];
 
 const FIX =
   "install bubblewrap (Debian: apt-get install bubblewrap) and allow user namespaces, or run the control plane as root " +

@@ -133,7 +133,7 @@ export class LocalDeployer implements Deployer {
     const { deploymentId } = target;
     const dir = this.#ownDir(target);
     // One writer for the SQLite files, and the port is the old one's: the previous server stops first.
-    if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId), this.#identity()))
+    if (previous?.pid !== undefined && isAgentServerOf(previous.pid, this.#agentDataDir(deploymentId), this.#identity(deploymentId)))
       await this.#terminate(previous.pid);
     const port = await loopbackPort(previous ? Number(new URL(previous.url).port) : 0);
     const logPath = join(dir, "agent-server.log");
@@ -169,7 +169,7 @@ export class LocalDeployer implements Deployer {
   }
 
   async stop(deploymentId: string, serving: Serving | undefined): Promise<void> {
-    if (serving?.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId), this.#identity()))
+    if (serving?.pid !== undefined && isAgentServerOf(serving.pid, this.#agentDataDir(deploymentId), this.#identity(deploymentId)))
       await this.#terminate(serving.pid);
     rmSync(this.#deploymentDir(deploymentId), { recursive: true, force: true });
     // Its conversations go with it, as its SQLite files do.
@@ -181,9 +181,11 @@ export class LocalDeployer implements Deployer {
   }
 
   /** How a recorded pid is known to be a deployment's agent server still (agent-process.ts isAgentServerOf). */
-  #identity(): { wrapped: boolean; uidAtLeast?: number | undefined } {
+  #identity(deploymentId: string): { wrapped: boolean; uid?: number | undefined } {
     const { isolation } = this.#options.agentServer;
-    return { wrapped: isolation.mode === "namespace", uidAtLeast: isolation.mode === "user" ? isolation.uidBase : undefined };
+    if (isolation.mode !== "user") return { wrapped: isolation.mode === "namespace" };
+    // The deployment's own user: its directory's owner (#own), not merely any deployment's.
+    return { wrapped: false, uid: lstatSync(this.#deploymentDir(deploymentId), { throwIfNoEntry: false })?.uid };
   }
 
   /** The user and group a deployment's processes run as: one of its own, with isolation user and as root in namespaces. */

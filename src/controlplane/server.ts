@@ -74,7 +74,7 @@ export async function startControlPlane(
             databases:
               config.agentServer.databaseUri === undefined
                 ? undefined
-                : new DeploymentDatabases(config.agentServer.databaseUri, (id) => box.derive(`deployment-database:${id}`)),
+                : new DeploymentDatabases(config.agentServer.databaseUri, (id) => box.derive(`deployment-database:${id}`), logger),
           },
           logger: logger.child({ component: "local-deployer" }),
         }));

@@ -4,9 +4,14 @@ import { HttpError } from "../errors.ts";
 import { ITEM_COST, type BodyCharge } from "./budget.ts";
 import { RequestValidationError } from "./validate.ts";
 
-/** The media type of a request, lower case, without parameters ("application/json; charset=utf-8" -> "application/json"). */
+/** A Content-Type's media type, lower case, without parameters ("application/json; charset=utf-8" -> "application/json"). */
+export function mediaTypeOf(contentType: string | null | undefined): string {
+  return (contentType ?? "").split(";", 1)[0]!.trim().toLowerCase();
+}
+
+/** The media type of a request (or a node:http answer). */
 export function mediaType(headers: IncomingHttpHeaders): string {
-  return (headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  return mediaTypeOf(headers["content-type"]);
 }
 
 function contentEncoding(request: IncomingMessage): string | undefined {

@@ -8,14 +8,14 @@ export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
 /** A cap in words: "64 KiB", "1 MiB", "512 bytes". */
-export function describeBytes(bytes: number): string {
+function describeBytes(bytes: number): string {
   if (bytes >= MiB && bytes % MiB === 0) return `${bytes / MiB} MiB`;
   if (bytes >= KiB && bytes % KiB === 0) return `${bytes / KiB} KiB`;
   return `${bytes} bytes`;
 }
 
 /** Only the scheme, host and port of a URL: never its path, query or credentials, which may hold a secret. */
-export function originOf(url: string): string {
+function originOf(url: string): string {
   try {
     return new URL(url).origin;
   } catch {

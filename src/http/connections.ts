@@ -22,10 +22,8 @@ export class ConnectionGuard {
     this.#reserved = Math.min(options.reservedConnections, options.maxConnections - 1);
     server.on("connection", (socket: Socket) => this.#admit(socket, options.firstRequestMs));
     server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-      // Behind TLS the request's socket wraps the TCP socket that was admitted.
-      const raw = (request.socket as Socket & { _parent?: Socket })._parent ?? request.socket;
       request.socket.setTimeout(0); // the first-request timer; Node sets its keep-alive timer after each answer
-      const state = this.#open.get(raw);
+      const state = this.#stateOf(request.socket);
       if (!state) return;
       state.busy++;
       response.once("close", () => state.busy--);
@@ -48,12 +46,17 @@ export class ConnectionGuard {
 
   /** A request on `socket` carried a valid credential: the connection is never displaced by one that has shown none. */
   trust(socket: Socket): void {
-    const state = this.#open.get((socket as Socket & { _parent?: Socket })._parent ?? socket);
+    const state = this.#stateOf(socket);
     if (state) state.trusted = true;
   }
 
+  /** The admitted connection a request's socket is: behind TLS, the TCP socket it wraps. */
+  #stateOf(socket: Socket): { busy: number; trusted: boolean } | undefined {
+    return this.#open.get((socket as Socket & { _parent?: Socket })._parent ?? socket);
+  }
+
   #admit(socket: Socket, firstRequestMs: number): void {
-    if (this.#open.size >= this.#cap && !this.#evictIdle() && !this.#evictAnonymous()) {
+    if (this.#open.size >= this.#cap && !this.#makeRoom()) {
       this.#refused++;
       socket.destroy();
       return;
@@ -65,24 +68,18 @@ export class ConnectionGuard {
   }
 
   /**
-   * At the cap with every connection busy, the oldest one that has shown no credential makes room (its request, a
-   * slow anonymous body or a verify, is cut): anonymous clients cannot hold every connection against the sidecars
-   * whose tokens the beacon knows. Only when all are trusted is the newcomer refused.
+   * At the cap, the oldest connection with no request in progress makes room; with every connection busy, the
+   * oldest one that has shown no credential (its request, a slow anonymous body or a verify, is cut): anonymous
+   * clients cannot hold every connection against the sidecars whose tokens the beacon knows. Only when all are busy
+   * and trusted is the newcomer refused.
    */
-  #evictAnonymous(): boolean {
-    for (const [socket, state] of this.#open) {
-      if (state.trusted) continue;
-      this.#open.delete(socket);
-      this.#evicted++;
-      socket.destroy();
-      return true;
-    }
-    return false;
+  #makeRoom(): boolean {
+    return this.#evictFirst((state) => state.busy === 0) || this.#evictFirst((state) => !state.trusted);
   }
 
-  #evictIdle(): boolean {
+  #evictFirst(evictable: (state: { busy: number; trusted: boolean }) => boolean): boolean {
     for (const [socket, state] of this.#open) {
-      if (state.busy > 0) continue;
+      if (!evictable(state)) continue;
       this.#open.delete(socket);
       this.#evicted++;
       socket.destroy();

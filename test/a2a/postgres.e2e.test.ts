@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
+import { a2aResult, userMessage } from "../helpers/a2a-rpc.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
 import { runCli, startService, tempDir, waitFor } from "../helpers/processes.ts";
 import { RoundRobinProxy } from "../helpers/round-robin-proxy.ts";
@@ -27,33 +27,18 @@ const serve = (...extra: string[]) =>
     { DATABASE_URI: databaseUrl },
   );
 
-async function call(url: string, assistant: string, method: string, params: unknown) {
-  const response = await fetch(`${url}/a2a/${assistant}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
-  });
-  const body = (await response.json()) as { result?: any; error?: { code: number; message: string } };
-  assert.equal(body.error, undefined, JSON.stringify(body.error));
-  return body.result;
-}
-
-const message = (text: string, extra: Record<string, unknown> = {}) => ({
-  message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }], ...extra },
-});
-
 test("a conversation and its tasks outlive the process and its data dir: they are in PostgreSQL", async () => {
   let server = await serve();
   assert.match(server.output(), /"database":"postgresql"/);
-  const first = await call(server.url, "notes", "message/send", message("the door code is 4711"));
+  const first = await a2aResult(server.url, "notes", "message/send", userMessage("the door code is 4711"));
   assert.equal(first.status.state, "completed");
   assert.equal(await server.stop(), 0);
 
   server = await serve(); // a fresh data dir: nothing of the first process on disk
   try {
-    const recall = await call(server.url, "notes", "message/send", message("recall", { contextId: first.contextId }));
+    const recall = await a2aResult(server.url, "notes", "message/send", userMessage("recall", { contextId: first.contextId }));
     assert.equal(recall.artifacts[0].parts[0].text, 'You told me: "the door code is 4711".');
-    const old = await call(server.url, "notes", "tasks/get", { id: first.id });
+    const old = await a2aResult(server.url, "notes", "tasks/get", { id: first.id });
     assert.deepEqual([old.id, old.status.state], [first.id, "completed"]);
   } finally {
     await server.stop();
@@ -67,24 +52,24 @@ test("two replicas behind a balancer: a conversation goes on whichever replica a
     let contextId: string | undefined;
     const tasks: string[] = [];
     for (const text of ["one", "two", "three", "recall"]) {
-      const turn = await call(balancer.url, "notes", "message/send", message(text, contextId ? { contextId } : {}));
+      const turn = await a2aResult(balancer.url, "notes", "message/send", userMessage(text, contextId ? { contextId } : {}));
       contextId = turn.contextId;
       tasks.push(turn.id);
       if (text === "recall") assert.equal(turn.artifacts[0].parts[0].text, 'You told me: "one", "two", "three".');
     }
     for (const replica of replicas) assert.ok((balancer.served.get(replica.url) ?? 0) >= 2, "both replicas took turns");
     for (const replica of replicas) {
-      for (const id of tasks) assert.equal((await call(replica.url, "notes", "tasks/get", { id })).status.state, "completed");
+      for (const id of tasks) assert.equal((await a2aResult(replica.url, "notes", "tasks/get", { id })).status.state, "completed");
     }
 
     // A graph's question asked on one replica is answered through the other.
-    const asked = await call(replicas[0]!.url, "approval", "message/send", message("pay 9 EUR"));
+    const asked = await a2aResult(replicas[0]!.url, "approval", "message/send", userMessage("pay 9 EUR"));
     assert.equal(asked.status.state, "input-required");
-    const resumed = await call(
+    const resumed = await a2aResult(
       replicas[1]!.url,
       "approval",
       "message/send",
-      message("yes", { contextId: asked.contextId, taskId: asked.id }),
+      userMessage("yes", { contextId: asked.contextId, taskId: asked.id }),
     );
     assert.deepEqual([resumed.id, resumed.status.state, resumed.artifacts[0].parts[0].text], [asked.id, "completed", "Done: pay 9 EUR"]);
   } finally {
@@ -113,12 +98,12 @@ test("kill -9 of a replica mid-run: the others fail its task with a message and 
   const [a, b] = await Promise.all([serve("--replica-timeout", "2s"), serve("--replica-timeout", "2s")]);
   try {
     // A replica starting (a rolling update) while another runs a task leaves that task alone.
-    const short = await call(a.url, "waiter", "message/send", { ...message("wait 3000"), configuration: { blocking: false } });
+    const short = await a2aResult(a.url, "waiter", "message/send", { ...userMessage("wait 3000"), configuration: { blocking: false } });
     const c = await serve("--replica-timeout", "2s");
     await c.stop();
     const done = await waitFor(
       async () => {
-        const task = await call(b.url, "waiter", "tasks/get", { id: short.id });
+        const task = await a2aResult(b.url, "waiter", "tasks/get", { id: short.id });
         return task.status.state === "completed" || task.status.state === "failed" ? task : undefined;
       },
       15_000,
@@ -126,18 +111,18 @@ test("kill -9 of a replica mid-run: the others fail its task with a message and 
     );
     assert.equal(done.status.state, "completed", "not failed by a replica that started meanwhile");
 
-    const long = await call(a.url, "waiter", "message/send", { ...message("wait 60000"), configuration: { blocking: false } });
+    const long = await a2aResult(a.url, "waiter", "message/send", { ...userMessage("wait 60000"), configuration: { blocking: false } });
     assert.equal(await a.stop("SIGKILL"), null);
     const failed = await waitFor(
       async () => {
-        const task = await call(b.url, "waiter", "tasks/get", { id: long.id });
+        const task = await a2aResult(b.url, "waiter", "tasks/get", { id: long.id });
         return task.status.state === "failed" ? task : undefined;
       },
       15_000,
       "the dead replica's task to be failed by the live one",
     );
     assert.match(failed.status.message.parts[0].text, /stopped while this task ran/);
-    const next = await call(b.url, "waiter", "message/send", message("wait 1", { contextId: long.contextId }));
+    const next = await a2aResult(b.url, "waiter", "message/send", userMessage("wait 1", { contextId: long.contextId }));
     assert.equal(next.artifacts[0].parts[0].text, "waited 1 ms", "the conversation goes on, on the live replica");
   } finally {
     await a.stop("SIGKILL");
@@ -154,14 +139,14 @@ test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema
     );
   const [a, b] = await Promise.all([inSchema("deployment_a"), inSchema("deployment_b")]);
   try {
-    const told = await call(a.url, "notes", "message/send", message("a secret of deployment a"));
+    const told = await a2aResult(a.url, "notes", "message/send", userMessage("a secret of deployment a"));
     const response = await fetch(`${b.url}/a2a/notes`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: told.id } }),
     });
     assert.equal(((await response.json()) as { error: { code: number } }).error.code, -32001, "another deployment's task is not found");
-    const recall = await call(b.url, "notes", "message/send", message("recall", { contextId: told.contextId }));
+    const recall = await a2aResult(b.url, "notes", "message/send", userMessage("recall", { contextId: told.contextId }));
     assert.equal(recall.artifacts[0].parts[0].text, "You have not told me anything yet.", "nor is its conversation");
     const tables = await query<{ schemaname: string }>(
       databaseUrl,
@@ -181,9 +166,9 @@ test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema
 test("a task running on one replica: the other shows its live status, refuses a second run in its context, follows its events and cancels it", async () => {
   const [a, b] = await Promise.all([serve(), serve()]);
   try {
-    const running = await call(a.url, "waiter", "message/send", { ...message("wait 20000"), configuration: { blocking: false } });
+    const running = await a2aResult(a.url, "waiter", "message/send", { ...userMessage("wait 20000"), configuration: { blocking: false } });
     await waitFor(
-      async () => (await call(b.url, "waiter", "tasks/get", { id: running.id })).status.state === "working",
+      async () => (await a2aResult(b.url, "waiter", "tasks/get", { id: running.id })).status.state === "working",
       10_000,
       "the other replica to show the run working",
     );
@@ -191,7 +176,12 @@ test("a task running on one replica: the other shows its live status, refuses a 
     const second = await fetch(`${b.url}/a2a/waiter`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 6, method: "message/send", params: message("wait 1", { contextId: running.contextId }) }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 6,
+        method: "message/send",
+        params: userMessage("wait 1", { contextId: running.contextId }),
+      }),
     });
     const busy = ((await second.json()) as { error: { code: number; message: string } }).error;
     assert.equal(busy.code, -32004);
@@ -202,10 +192,10 @@ test("a task running on one replica: the other shows its live status, refuses a 
       body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tasks/resubscribe", params: { id: running.id } }),
     }).then((response) => response.text());
     const started = Date.now();
-    const canceled = await call(b.url, "waiter", "tasks/cancel", { id: running.id });
+    const canceled = await a2aResult(b.url, "waiter", "tasks/cancel", { id: running.id });
     assert.equal(canceled.status.state, "canceled");
     assert.ok(Date.now() - started < 10_000, "stopped on its replica, not after its 20 s");
-    assert.equal((await call(a.url, "waiter", "tasks/get", { id: running.id })).status.state, "canceled");
+    assert.equal((await a2aResult(a.url, "waiter", "tasks/get", { id: running.id })).status.state, "canceled");
     const events = (await followed)
       .split("\n\n")
       .filter((chunk) => chunk.startsWith("data: "))

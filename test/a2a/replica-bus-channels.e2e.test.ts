@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import pg from "pg";
+import { a2aResult, userMessage } from "../helpers/a2a-rpc.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
 import { startService, tempDir, waitFor } from "../helpers/processes.ts";
 
@@ -9,20 +9,6 @@ import { startService, tempDir, waitFor } from "../helpers/processes.ts";
 // LISTEN and NOTIFY on any channel. Another deployment's code must neither hear this one's task ids nor cancel its runs.
 
 const GRAPHS = new URL("../fixtures/graphs/graph.json", import.meta.url).pathname;
-
-async function call(url: string, method: string, params: unknown) {
-  const response = await fetch(`${url}/a2a/waiter`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
-  });
-  return ((await response.json()) as { result: any }).result;
-}
-
-const message = (text: string) => ({
-  message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }] },
-  configuration: { blocking: false },
-});
 
 test("a connection to the same database hears none of the replicas' notifications and cannot cancel their runs through the old channel names", async () => {
   const database = await freshDatabase("egress_bus_channels");
@@ -38,12 +24,19 @@ test("a connection to the same database hears none of the replicas' notification
     await snoop.connect();
     snoop.on("notification", (notification) => heard.push(`${notification.channel} ${notification.payload}`));
     await snoop.query("LISTEN a2a_events; LISTEN a2a_cancel");
-    const running = await call(server.url, "message/send", message("wait 3000"));
-    await waitFor(async () => (await call(server.url, "tasks/get", { id: running.id })).status.state === "working", 10_000, "the run");
+    const running = await a2aResult(server.url, "waiter", "message/send", {
+      ...userMessage("wait 3000"),
+      configuration: { blocking: false },
+    });
+    await waitFor(
+      async () => (await a2aResult(server.url, "waiter", "tasks/get", { id: running.id })).status.state === "working",
+      10_000,
+      "the run",
+    );
     await snoop.query("SELECT pg_notify('a2a_cancel', $1)", [running.id]);
     const ended = await waitFor(
       async () => {
-        const task = await call(server.url, "tasks/get", { id: running.id });
+        const task = await a2aResult(server.url, "waiter", "tasks/get", { id: running.id });
         return task.status.state === "working" ? undefined : task;
       },
       15_000,

@@ -6,7 +6,7 @@ import { after, afterEach, beforeEach, describe, test } from "node:test";
 import { AIMessage } from "@langchain/core/messages";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { context, trace } from "@opentelemetry/api";
-import pg from "pg";
+import { connectionSettings, guardedClient, openPool } from "../../src/pg-pool.ts";
 import pino from "pino";
 import type { Assistant } from "../../src/a2a/graph-config.ts";
 import { fenceCheckpointer } from "../../src/a2a/fenced-checkpointer.ts";
@@ -88,10 +88,10 @@ const engines: { name: string; location(): Promise<() => Promise<{ store: TaskSt
       const database = await freshDatabase("egress_fencing");
       cleanups.push(database.drop);
       return async () => {
-        const pool = new pg.Pool({ connectionString: database.url, max: 4 });
-        pool.on("error", () => {});
+        const silent = pino({ level: "silent" });
+        const pool = openPool({ url: database.url, max: 4 }, silent, "test pool");
         const store = await PostgresTaskStore.open(pool, MINUTE, TIMEOUT_MS);
-        const bus = await ReplicaBus.open(pool, () => new pg.Client({ connectionString: database.url }), pino({ level: "silent" }));
+        const bus = await ReplicaBus.open(pool, () => guardedClient(connectionSettings(database.url), silent, "test LISTEN"), silent);
         return {
           store,
           bus,

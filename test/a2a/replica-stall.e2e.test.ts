@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
+import { a2aResult, userMessage } from "../helpers/a2a-rpc.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
 import { startService, tempDir, waitFor } from "../helpers/processes.ts";
 
@@ -26,33 +26,18 @@ const serve = () =>
     { DATABASE_URI: databaseUrl },
   );
 
-async function call(url: string, method: string, params: unknown) {
-  const response = await fetch(`${url}/a2a/stall`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
-  });
-  const body = (await response.json()) as { result?: any; error?: { code: number; message: string } };
-  assert.equal(body.error, undefined, JSON.stringify(body.error));
-  return body.result;
-}
-
-const message = (text: string, extra: Record<string, unknown> = {}) => ({
-  message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }], ...extra },
-});
-
 test("a replica whose graph blocks its event loop past --replica-timeout: its task ends failed, the next turn's completed, its late result is dropped", async () => {
   const [a, b] = await Promise.all([serve(), serve()]);
   try {
-    const stalled = await call(a.url, "message/send", { ...message("block 5000"), configuration: { blocking: false } });
+    const stalled = await a2aResult(a.url, "stall", "message/send", { ...userMessage("block 5000"), configuration: { blocking: false } });
     const { contextId } = stalled;
     const failed = await waitFor(
-      async () => ((await call(b.url, "tasks/get", { id: stalled.id })).status.state === "failed" ? true : undefined),
+      async () => ((await a2aResult(b.url, "stall", "tasks/get", { id: stalled.id })).status.state === "failed" ? true : undefined),
       10_000,
       "the other replica to fail the stalled replica's task",
     );
     assert.ok(failed);
-    const next = await call(b.url, "message/send", message("next", { contextId }));
+    const next = await a2aResult(b.url, "stall", "message/send", userMessage("next", { contextId }));
     assert.equal(next.status.state, "completed", "the conversation goes on, on the live replica, while the other is stalled");
 
     // A wakes (its graph ends after 5 s) and finds its task taken over: its result goes nowhere.
@@ -70,8 +55,8 @@ test("a replica whose graph blocks its event loop past --replica-timeout: its ta
       ],
     );
     for (const replica of [a, b]) {
-      assert.equal((await call(replica.url, "tasks/get", { id: stalled.id })).status.state, "failed");
-      assert.equal((await call(replica.url, "tasks/get", { id: next.id })).status.state, "completed");
+      assert.equal((await a2aResult(replica.url, "stall", "tasks/get", { id: stalled.id })).status.state, "failed");
+      assert.equal((await a2aResult(replica.url, "stall", "tasks/get", { id: next.id })).status.state, "completed");
     }
     const stale = a
       .output()
@@ -83,7 +68,7 @@ test("a replica whose graph blocks its event loop past --replica-timeout: its ta
     );
 
     // The conversation is the live replica's: its next turn sees "next", and no trace of the stale run's answer.
-    const third = await call(a.url, "message/send", message("and now?", { contextId }));
+    const third = await a2aResult(a.url, "stall", "message/send", userMessage("and now?", { contextId }));
     assert.equal(third.artifacts[0].parts[0].text, "you said: block 5000, next, and now?");
   } finally {
     await a.stop();

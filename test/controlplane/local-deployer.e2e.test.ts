@@ -364,7 +364,7 @@ test("a deploy that is not healthy within the start timeout fails, and its proce
 
 test("agentServer.databaseUri: each deployment's agent server keeps its conversations in PostgreSQL, under a role and in a schema of its own", async () => {
   const database = await freshDatabase("egress_deployments");
-  const databases = new DeploymentDatabases(database.url, (id) => `pw-${id}`);
+  const databases = new DeploymentDatabases(database.url, (id) => `pw-${id}`, pino({ level: "silent" }));
   try {
     const { deployer } = newDeployer(20_000, databases);
     const [a, b] = [target(NOTES), target(NOTES)];

@@ -22,11 +22,7 @@ export type AnswerRule =
   | { documented: false; name: string };
 
 /** The documented answer `schema` describes, with `beyond` for what a schema cannot say (a count within the batch). */
-export function documentedAnswer<T>(
-  name: string,
-  schema: z.ZodType<T>,
-  beyond?: (answer: T, records: number) => string | undefined,
-): AnswerRule {
+function documentedAnswer<T>(name: string, schema: z.ZodType<T>, beyond?: (answer: T, records: number) => string | undefined): AnswerRule {
   return {
     documented: true,
     name,
@@ -42,7 +38,7 @@ export function documentedAnswer<T>(
 }
 
 /** No documented answer: any 2xx that is not a page counts, whatever its body (JSON, protobuf bytes, none). */
-export const anyNonHtmlAnswer = (name: string): AnswerRule => ({ documented: false, name });
+const anyNonHtmlAnswer = (name: string): AnswerRule => ({ documented: false, name });
 
 /**
  * Every request the sidecar sends, and what its 2xx must be:
@@ -68,7 +64,9 @@ export const beaconAnswers = {
  * a 3xx to a login page is a failed attempt before it gets here.)
  */
 export function answerProblem(response: BeaconResponse, rule: AnswerRule, records: number): string | undefined {
-  if (isHtmlAnswer(response)) return unexpectedAnswer(response, rule.name);
+  if (isHtmlAnswer(response)) {
+    return `the beacon URL answered ${response.status} with HTML, not the beacon's ${rule.name}: a proxy or login page?`;
+  }
   if (!rule.documented) return undefined;
   const problem = rule.check(response.body, records);
   return problem === undefined ? undefined : unexpectedAnswer(response, rule.name, problem);
@@ -78,10 +76,7 @@ export function answerProblem(response: BeaconResponse, rule: AnswerRule, record
  * Why a 2xx is not the beacon's `expected` answer (`problem`, what a check found). The body itself is never
  * quoted: an endpoint that echoes requests would echo the license key.
  */
-function unexpectedAnswer(response: BeaconResponse, expected: string, problem?: string): string {
-  if (isHtmlAnswer(response)) {
-    return `the beacon URL answered ${response.status} with HTML, not the beacon's ${expected}: a proxy or login page?`;
-  }
+function unexpectedAnswer(response: BeaconResponse, expected: string, problem: string): string {
   const text = typeof response.body === "string" ? response.body.trim() : undefined;
   const what =
     response.body === undefined || text === ""
@@ -89,5 +84,5 @@ function unexpectedAnswer(response: BeaconResponse, expected: string, problem?: 
       : text !== undefined
         ? "text" // not its media type: the header is the server's text too
         : "JSON";
-  return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected}${problem ? ` (${problem})` : ""}: is beaconUrl the beacon?`;
+  return `the beacon URL answered ${response.status} with ${what}, not the beacon's ${expected} (${problem}): is beaconUrl the beacon?`;
 }

@@ -4,6 +4,8 @@ import { getCACertificates } from "node:tls";
 import { redactUrl } from "../../config/redact.ts";
 import { EgressError } from "../../errors.ts";
 import { AnswerTooLargeError, MiB, readCappedIncoming } from "../../http/capped-answer.ts";
+import { mediaType } from "../../http/body.ts";
+import { parseAnswerText } from "../../remote-answer.ts";
 import { proxyFor, type ProxySettings } from "./proxy.ts";
 
 export interface BeaconResponse {
@@ -37,7 +39,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
  * 1 MiB cap keeps a 422 a 422 (the batch is split, not retried whole) while a proxy's or portal's endless page
  * costs at most this much memory per request.
  */
-export const BEACON_ANSWER_CAP = 1 * MiB;
+const BEACON_ANSWER_CAP = 1 * MiB;
 
 /** One request sent to the beacon, as its listeners (audit log, metrics, own telemetry) hear of it. */
 export interface SentRequest {
@@ -132,15 +134,14 @@ export class BeaconClient {
       const response = await this.#send(url, headers, payload, AbortSignal.any(signals));
       status = response.statusCode ?? 0;
       const body = await readCappedIncoming(response, this.#maxAnswerBytes, url);
-      let parsed: unknown = body;
-      try {
-        parsed = body ? JSON.parse(body) : undefined;
-      } catch {
-        // not JSON: keep the text for the error message
-      }
       observe(status, null);
-      const contentType = (response.headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
-      return { status, body: parsed, contentType, retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()) };
+      // Not JSON: the text, for the error message (src/remote-answer.ts keeps only what is safe of it).
+      return {
+        status,
+        body: parseAnswerText(body),
+        contentType: mediaType(response.headers),
+        retryAfterMs: parseRetryAfter(response.headers["retry-after"], this.#now()),
+      };
     } catch (err) {
       // An answer past the cap is no answer: a failed attempt, retried as one (never a success).
       if (err instanceof AnswerTooLargeError) {

@@ -11,9 +11,9 @@ import type { OutboxRecord } from "../storage/outbox.ts";
  */
 
 /** Server errors in a row after which a claimed batch is split even with no evidence yet. */
-export const SPLIT_AFTER = 3;
+const SPLIT_AFTER = 3;
 /** Server errors in a row, alone and with others delivered meanwhile, after which a record is dead-lettered. */
-export const DEAD_LETTER_AFTER = 3;
+const DEAD_LETTER_AFTER = 3;
 
 /** A piece of a claimed batch, sent as one request. */
 export interface Part {

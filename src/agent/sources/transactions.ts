@@ -14,8 +14,9 @@ import type { Outbox } from "../storage/outbox.ts";
  */
 export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
   type Batch = Parameters<Outbox["enqueue"]>[1];
-  const commits = new GroupCommit<Batch, number>((batches) =>
-    outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))),
+  const commits = new GroupCommit<Batch, number>(
+    (batches) => outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))),
+    isDiskFull,
   );
   app.post(
     "/v1/transactions",
