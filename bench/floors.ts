@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import Fastify from "fastify";
 import { BeaconStore, tuneForIngest, uuidBytes } from "../src/beacon/store.ts";
 import { traceTransaction } from "../test/helpers/fixtures.ts";
-import { postAll } from "./measure.ts";
+import { cpuSeconds, postAll } from "./measure.ts";
 
 /** Seconds to insert the transactions of `bodies` with raw better-sqlite3, one transaction per body. */
 export function sqliteInsertSeconds(bodies: readonly string[]): number {
@@ -41,27 +41,36 @@ export async function httpPostSeconds(bodies: readonly string[]): Promise<number
   return seconds;
 }
 
-/** Starts one hop of bench/relay-floor.ts with `flags` (the sidecar's); resolves to its URL and a stop function. */
-function startRelayHop(flags: readonly string[], args: string[]): Promise<{ url: string; stop: () => void }> {
+/** Starts one hop of bench/relay-floor.ts with `flags` (the sidecar's); resolves to its URL, pid and a stop function. */
+function startRelayHop(flags: readonly string[], args: string[]): Promise<{ url: string; pid: number; stop: () => void }> {
   const script = new URL("relay-floor.ts", import.meta.url).pathname;
   const child = spawn(process.execPath, [...flags, script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`relay floor ${args[0]} exited with ${code}`)));
-    child.stdout.once("data", (data) => resolve({ url: String(data).trim(), stop: () => child.kill() }));
+    child.stdout.once("data", (data) => resolve({ url: String(data).trim(), pid: child.pid!, stop: () => child.kill() }));
   });
 }
+
+export type RelayMode = "bytes" | "json" | "protobuf";
 
 /**
  * Seconds to POST `bodies` (8 clients) through a bare two-hop relay in two processes (bench/relay-floor.ts): the
  * shape of the sidecar between the instance and the beacon, without validation, filter or disk. `json`: the relay
- * parses and re-serialises each body and the sink parses it; `bytes`: neither reads it.
+ * parses and re-serialises each body and the sink parses it; `protobuf`: the same with protobuf's decode and
+ * encode; `bytes`: neither reads it. Also the relay hop's CPU seconds, the floor of the sidecar's CPU per MB.
  */
-export async function httpRelaySeconds(bodies: readonly string[], mode: "bytes" | "json", flags: readonly string[]): Promise<number> {
+export async function httpRelay(
+  bodies: readonly (string | Buffer)[],
+  mode: RelayMode,
+  flags: readonly string[],
+): Promise<{ seconds: number; relayCpuSeconds: number }> {
   const sink = await startRelayHop(flags, ["sink", mode]);
   try {
     const relay = await startRelayHop(flags, ["relay", mode, sink.url]);
     try {
-      return await postAll(relay.url, bodies);
+      const before = cpuSeconds(relay.pid);
+      const seconds = await postAll(relay.url, bodies, { "content-type": contentTypeOf(mode) });
+      return { seconds, relayCpuSeconds: cpuSeconds(relay.pid) - before };
     } finally {
       relay.stop();
     }
@@ -69,6 +78,8 @@ export async function httpRelaySeconds(bodies: readonly string[], mode: "bytes" 
     sink.stop();
   }
 }
+
+export const contentTypeOf = (mode: RelayMode) => (mode === "protobuf" ? "application/x-protobuf" : "application/json");
 
 /**
  * Seconds for raw better-sqlite3 to insert `count` transactions into the beacon's own table (its schema and

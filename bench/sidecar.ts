@@ -42,14 +42,27 @@ export async function ingest(bodies: readonly string[]): Promise<{ seconds: numb
   }
 }
 
-/** Seconds from the first POST /v1/metrics until the beacon has stored every data point, and peak RSS. */
-export async function otlpRelay(bodies: readonly string[]): Promise<{ seconds: number; intakeSeconds: number; peakRss: number }> {
+export interface RelayRun {
+  seconds: number;
+  intakeSeconds: number;
+  /** The sidecar's user + system CPU seconds from the first POST until the beacon held every point. */
+  cpuSeconds: number;
+  peakRss: number;
+}
+
+/**
+ * Seconds from the first POST /v1/metrics (as `contentType`) until the beacon has stored every data point, the
+ * sidecar's CPU over that time, and its peak RSS.
+ */
+export async function otlpRelay(bodies: readonly (string | Buffer)[], contentType: string): Promise<RelayRun> {
   return withBeacon(async (beacon, beaconData) => {
     const { agent } = await timedStart(beacon.url, { selfTelemetry: { enabled: false } });
     const db = () => new Database(join(beaconData, "beacon.db"), { readonly: true });
     try {
+      const pid = agent.child.pid!;
+      const cpuBefore = cpuSeconds(pid);
       const started = performance.now();
-      const intakeSeconds = await postAll(`${agent.url}/v1/metrics`, bodies);
+      const intakeSeconds = await postAll(`${agent.url}/v1/metrics`, bodies, { "content-type": contentType });
       const expected = OTLP_REQUESTS * OTLP_POINTS;
       for (;;) {
         const reader = db();
@@ -60,7 +73,8 @@ export async function otlpRelay(bodies: readonly string[]): Promise<{ seconds: n
         if (points >= expected) break;
         await sleep(20);
       }
-      return { seconds: (performance.now() - started) / 1000, intakeSeconds, peakRss: peakRss(agent.child.pid!) };
+      const seconds = (performance.now() - started) / 1000;
+      return { seconds, intakeSeconds, cpuSeconds: cpuSeconds(pid) - cpuBefore, peakRss: peakRss(pid) };
     } finally {
       await agent.stop();
     }
