@@ -15,11 +15,15 @@ const MAX_TIMESTAMP_LENGTH = 35;
 export const Timestamp = z
   .string()
   .max(MAX_TIMESTAMP_LENGTH, { message: `must be at most ${MAX_TIMESTAMP_LENGTH} characters` })
-  .transform((text, ctx) => {
+  // A check and an overwrite rather than a transform: a transform makes a pipe, which doubled the cost of the four
+  // times of every billing record (measured with bench/ on 20,000 records). The second parse is cheap.
+  .check((ctx) => {
+    const parsed = normaliseTimestamp(ctx.value);
+    if (!parsed.ok) ctx.issues.push({ code: "invalid_format", format: "datetime", message: parsed.problem, input: ctx.value });
+  })
+  .overwrite((text) => {
     const parsed = normaliseTimestamp(text);
-    if (parsed.ok) return parsed.value;
-    ctx.addIssue({ code: "invalid_format", format: "datetime", message: parsed.problem, input: text });
-    return z.NEVER;
+    return parsed.ok ? parsed.value : text;
   });
 
 export const Uuid = z.uuid({ message: "must be a UUID" });
