@@ -72,7 +72,7 @@ export function compareVersions(a: string, b: string): number {
  * Loads the sidecar's YAML (`file`, else env EGRESS_CONFIG, else embedded defaults), applies env overrides
  * (env beats file) and `--listen`, checks the whole and throws one ConfigError naming every bad key.
  */
-export function loadAgentConfig(options: { file?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}): AgentConfig {
+export function loadAgentConfig(options: LoadOptions = {}): AgentConfig {
   return resolveAgentConfig(options).config;
 }
 
@@ -85,8 +85,16 @@ function readSecretFile(key: string, path: string, problems: string[]): string {
   }
 }
 
+export interface LoadOptions {
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  listen?: string;
+  /** For commands that never send (preview): the license key may be absent. */
+  keyOptional?: boolean;
+}
+
 /** loadAgentConfig, also telling where each value came from. */
-export function resolveAgentConfig(options: { file?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}): ResolvedAgentConfig {
+export function resolveAgentConfig(options: LoadOptions = {}): ResolvedAgentConfig {
   const env = options.env ?? {};
   const file = options.file || env.EGRESS_CONFIG || undefined;
   const origin = file ?? "embedded defaults";
@@ -118,40 +126,23 @@ export function resolveAgentConfig(options: { file?: string; env?: NodeJS.Proces
     sources.get(path.join(".")) ?? (written(path) === undefined ? "default" : "file");
 
   const parsed = AgentConfigFile.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(origin, [...problems, ...describeIssues(parsed.error)]);
-  const config = parsed.data;
-
-  let licenseKey = config.licenseKey;
-  if (!licenseKey && config.licenseKeyFile) licenseKey = readSecretFile("licenseKeyFile", config.licenseKeyFile, problems);
-  const postgres = config.usage.postgres;
-  if (!postgres.url && postgres.urlFile) postgres.url = readSecretFile("usage.postgres.urlFile", postgres.urlFile, problems);
-  const extraCa = config.tls.caFile ? readCaFile(config.tls.caFile, problems) : undefined;
-  const offline = config.offline.enabled;
-  if (offline) {
-    if (!config.offline.licenseFile) problems.push("offline.licenseFile: required when offline.enabled is true");
-    if (!config.offline.publicKeyFile) problems.push("offline.publicKeyFile: required when offline.enabled is true");
-  } else if (!licenseKey && !problems.some((p) => p.startsWith("licenseKeyFile"))) {
-    problems.push("licenseKey: required unless offline.enabled (set licenseKey, licenseKeyFile or PLATFORM_LICENSE_KEY)");
-  }
-  const insecureHost = offline || config.allowInsecureBeaconUrl ? undefined : insecureBeaconHost(config.beaconUrl);
-  if (insecureHost) {
-    problems.push(
-      `beaconUrl: http:// to ${insecureHost} would send the license key in clear; use https://, or http:// to a loopback host (127.0.0.1, ::1, localhost), or accept it with allowInsecureBeaconUrl: true (env EGRESS_ALLOW_INSECURE_BEACON_URL=true)`,
+  if (!parsed.success) {
+    // The keys that did parse may break the rules below too: check them with the bad sections at their defaults,
+    // so that one run lists every mistake (a bad beaconUrl must not hide an old instanceVersion).
+    const bad = new Set(
+      parsed.error.issues.flatMap((i) => (i.path.length > 0 ? [String(i.path[0])] : i.code === "unrecognized_keys" ? i.keys : [])),
     );
+    const rest = AgentConfigFile.safeParse(Object.fromEntries(Object.entries(merged).filter(([key]) => !bad.has(key))));
+    const together = rest.success
+      ? checkTogether(rest.data, [], options.keyOptional).problems.filter((p) => !bad.has(p.split(/[.:[]/)[0]!))
+      : [];
+    throw new ConfigError(origin, [...problems, ...describeIssues(parsed.error, AgentConfigFile), ...together]);
   }
-  if (compareVersions(config.instanceVersion, "0.9.0") < 0) {
-    problems.push(`instanceVersion: ${config.instanceVersion} is older than 0.9.0, the first version whose egress this sidecar handles`);
-  }
-  if (config.usage.source === "file" && !config.usage.file) problems.push("usage.file: required when usage.source is file");
-  if (config.usage.source === "postgres") {
-    if (!postgres.url && !postgres.urlFile)
-      problems.push("usage.postgres.url: required when usage.source is postgres (or usage.postgres.urlFile)");
-    const missing = UsageMeasures.keyof().options.filter((measure) => !config.usage.postgres.queries[measure]);
-    if (missing.length > 0) problems.push(`usage.postgres.queries: a query is required for every measure; missing ${missing.join(", ")}`);
-  }
-  if (config.retry.minBackoff > config.retry.maxBackoff) problems.push("retry.minBackoff: must not exceed retry.maxBackoff");
+  const config = parsed.data;
+  const { licenseKey, extraCa } = checkTogether(config, problems, options.keyOptional);
   if (problems.length > 0) throw new ConfigError(origin, problems);
 
+  const offline = config.offline.enabled;
   const telemetryDefault = compareVersions(config.instanceVersion, "0.11.0") >= 0;
   const switches = config.config.telemetry;
   const { licenseKeyFile: _file, config: _platform, ...rest } = config;
@@ -179,4 +170,42 @@ function readCaFile(path: string, problems: string[]): string | undefined {
   }
   if (!pem.includes("-----BEGIN CERTIFICATE-----")) problems.push(`tls.caFile: ${path} holds no PEM certificate`);
   return pem;
+}
+
+/** The rules between keys, and the secrets the keys name, read; adds a line per problem to `problems`. */
+function checkTogether(
+  config: AgentConfigFile,
+  problems: string[],
+  keyOptional = false,
+): { licenseKey: string; extraCa: string | undefined; problems: string[] } {
+  let licenseKey = config.licenseKey;
+  if (!licenseKey && config.licenseKeyFile) licenseKey = readSecretFile("licenseKeyFile", config.licenseKeyFile, problems);
+  const postgres = config.usage.postgres;
+  if (!postgres.url && postgres.urlFile) postgres.url = readSecretFile("usage.postgres.urlFile", postgres.urlFile, problems);
+  const extraCa = config.tls.caFile ? readCaFile(config.tls.caFile, problems) : undefined;
+  const offline = config.offline.enabled;
+  if (offline) {
+    if (!config.offline.licenseFile) problems.push("offline.licenseFile: required when offline.enabled is true");
+    if (!config.offline.publicKeyFile) problems.push("offline.publicKeyFile: required when offline.enabled is true");
+  } else if (!licenseKey && !keyOptional && !problems.some((p) => p.startsWith("licenseKeyFile"))) {
+    problems.push("licenseKey: required unless offline.enabled (set licenseKey, licenseKeyFile or PLATFORM_LICENSE_KEY)");
+  }
+  const insecureHost = offline || config.allowInsecureBeaconUrl ? undefined : insecureBeaconHost(config.beaconUrl);
+  if (insecureHost) {
+    problems.push(
+      `beaconUrl: http:// to ${insecureHost} would send the license key in clear; use https://, or http:// to a loopback host (127.0.0.1, ::1, localhost), or accept it with allowInsecureBeaconUrl: true (env EGRESS_ALLOW_INSECURE_BEACON_URL=true)`,
+    );
+  }
+  if (compareVersions(config.instanceVersion, "0.9.0") < 0) {
+    problems.push(`instanceVersion: ${config.instanceVersion} is older than 0.9.0, the first version whose egress this sidecar handles`);
+  }
+  if (config.usage.source === "file" && !config.usage.file) problems.push("usage.file: required when usage.source is file");
+  if (config.usage.source === "postgres") {
+    if (!postgres.url && !postgres.urlFile)
+      problems.push("usage.postgres.url: required when usage.source is postgres (or usage.postgres.urlFile)");
+    const missing = UsageMeasures.keyof().options.filter((measure) => !config.usage.postgres.queries[measure]);
+    if (missing.length > 0) problems.push(`usage.postgres.queries: a query is required for every measure; missing ${missing.join(", ")}`);
+  }
+  if (config.retry.minBackoff > config.retry.maxBackoff) problems.push("retry.minBackoff: must not exceed retry.maxBackoff");
+  return { licenseKey, extraCa, problems };
 }

@@ -50,7 +50,8 @@ export function nextPayloads(config: AgentConfig): PreviewedPayload[] {
 }
 
 async function preview(options: { config?: string; destinations?: boolean; json?: boolean }): Promise<void> {
-  const config = loadAgentConfig({ file: options.config, env: process.env });
+  // Preview never sends and shows the key redacted: it runs without one, so a key need not be handed out to look.
+  const config = loadAgentConfig({ file: options.config, env: process.env, keyOptional: true });
   const out = (text: string): void => {
     process.stdout.write(`${text}\n`);
   };

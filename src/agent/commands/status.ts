@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { AgentStatus } from "../../protocol/local-api.ts";
 import { table } from "../../cli-table.ts";
 import { printable } from "../../config/redact.ts";
-import { DEFAULT_LOCAL_URL, getLocal } from "./local-api-client.ts";
+import { getLocal, localUrl, withLocalUrlOptions } from "./local-api-client.ts";
 
 function age(seconds: number | null): string {
   if (seconds === null) return "-";
@@ -90,18 +90,19 @@ async function follow(url: string, intervalMs: number): Promise<void> {
   }
 }
 
-async function status(options: { url: string; json?: boolean; follow?: boolean; interval: string }): Promise<void> {
-  if (options.follow) return follow(options.url, Math.max(100, Number(options.interval) * 1000 || 1000));
-  const current = await getLocal(options.url, "/v1/status", AgentStatus);
+async function status(options: { url?: string; config?: string; json?: boolean; follow?: boolean; interval: string }): Promise<void> {
+  const url = localUrl(options);
+  if (options.follow) return follow(url, Math.max(100, Number(options.interval) * 1000 || 1000));
+  const current = await getLocal(url, "/v1/status", AgentStatus);
   process.stdout.write(options.json ? `${JSON.stringify(current, null, 2)}\n` : `${formatStatus(current)}\n`);
 }
 
 export function statusCommand(): Command {
-  return new Command("status")
-    .description(
+  return withLocalUrlOptions(
+    new Command("status").description(
       "a running sidecar's license state and, per stream, queue depth, oldest pending age, last success, last error, dead letters",
-    )
-    .option("--url <url>", "the sidecar's local API", DEFAULT_LOCAL_URL)
+    ),
+  )
     .option("--json", "print GET /v1/status as JSON")
     .option("--follow", "show a drain's progress (left, rate, time to go) until nothing is left to deliver, then exit 0")
     .option("--interval <seconds>", "with --follow: refresh every this many seconds", "1")
