@@ -1,7 +1,7 @@
 // npm run bench: every figure beside its floor, measured in the same run. Prints a table; never asserts.
 // `npm run bench -- --write` also writes it to bench/RESULTS.md; `--quick` shortens the drain, idle and agent-server runs;
 // `--json` prints every figure as JSON rows on stdout (the table then goes to stderr).
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { buildDist } from "../scripts/build.ts";
 import { cliNodeFlags, useCli } from "../test/helpers/processes.ts";
 import { agentServer, inProcessGraph, messageBodies, TURNS, type AgentServerRun } from "./agent-server.ts";
@@ -22,6 +22,10 @@ const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 // The processes run the installed entry point on the bundled CLI, as the image does (no type stripping at start).
 say("building dist/");
+// bin/egress-agent.js prefers dist/ to src/: a dist/ the bench leaves behind would run stale code after the next
+// source edit. One that was there before (an image build's) is the user's and stays, rebuilt.
+const dist = new URL("../dist", import.meta.url).pathname;
+if (!existsSync(dist)) process.on("exit", () => rmSync(dist, { recursive: true, force: true }));
 await buildDist();
 useCli(new URL("../bin/egress-agent.js", import.meta.url).pathname);
 
