@@ -32,7 +32,7 @@ async function exportRecords(options: { config?: string; since: string; output?:
   const out = options.output ? createWriteStream(options.output, { mode: 0o600 }) : process.stdout;
   let written = 0;
   try {
-    for (const record of outbox.records("billing")) {
+    for (const record of outbox.history.records("billing")) {
       const transaction = { ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: sentAttempts(record) };
       if (Date.parse(transaction.start_interval_time) < since) continue;
       if (!out.write(`${JSON.stringify(transaction)}\n`)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));

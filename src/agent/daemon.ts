@@ -57,7 +57,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
     logger.info({ url, offline: config.offline.enabled, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
     announceHealth(url, "/healthz");
     const pruning = startPruning({
-      outbox,
+      outbox: outbox.history,
       audit: storage.audit,
       keepCompletedMs: config.retention.completed,
       keepAuditMs: config.audit.retention,

@@ -164,7 +164,7 @@ for (const stream of streams) {
       shipper.start();
       try {
         await b.advance(HOUR);
-        const counts = outbox.counts(stream.policy.stream);
+        const counts = outbox.stats.counts(stream.policy.stream);
         assert.ok(
           b.paths.every((path) => path === stream.path),
           `only ${stream.path} was asked: ${[...new Set(b.paths)]}`,

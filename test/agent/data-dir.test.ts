@@ -33,7 +33,7 @@ test("an outbox from before markers is adopted as it is: records kept, marker wr
   old.enqueue("billing", [{ recordId: "a", body: "{}" }]);
   old.close();
   const outbox = openOutbox(dir, { logger });
-  assert.equal(outbox.counts("billing").pending, 1);
+  assert.equal(outbox.stats.counts("billing").pending, 1);
   outbox.close();
   assert.ok(marker(dir).outboxId);
 });
@@ -63,7 +63,7 @@ test("an outbox.db swapped in from another data dir is refused; --new-outbox mov
   );
 
   const fresh = openOutbox(a, { logger, newOutbox: true });
-  assert.equal(fresh.counts("billing").pending, 0, "a new, empty outbox");
+  assert.equal(fresh.stats.counts("billing").pending, 0, "a new, empty outbox");
   fresh.close();
   const [aside] = readdirSync(a).filter((name) => name.startsWith("set-aside-"));
   assert.ok(aside, "what was there is kept, moved aside");

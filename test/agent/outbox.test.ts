@@ -31,17 +31,17 @@ test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-
       ["id-4", 0],
     ],
   );
-  assert.deepEqual(outbox.deadLetters("billing"), [{ recordId: "id-1", error: "422 bad tenant", attempts: 0 }]);
+  assert.deepEqual(outbox.stats.deadLetters("billing"), [{ recordId: "id-1", error: "422 bad tenant", attempts: 0 }]);
   outbox.close();
 
   // A crash leaves records in 'sending': reopening hands them back as pending, nothing lost.
   now = 10_000;
   const reopened = new Outbox(dir, { now: () => now });
-  const counts = reopened.counts("billing");
+  const counts = reopened.stats.counts("billing");
   assert.deepEqual([counts.pending, counts.sending, counts.completed, counts.failed], [3, 0, 1, 1]);
-  assert.equal(reopened.pruneCompleted(500), 0, "completed after the cut-off: kept");
-  assert.equal(reopened.pruneCompleted(now), 1);
-  assert.equal(reopened.counts("billing").failed, 1, "dead letters are never pruned");
+  assert.equal(reopened.history.pruneCompleted(500), 0, "completed after the cut-off: kept");
+  assert.equal(reopened.history.pruneCompleted(now), 1);
+  assert.equal(reopened.stats.counts("billing").failed, 1, "dead letters are never pruned");
   reopened.close();
 });
 
@@ -59,9 +59,9 @@ test("outbox: telemetry under a shared byte cap drops the oldest undelivered rec
   assert.equal(result.inserted, 2);
   assert.equal(result.droppedRecords, 2, "room for two new records: the two oldest waiting ones went");
   assert.ok(result.droppedBytes >= 400);
-  const left = ["metrics", "traces", "logs"].flatMap((s) => [...outbox.records(s as "metrics")].map((r) => JSON.parse(r.body).tag));
+  const left = ["metrics", "traces", "logs"].flatMap((s) => [...outbox.history.records(s as "metrics")].map((r) => JSON.parse(r.body).tag));
   assert.deepEqual(left.sort(), ["l0", "m0", "m3", "m4", "t0"], "m1 and m2 (oldest pending) dropped; m0 is being sent and stays");
-  assert.equal(outbox.counts("billing").pending, 1, "billing is outside the cap");
+  assert.equal(outbox.stats.counts("billing").pending, 1, "billing is outside the cap");
 
   const tooBig = outbox.enqueueWithinCap("logs", [{ body: "y".repeat(2_000) }], cap);
   assert.deepEqual([tooBig.inserted, tooBig.droppedRecords], [0, 1], "a request larger than the whole cap is not stored");
@@ -81,9 +81,12 @@ test("outbox: claims stop at about maxBytes but always take one record; remove a
     "logs",
     first.map((r) => r.seq),
   );
-  assert.deepEqual([outbox.counts("logs").completed, outbox.counts("logs").delivered, outbox.pendingHead("logs", 10).count], [0, 2, 1]);
+  assert.deepEqual(
+    [outbox.stats.counts("logs").completed, outbox.stats.counts("logs").delivered, outbox.stats.pendingHead("logs", 10).count],
+    [0, 2, 1],
+  );
   assert.equal(outbox.discard("logs"), 2, "the pending and the sending one");
-  assert.deepEqual(outbox.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 2 });
+  assert.deepEqual(outbox.stats.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 2 });
   outbox.close();
 });
 
@@ -110,7 +113,11 @@ test("outbox: a version-1 file (before byte sizes) is upgraded in place and keep
         .run("é".repeat(10)),
   );
   const outbox = new Outbox(dir);
-  assert.deepEqual(outbox.pendingHead("billing", 10), { count: 1, bytes: 20, oldestAt: 1 }, "size backfilled in bytes, not characters");
+  assert.deepEqual(
+    outbox.stats.pendingHead("billing", 10),
+    { count: 1, bytes: 20, oldestAt: 1 },
+    "size backfilled in bytes, not characters",
+  );
   outbox.close();
 });
 
@@ -129,7 +136,7 @@ test("outbox: a version-2 file (narrower send-path index) is upgraded in place a
     },
   );
   const outbox = new Outbox(dir);
-  assert.deepEqual(outbox.pendingHead("billing", 10), { count: 3, bytes: 9, oldestAt: 1 });
+  assert.deepEqual(outbox.stats.pendingHead("billing", 10), { count: 3, bytes: 9, oldestAt: 1 });
   assert.deepEqual(
     outbox.claim("billing", 2).map((r) => r.recordId),
     ["b-1", "b-2"],

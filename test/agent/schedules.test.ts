@@ -55,7 +55,7 @@ test("usage snapshots: counts that cannot be read are asked again every retry.ma
   await time.advance(27 * HOUR, 10_000);
   // Nothing is read before the first window closes at 24 h; then one read per 5 min for 3 h.
   assert.ok(reads >= 35 && reads <= 37, `${reads} reads in 3 h of failure`);
-  assert.equal(outbox.counts("usage").pending, 0, "no made-up snapshot");
+  assert.equal(outbox.stats.counts("usage").pending, 0, "no made-up snapshot");
   await s.stop();
   outbox.close();
 });
@@ -71,7 +71,7 @@ test("usage snapshots: readable counts make one snapshot per intervals.usageSnap
   });
   await time.advance(72 * HOUR + MINUTE, 60_000);
   assert.equal(reads, 3);
-  assert.equal(outbox.counts("usage").pending, 3);
+  assert.equal(outbox.stats.counts("usage").pending, 3);
   await s.stop();
   outbox.close();
 });

@@ -47,11 +47,12 @@ test("a full disk under the shipper (claim, ack and release failing) neither end
   shipper.start();
   try {
     const deadline = Date.now() + 5_000;
-    while (outbox.counts("billing").completed < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (outbox.stats.counts("billing").completed < ids.length && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 5));
   } finally {
     await shipper.stop(100);
   }
-  const counts = outbox.counts("billing");
+  const counts = outbox.stats.counts("billing");
   assert.deepEqual([counts.pending, counts.sending, counts.completed, counts.failed], [0, 0, 10, 0], "every record delivered and acked");
   assert.deepEqual(outbox.failing, { claim: 0, ack: 0, release: 0 }, "every failure was met (the loop carried on past each)");
   assert.deepEqual(new Set(received), new Set(ids), "the beacon got every record");

@@ -120,7 +120,7 @@ for (const stream of streams) {
       await time.advance(3 * HOUR);
       assert.ok(s.between(0, HOUR) <= 25, `${s.between(0, HOUR)} requests in the first hour`);
       assert.ok(s.between(HOUR, 3 * HOUR) >= 12 && s.between(HOUR, 3 * HOUR) <= 26, `${s.between(HOUR, 3 * HOUR)} requests in hours 2-3`);
-      const counts = s.outbox.counts(stream.policy.stream);
+      const counts = s.outbox.stats.counts(stream.policy.stream);
       assert.deepEqual([counts.pending + counts.sending, counts.completed, counts.failed], [1, 0, 0], "kept, not acked, not dead-lettered");
       assert.ok(s.health.lastError, "the failure shows in status");
       if (name === "401 (token refused)") assert.equal(s.unauthorized(), s.total(), "each 401 asks for a new token");
@@ -132,7 +132,7 @@ for (const stream of streams) {
     const s = shipper(stream, () => ({ status: 200, body: stream.ok, contentType: "application/json" }));
     await time.advance(HOUR);
     assert.equal(s.total(), 1);
-    const counts = s.outbox.counts(stream.policy.stream);
+    const counts = s.outbox.stats.counts(stream.policy.stream);
     assert.equal(counts.pending + counts.sending + counts.failed, 0);
     assert.equal(s.health.lastError, null);
     await s.stop();
@@ -153,7 +153,7 @@ test("billing: an HTML 200 is named in status as a proxy or login page, counted 
   const failedSends = s.total();
   portal = false;
   await time.advance(10 * MINUTE);
-  const counts = s.outbox.counts("billing");
+  const counts = s.outbox.stats.counts("billing");
   assert.deepEqual([counts.pending, counts.completed], [0, 1]);
   assert.ok(failedSends >= 5, `${failedSends} failed sends`);
   assert.equal(
@@ -168,7 +168,7 @@ test("billing: an answer claiming more inserted than sent, or without inserted_c
   for (const body of [{ inserted_count: 2 }, { ok: true }, { inserted_count: -1 }, { inserted_count: "1" }]) {
     const s = shipper(streams[0]!, () => ({ status: 200, body, contentType: "application/json" }));
     await time.advance(MINUTE);
-    assert.equal(s.outbox.counts("billing").completed, 0, JSON.stringify(body));
+    assert.equal(s.outbox.stats.counts("billing").completed, 0, JSON.stringify(body));
     assert.match(s.health.lastError!.message, /answered 200 with JSON, not the beacon's answer \{inserted_count\}/);
     await s.stop();
   }
@@ -179,6 +179,6 @@ test("billing: a batch the beacon refuses (422) is split to find the bad record,
   await time.advance(HOUR);
   // One record: refused once and dead-lettered; nothing more is sent for it.
   assert.equal(s.total(), 1);
-  assert.equal(s.outbox.counts("billing").failed, 1);
+  assert.equal(s.outbox.stats.counts("billing").failed, 1);
   await s.stop();
 });

@@ -85,7 +85,7 @@ function harness(policy: StreamPolicy, answer: Answer, overrides: Partial<Shippe
     health,
     shipper,
     counts: () => {
-      const { pending, sending, completed, failed } = outbox.counts(policy.stream);
+      const { pending, sending, completed, failed } = outbox.stats.counts(policy.stream);
       return { pending, sending, completed, failed };
     },
     async stop() {
@@ -159,7 +159,7 @@ test("telemetry batches stop at about batchBytes; a single record over it still 
     ],
     "merged up to 250 bytes; the rest waits for more",
   );
-  assert.equal(s.outbox.counts("logs").delivered, 4);
+  assert.equal(s.outbox.stats.counts("logs").delivered, 4);
   assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 0, failed: 0 }, "delivered telemetry is deleted");
   await s.stop();
 });
@@ -193,7 +193,9 @@ test("a refused batch is halved until the bad record is alone: only it is dead-l
     s.requests.map((r) => ({ stream: "billing", records: ids(r).length })),
   );
   assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 3, failed: 1 });
-  assert.deepEqual(s.outbox.deadLetters("billing"), [{ recordId: "bad", error: "beacon answered 422 BEACON_ERR_INVALID", attempts: 0 }]);
+  assert.deepEqual(s.outbox.stats.deadLetters("billing"), [
+    { recordId: "bad", error: "beacon answered 422 BEACON_ERR_INVALID", attempts: 0 },
+  ]);
   assert.deepEqual(
     [s.requests[2], s.requests[4]].flatMap((r) => failedSends(r!)),
     [0, 0, 0],
@@ -214,7 +216,7 @@ for (const code of [400, 413, 422]) {
       s.requests.map((r) => failedSends(r)[0]),
       [0, 1, 2],
     );
-    assert.deepEqual(s.outbox.deadLetters("billing"), [{ recordId: "r", error: `beacon answered ${code}`, attempts: 2 }]);
+    assert.deepEqual(s.outbox.stats.deadLetters("billing"), [{ recordId: "r", error: `beacon answered ${code}`, attempts: 2 }]);
     assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 0, failed: 1 });
     await s.stop();
   });
@@ -475,10 +477,10 @@ test("a beacon that 500s every batch holding record X: everything else is delive
   await time.advance(HOUR);
   assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 38, failed: 2 }, "billing moved on past them");
   assert.deepEqual(
-    s.outbox.deadLetters("billing").map((d) => d.recordId),
+    s.outbox.stats.deadLetters("billing").map((d) => d.recordId),
     ["x", "y"],
   );
-  for (const dead of s.outbox.deadLetters("billing")) {
+  for (const dead of s.outbox.stats.deadLetters("billing")) {
     assert.match(dead.error!, /^beacon answered 500 EGRESS_ERR_INTERNAL \(alone, 3 times, while other records were delivered\)$/);
   }
   const delivered = new Set(s.requests.filter((r) => !ids(r).includes("x") && !ids(r).includes("y")).flatMap(ids));
@@ -508,7 +510,7 @@ test("a poison record alone in the outbox is not dead-lettered on its own say-so
   await time.advance(HOUR);
   assert.deepEqual(s.counts(), { pending: 0, sending: 0, completed: 3, failed: 1 });
   assert.deepEqual(
-    s.outbox.deadLetters("billing").map((d) => d.recordId),
+    s.outbox.stats.deadLetters("billing").map((d) => d.recordId),
     ["x"],
   );
   await s.stop();

@@ -14,7 +14,7 @@ const HOUR = 3_600_000;
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 
 function snapshots(outbox: Outbox): StoredSnapshot[] {
-  return [...outbox.records("usage")].map((r) => JSON.parse(r.body) as StoredSnapshot);
+  return [...outbox.history.records("usage")].map((r) => JSON.parse(r.body) as StoredSnapshot);
 }
 
 test("usage windows are contiguous across intervals and a restart; downtime makes one longer window, never a gap", async () => {

@@ -40,7 +40,7 @@ async function probeUntilExit(
 function outboxAfterExit(fixture: AgentFixture) {
   const outbox = new Outbox(fixture.dataDir, { readonly: true });
   try {
-    return { counts: outbox.counts("billing"), attempts: new Set([...outbox.records("billing")].map((r) => r.attempts)) };
+    return { counts: outbox.stats.counts("billing"), attempts: new Set([...outbox.history.records("billing")].map((r) => r.attempts)) };
   } finally {
     outbox.close();
   }

@@ -66,7 +66,7 @@ export class OnlineLicense {
 
   /** Loads a cached token when it is still good, then verifies in the background: never blocks start-up. */
   async start(): Promise<void> {
-    const cached = this.#o.outbox.getValue(CACHE_KEY);
+    const cached = this.#o.outbox.kv.get(CACHE_KEY);
     if (cached) {
       const entry = JSON.parse(cached) as CachedToken;
       const check =
@@ -209,7 +209,7 @@ export class OnlineLicense {
     this.#refusedAt = null;
     this.#lastError = null;
     try {
-      this.#o.outbox.setValue(
+      this.#o.outbox.kv.set(
         CACHE_KEY,
         JSON.stringify({ token, verifiedAt: this.#verifiedAt!, keyHash: this.#keyHash } satisfies CachedToken),
       );

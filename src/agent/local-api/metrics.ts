@@ -100,7 +100,7 @@ export class AgentMetrics {
       registers,
       collect() {
         for (const stream of streams) {
-          const oldest = outbox.counts(stream).oldestPendingAt;
+          const oldest = outbox.stats.counts(stream).oldestPendingAt;
           this.set({ stream }, oldest === null || offline ? 0 : Math.max(0, (now() - oldest) / 1000));
         }
       },
@@ -112,7 +112,7 @@ export class AgentMetrics {
       registers,
       collect() {
         for (const stream of streams) {
-          const counts = outbox.counts(stream);
+          const counts = outbox.stats.counts(stream);
           for (const state of ["pending", "sending", "completed", "failed"] as const satisfies RecordState[]) {
             this.set({ stream, state: offline && state === "pending" ? "kept_for_export" : state }, counts[state]);
           }

@@ -22,7 +22,7 @@ export function buildStatus(
   const shown = (text: string) => redactSecrets(text, secrets);
   const result: Record<string, StreamStatus> = {};
   for (const { stream, enabled, health } of streams) {
-    const counts = outbox.counts(stream);
+    const counts = outbox.stats.counts(stream);
     const queued = offline ? 0 : counts.pending;
     result[stream] = {
       enabled,
@@ -35,7 +35,7 @@ export function buildStatus(
       oldestPendingAgeSeconds: counts.oldestPendingAt === null || offline ? null : Math.max(0, (now - counts.oldestPendingAt) / 1000),
       lastSuccessAt: iso(health?.lastSuccessAt ?? null),
       lastError: health?.lastError ? { at: iso(health.lastError.at)!, message: shown(health.lastError.message) } : null,
-      deadLetters: outbox.deadLetters(stream).map((dead) => ({ ...dead, error: dead.error === null ? null : shown(dead.error) })),
+      deadLetters: outbox.stats.deadLetters(stream).map((dead) => ({ ...dead, error: dead.error === null ? null : shown(dead.error) })),
     };
   }
   return { license: { ...license, lastError: license.lastError === null ? null : shown(license.lastError) }, streams: result };

@@ -120,7 +120,7 @@ export class Shipper {
   #nextBatchInMs(): number {
     const { policy, flushMs } = this.#o;
     const pausedMs = this.#pausedUntil - this.#now();
-    const { count, bytes, oldestAt } = this.#o.outbox.pendingHead(policy.stream, policy.batchSize);
+    const { count, bytes, oldestAt } = this.#o.outbox.stats.pendingHead(policy.stream, policy.batchSize);
     const full = count >= policy.batchSize || bytes >= (policy.batchBytes ?? Infinity);
     return Math.max(pausedMs, count === 0 ? Infinity : full ? 0 : oldestAt! + flushMs - this.#now());
   }

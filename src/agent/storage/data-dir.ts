@@ -88,7 +88,7 @@ export function openOutbox(dataDir: string, options: OpenOutboxOptions): Outbox 
   }
   try {
     const outboxId = (finding.kind === "sound" && (finding.outboxId ?? finding.marker?.outboxId)) || randomUUID();
-    if (finding.kind !== "sound" || finding.outboxId === null) outbox.setValue(OUTBOX_ID_KEY, outboxId);
+    if (finding.kind !== "sound" || finding.outboxId === null) outbox.kv.set(OUTBOX_ID_KEY, outboxId);
     if (finding.kind !== "sound" || finding.marker === null) {
       writeMarker(dataDir, { outboxId, createdAt: new Date(now()).toISOString() });
       options.logger.info(

@@ -1,8 +1,12 @@
 import type Database from "better-sqlite3";
+import { KeyValues } from "./key-values.ts";
+import { OutboxHistory } from "./outbox-history.ts";
 import { openOutboxToRead, openOutboxToWrite } from "./outbox-schema.ts";
+import { deliveredKey, OutboxStats } from "./outbox-stats.ts";
 
 // The file's place and its read-only opening live with the schema; importers keep reaching them here.
 export { openOutboxReadonly, outboxPath } from "./outbox-schema.ts";
+export type { StreamCounts } from "./outbox-stats.ts";
 
 /** What the sidecar ships; each stream is shipped on its own. */
 export const STREAMS = ["billing", "metrics", "traces", "logs", "usage"] as const;
@@ -19,21 +23,8 @@ export interface OutboxRecord {
   attempts: number;
 }
 
-export interface StreamCounts {
-  pending: number;
-  sending: number;
-  completed: number;
-  failed: number;
-  /** Enqueue time (ms) of the oldest record not yet delivered, if any. */
-  oldestPendingAt: number | null;
-  /** Records delivered since this outbox was created, whether kept (billing) or deleted (telemetry) since. */
-  delivered: number;
-}
-
 /** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
-
-const deliveredKey = (stream: Stream) => `delivered.${stream}`;
 
 /** The seqs of the oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes). */
 const nextBatch = `
@@ -64,8 +55,13 @@ export interface CappedEnqueueResult {
 /**
  * The sidecar's durable queue: one SQLite file (`outbox.db`, WAL, synchronous FULL). A record is on disk
  * before enqueue returns, so a caller may acknowledge it; nothing leaves the file except by ack or prune.
+ * Beside the queue, on the same connection (their writes commit with it): `kv` (small values), `stats` (what it
+ * holds), `history` (export and retention).
  */
 export class Outbox {
+  readonly kv: KeyValues;
+  readonly stats: OutboxStats;
+  readonly history: OutboxHistory;
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #insert: Database.Statement;
@@ -74,9 +70,8 @@ export class Outbox {
   readonly #capStatements = new Map<string, { held: Database.Statement; oldest: Database.Statement }>();
   readonly #setState: Database.Statement;
   readonly #fail: Database.Statement;
-  readonly #pendingInfo: Database.Statement;
   readonly #delete: Database.Statement;
-  readonly #countDelivered: Database.Statement;
+  readonly #discard: Database.Statement;
   /** Prepared once: db.pragma() compiles its statement on every call, and every send and OTLP request switches. */
   readonly #syncNormal: Database.Statement;
   readonly #syncFull: Database.Statement;
@@ -101,16 +96,12 @@ export class Outbox {
        RETURNING seq, attempts`,
     );
     this.#delete = this.#db.prepare(`DELETE FROM outbox WHERE seq IN (${seqList})`);
-    this.#countDelivered = this.#db.prepare(
-      "INSERT INTO kv (key, value) VALUES (@key, @n) ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + @n",
-    );
+    this.#discard = this.#db.prepare("DELETE FROM outbox WHERE stream = ? AND state != 'completed'");
     this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
     this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
-    // Bounded by @limit: the shipper asks before every batch, and a full scan of a large backlog each time
-    // would make a drain quadratic.
-    this.#pendingInfo = this.#db.prepare(`
-      SELECT count(*) AS n, min(enqueued_at) AS oldest, coalesce(sum(size), 0) AS bytes FROM (
-        SELECT size, enqueued_at FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)`);
+    this.kv = new KeyValues(this.#db);
+    this.stats = new OutboxStats(this.#db, this.kv);
+    this.history = new OutboxHistory(this.#db, sqlList(STREAMS));
   }
 
   /**
@@ -203,14 +194,14 @@ export class Outbox {
     this.#relaxed(() =>
       this.#db.transaction(() => {
         const { changes } = settle();
-        this.#countDelivered.run({ key: deliveredKey(stream), n: changes });
+        this.kv.add(deliveredKey(stream), changes);
       })(),
     );
   }
 
   /** Deletes every undelivered record of a stream (its switch was turned off). Returns how many went. */
   discard(stream: Stream): number {
-    return this.#db.prepare("DELETE FROM outbox WHERE stream = ? AND state != 'completed'").run(stream).changes;
+    return this.#discard.run(stream).changes;
   }
 
   /**
@@ -251,66 +242,9 @@ export class Outbox {
     }
   }
 
-  /** The oldest `limit` pending records of a stream: how many (at most `limit`), their bytes, the oldest's enqueue time. */
-  pendingHead(stream: Stream, limit: number): { count: number; bytes: number; oldestAt: number | null } {
-    const row = this.#pendingInfo.get({ stream, limit }) as { n: number; oldest: number | null; bytes: number };
-    return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
-  }
-
-  counts(stream: Stream): StreamCounts {
-    const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 0 };
-    // Counted from the index alone; the oldest undelivered is the first by seq of pending or sending.
-    const rows = this.#db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state").all(stream) as {
-      state: RecordState;
-      n: number;
-    }[];
-    for (const row of rows) counts[row.state] = row.n;
-    const { oldest } = this.#db
-      .prepare(
-        `SELECT min(enqueued_at) AS oldest FROM outbox WHERE seq IN (
-           SELECT (SELECT seq FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT 1)
-           UNION ALL SELECT (SELECT seq FROM outbox WHERE stream = @stream AND state = 'sending' ORDER BY seq LIMIT 1))`,
-      )
-      .get({ stream }) as { oldest: number | null };
-    counts.oldestPendingAt = oldest;
-    counts.delivered = Number(this.getValue(deliveredKey(stream)) ?? 0);
-    return counts;
-  }
-
-  /** Dead letters of a stream, with the receiver's reason. */
-  deadLetters(stream: Stream, limit = 100): { recordId: string | null; error: string | null; attempts: number }[] {
-    return this.#db
-      .prepare(
-        "SELECT record_id AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?",
-      )
-      .all(stream, limit) as { recordId: string | null; error: string | null; attempts: number }[];
-  }
-
-  /** Every record of a stream, in order, whatever its state (export reads them all). */
-  *records(stream: Stream): Generator<OutboxRecord> {
-    yield* this.#db
-      .prepare("SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE stream = ? ORDER BY seq")
-      .iterate(stream) as Iterable<OutboxRecord>;
-  }
-
-  /** Deletes completed records last updated before `before` (ms). Returns how many went. */
-  pruneCompleted(before: number): number {
-    return this.#db
-      .prepare(`DELETE FROM outbox WHERE stream IN (${sqlList(STREAMS)}) AND state = 'completed' AND updated_at < ?`)
-      .run(before).changes;
-  }
-
   /** Runs `work` in one transaction: every enqueue and setValue inside commits together or not at all. */
   atomically<T>(work: () => T): T {
     return this.#db.transaction(work)();
-  }
-
-  getValue(key: string): string | undefined {
-    return (this.#db.prepare("SELECT value FROM kv WHERE key = ?").get(key) as { value: string } | undefined)?.value;
-  }
-
-  setValue(key: string, value: string): void {
-    this.#db.prepare("INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
   }
 
   close(): void {

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 import type { AuditLog } from "../audit.ts";
-import type { Outbox } from "./outbox.ts";
+import type { OutboxHistory } from "./outbox-history.ts";
 
 export const PRUNE_EVERY_MS = 60 * 60_000;
 
 export interface PruningOptions {
-  outbox: Pick<Outbox, "pruneCompleted">;
+  outbox: Pick<OutboxHistory, "pruneCompleted">;
   audit: Pick<AuditLog, "prune">;
   /** How long delivered records and audit entries are kept (ms). */
   keepCompletedMs: number;

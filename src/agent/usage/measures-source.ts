@@ -29,11 +29,11 @@ export class PushedMeasures implements MeasuresSource {
   }
 
   store(measures: UsageMeasures): void {
-    this.#outbox.setValue(PUSHED_KEY, JSON.stringify(measures));
+    this.#outbox.kv.set(PUSHED_KEY, JSON.stringify(measures));
   }
 
   async current(): Promise<UsageMeasures> {
-    const stored = this.#outbox.getValue(PUSHED_KEY);
+    const stored = this.#outbox.kv.get(PUSHED_KEY);
     if (!stored) throw new MeasuresUnavailableError("no counts pushed yet to POST /v1/usage/measures");
     return UsageMeasures.parse(JSON.parse(stored));
   }

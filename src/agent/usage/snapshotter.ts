@@ -54,10 +54,10 @@ export class UsageSnapshotter {
 
   /** Where the open window starts (set to now on the very first start). */
   windowFrom(): number {
-    const stored = this.#o.outbox.getValue(WINDOW_KEY);
+    const stored = this.#o.outbox.kv.get(WINDOW_KEY);
     if (stored) return Date.parse(stored);
     const now = this.#now();
-    this.#o.outbox.setValue(WINDOW_KEY, utcTimestamp(now));
+    this.#o.outbox.kv.set(WINDOW_KEY, utcTimestamp(now));
     return now;
   }
 
@@ -102,7 +102,7 @@ export class UsageSnapshotter {
     try {
       outbox.atomically(() => {
         outbox.enqueue("usage", [{ recordId: snapshot.from_timestamp, body: JSON.stringify(snapshot) }]);
-        outbox.setValue(WINDOW_KEY, snapshot.to_timestamp);
+        outbox.kv.set(WINDOW_KEY, snapshot.to_timestamp);
       });
     } catch (err) {
       // A full data dir: the window stays open (nothing was committed) and is closed at the next try.
