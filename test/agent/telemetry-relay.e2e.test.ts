@@ -349,7 +349,14 @@ describe("the sidecar's own telemetry", () => {
           const traces = beaconResources(beaconFixture.dataDir, "traces", marker);
           const logs = beaconResources(beaconFixture.dataDir, "logs", marker);
           const text = JSON.stringify(metrics);
-          return text.includes("platform_http_requests_failed") && text.includes("/v1/transactions") && traces.length && logs.length
+          // Both failed sends counted: an export taken between them shows one (the count is cumulative).
+          const failures = MetricsRequest.parse({ resourceMetrics: metrics })
+            .resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))
+            .filter((m) => m.name === "platform_http_requests_failed")
+            .flatMap((m) => m.sum!.dataPoints)
+            .filter((p) => p.attributes.some((a) => a.value.stringValue === "/v1/beacon/ingest-traces"))
+            .map((p) => Number(p.asInt));
+          return Math.max(0, ...failures) >= 2 && text.includes("/v1/transactions") && traces.length && logs.length
             ? { metrics, traces, logs }
             : undefined;
         },

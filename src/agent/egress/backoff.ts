@@ -5,11 +5,11 @@ export function backoff(minMs: number, maxMs: number, signal: AbortSignal): Opti
   return { retries: Infinity, factor: 2, minTimeout: minMs, maxTimeout: maxMs, randomize: true, signal };
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts (a wait between attempts). */
+/** Resolves after `ms` (never, for Infinity), or at once when `signal` aborts: every wait of the sidecar's loops. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
+    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
     function done() {
       clearTimeout(timer);
       signal.removeEventListener("abort", done);

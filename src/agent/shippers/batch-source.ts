@@ -1,0 +1,85 @@
+import type { Outbox, OutboxRecord } from "../storage/outbox.ts";
+import type { StreamHealth } from "../storage/stream-health.ts";
+import { isDiskFull } from "../storage/disk-space.ts";
+import type { StreamPolicy } from "./shipper.ts";
+
+/**
+ * Where a stream's batches come from and where their records settle: claims from the outbox (when a batch is due),
+ * hands back what was not sent, and records each record's end (delivered, failed attempt, dead letter).
+ */
+export class BatchSource {
+  readonly #outbox: Outbox;
+  readonly #policy: StreamPolicy;
+  readonly #flushMs: number;
+  readonly #now: () => number;
+  readonly #health: StreamHealth;
+  /** Claimed records the outbox could not hand back yet (its disk was full): handed back before the next claim. */
+  readonly #stranded = new Set<number>();
+
+  constructor(o: { outbox: Outbox; policy: StreamPolicy; flushMs: number; now: () => number; health: StreamHealth }) {
+    this.#outbox = o.outbox;
+    this.#policy = o.policy;
+    this.#flushMs = o.flushMs;
+    this.#now = o.now;
+    this.#health = o.health;
+  }
+
+  /** When the next batch is due: at once when full, else once its oldest record has waited flushMs; Infinity when empty. */
+  dueInMs(): number {
+    const { stream, batchSize, batchBytes } = this.#policy;
+    const { count, bytes, oldestAt } = this.#outbox.stats.pendingHead(stream, batchSize);
+    if (count === 0) return Infinity;
+    return count >= batchSize || bytes >= (batchBytes ?? Infinity) ? 0 : oldestAt! + this.#flushMs - this.#now();
+  }
+
+  claim(): OutboxRecord[] {
+    return this.#outbox.claim(this.#policy.stream, this.#policy.batchSize, this.#policy.batchBytes);
+  }
+
+  /** Up to `room` pending records besides `open` (a batch's own, pending again after a failed send and the oldest). */
+  claimBeside(open: ReadonlyMap<number, OutboxRecord>, room: number): OutboxRecord[] {
+    const claimed = this.#outbox.claim(this.#policy.stream, open.size + room, this.#policy.batchBytes).filter((r) => !open.has(r.seq));
+    this.release(claimed.slice(room).map((r) => r.seq));
+    return claimed.slice(0, room);
+  }
+
+  /** Records handed back by an earlier release wait for the outbox to be writable again. */
+  hasStranded(): boolean {
+    return this.#stranded.size > 0;
+  }
+
+  /**
+   * Hands claimed records back to pending. When the outbox cannot be written (a full disk) they stay claimed,
+   * kept here, and are handed back at the next round. False while that still fails.
+   */
+  release(seqs: readonly number[]): boolean {
+    for (const seq of seqs) this.#stranded.add(seq);
+    try {
+      this.#outbox.release([...this.#stranded]);
+      this.#stranded.clear();
+      return true;
+    } catch (err) {
+      this.#health.failure(
+        `${isDiskFull(err) ? "data dir full: " : ""}claimed records could not be handed back yet (${(err as Error).message})`,
+      );
+      return false;
+    }
+  }
+
+  /** Delivered: kept as completed (billing) or deleted (telemetry). */
+  delivered(records: readonly OutboxRecord[]): void {
+    const seqs = records.map((r) => r.seq);
+    if (this.#policy.keepDelivered) this.#outbox.ack(this.#policy.stream, seqs);
+    else this.#outbox.remove(this.#policy.stream, seqs);
+  }
+
+  /** A failed send: pending again with one more attempt counted (the records carry the stored count). */
+  failed(records: OutboxRecord[], reason: string): void {
+    this.#outbox.fail(records, reason);
+  }
+
+  /** Refused for good: kept as failed, never sent again. */
+  deadLetter(record: OutboxRecord, reason: string): void {
+    this.#outbox.deadLetter([record.seq], reason);
+  }
+}
