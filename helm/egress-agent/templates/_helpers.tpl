@@ -51,7 +51,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (toString .Values.image.tag) -}}
 {{- end -}}
 
-{{/* commonEnv and extraEnv as EnvVar lists: a list is taken as is; a map NAME: value (or NAME: {valueFrom: ...}) becomes one. */}}
+{{/* commonEnv and extraEnv as EnvVar lists, values as strings: a list of EnvVars, or a map NAME: value (or NAME: {valueFrom: ...}). */}}
 {{- define "egress-agent.envList" -}}
 {{- if kindIs "map" . -}}
 {{- range $name, $value := . }}
@@ -63,15 +63,25 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 {{- else if . -}}
-{{ toYaml . }}
+{{- range . }}
+- name: {{ .name }}
+{{- if not (kindIs "invalid" .value) }}
+  {{- /* `--set extraEnv[0].value=false` gives a boolean (a number likewise): Kubernetes takes only strings. */}}
+  value: {{ .value | toString | quote }}
+{{- end }}
+{{- with .valueFrom }}
+  valueFrom:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
 {{- end -}}
 {{- end -}}
 
 {{/* Render-time checks: a wrong value fails `helm install` with a message instead of a crash-looping sidecar. */}}
 {{- define "egress-agent.validateValues" -}}
-{{- range $key := list "listen" "dataDir" "licenseKey" "licenseKeyFile" "offline" "beaconUrl" "instanceVersion" "config" -}}
+{{- range $key := list "listen" "dataDir" "licenseKey" "licenseKeyFile" "offline" "beaconUrl" "instanceVersion" "config" "metrics" -}}
 {{- if hasKey ($.Values.agent | default dict) $key -}}
-{{- fail (printf "agent.%s: the chart sets this key (mounts, probes and secrets depend on it); use the top-level values beaconUrl, instanceVersion, config.telemetry, license.*, offline.*" $key) -}}
+{{- fail (printf "agent.%s: the chart sets this key (mounts, probes and secrets depend on it); use the top-level values beaconUrl, instanceVersion, config.telemetry, license.*, offline.*, metrics.*" $key) -}}
 {{- end -}}
 {{- end -}}
 {{- $licenseFromEnv := false -}}
@@ -90,6 +100,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- else if not (or .Values.license.existingSecret $licenseFromEnv) -}}
 {{- fail "license.existingSecret: required unless offline.enabled or PLATFORM_LICENSE_KEY is in commonEnv/extraEnv" -}}
+{{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.offline.enabled) (not .Values.networkPolicy.beacon.cidrs) (not .Values.networkPolicy.proxy.cidrs) -}}
+{{- fail "networkPolicy.beacon.cidrs: give the beacon's addresses (or networkPolicy.proxy.cidrs): a NetworkPolicy cannot name a host, and without them the sidecar could reach no beacon" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled: needs metrics.enabled (the listener it scrapes)" -}}
+{{- end -}}
+{{- if and .Values.metrics.podMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.podMonitor.enabled: needs metrics.enabled (the listener it scrapes)" -}}
 {{- end -}}
 {{- if and .Values.standalone.enabled .Values.persistence.claimTemplate -}}
 {{- fail "persistence.claimTemplate: only for a StatefulSet of the platform's; the standalone Deployment needs persistence.enabled or an emptyDir" -}}
@@ -115,6 +134,10 @@ offline:
 {{- else if .Values.license.existingSecret }}
 licenseKeyFile: /var/run/secrets/egress-agent/license-key
 {{- end }}
+{{- if .Values.metrics.enabled }}
+metrics:
+  listen: {{ printf "0.0.0.0:%v" .Values.metrics.port | quote }}
+{{- end }}
 {{- if .Values.agent }}
 {{ toYaml .Values.agent }}
 {{- end }}
@@ -127,18 +150,57 @@ licenseKeyFile: /var/run/secrets/egress-agent/license-key
 - {{ printf "fetch('http://127.0.0.1:4318%s').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" . | quote }}
 {{- end -}}
 
+{{/* The sidecar's scope (values and release) for the .render templates. */}}
+{{- define "egress-agent.scoped" -}}
+{{- toYaml (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
+{{- end -}}
+
 {{/*
-The sidecar container, a list item for a pod's `containers:` (or `initContainers:` with restartPolicy Always, a
-native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolumes.
+The sidecar, in the form nativeSidecar chooses, for a pod template of the platform's:
+  containers:
+    {{- include "egress-agent.containers" . | nindent 8 }}        the sidecar when nativeSidecar is false
+  initContainers:
+    {{- include "egress-agent.initContainers" . | nindent 8 }}    the sidecar when nativeSidecar is true
+Each renders nothing in the other case, so a pod template includes both. The pod also needs egress-agent.sidecarVolumes.
+*/}}
+{{- define "egress-agent.containers" -}}
+{{- $scope := include "egress-agent.scoped" . | fromYaml -}}
+{{- if not $scope.Values.nativeSidecar -}}
+{{ include "egress-agent.sidecarContainer.render" $scope }}
+{{- end -}}
+{{- end -}}
+
+{{- define "egress-agent.initContainers" -}}
+{{- $scope := include "egress-agent.scoped" . | fromYaml -}}
+{{- if $scope.Values.nativeSidecar -}}
+{{ include "egress-agent.sidecarContainer.render" $scope }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The sidecar container as one list item, in the form nativeSidecar chooses (a native sidecar belongs in
+`initContainers:`). Kept for charts that include it already; egress-agent.containers and .initContainers place it.
 */}}
 {{- define "egress-agent.sidecarContainer" -}}
-{{- include "egress-agent.sidecarContainer.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
+{{- include "egress-agent.sidecarContainer.render" (include "egress-agent.scoped" . | fromYaml) -}}
+{{- end -}}
+
+{{/*
+"checksum/egress-agent-config": {{ include "egress-agent.configChecksum" . }} in a pod template's annotations rolls
+the pods when the sidecar's config changes. Works with a parent chart's `.`, as the other sidecar templates do.
+*/}}
+{{- define "egress-agent.configChecksum" -}}
+{{- include "egress-agent.config" (include "egress-agent.scoped" . | fromYaml) | sha256sum -}}
 {{- end -}}
 
 {{- define "egress-agent.sidecarContainer.render" -}}
 - name: egress-agent
   image: {{ include "egress-agent.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
+  {{- if and .Values.nativeSidecar (not .Standalone) }}
+  # A native sidecar (Kubernetes 1.29+): up before the platform's containers, stopped after them.
+  restartPolicy: Always
+  {{- end }}
   args: ["start"]
   env:
     - name: EGRESS_CONFIG
@@ -183,7 +245,21 @@ native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolu
     {{- with .Values.extraVolumeMounts }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
-  # No containerPort: the API listens on the pod's loopback only (the instance container reaches 127.0.0.1:4318).
+  # The API listens on the pod's loopback only (the instance container reaches 127.0.0.1:4318); metrics.enabled adds
+  # a listener on the pod's address that serves GET /metrics alone.
+  {{- if .Values.metrics.enabled }}
+  ports:
+    - name: metrics
+      containerPort: {{ .Values.metrics.port }}
+      protocol: TCP
+  {{- end }}
+  {{- if and .Values.nativeSidecar (not .Standalone) }}
+  startupProbe:
+    exec:
+      command:
+        {{- include "egress-agent.probeCommand" "/healthz" | nindent 8 }}
+    {{- toYaml .Values.probes.startup | nindent 4 }}
+  {{- end }}
   livenessProbe:
     exec:
       command:
@@ -266,4 +342,13 @@ resources:
     name: egress-agent-data
   spec:
     {{- include "egress-agent.pvcSpec" . | nindent 4 }}
+{{- end -}}
+
+{{/* The pods Prometheus scrapes: metrics.podSelector, or the standalone Deployment's. */}}
+{{- define "egress-agent.metricsPodSelector" -}}
+{{- if .Values.metrics.podSelector -}}
+{{ toYaml .Values.metrics.podSelector }}
+{{- else -}}
+{{ include "egress-agent.selectorLabels" . }}
+{{- end -}}
 {{- end -}}
