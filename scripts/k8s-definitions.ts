@@ -171,3 +171,39 @@ export const Toleration = object({
 
 export const Affinity = object({ nodeAffinity: open, podAffinity: open, podAntiAffinity: open });
 export const LocalObjectReference = object({ name: string }, ["name"]);
+
+export const ContainerPort = object(
+  { name: string, containerPort: integer, protocol: { enum: ["TCP", "UDP", "SCTP"] }, hostPort: integer, hostIP: string },
+  ["containerPort"],
+);
+
+/** core/v1 Container; restartPolicy (only "Always", init containers only) makes a native sidecar (1.29+). */
+export const Container = object(
+  {
+    name: string,
+    image: string,
+    imagePullPolicy: { enum: ["Always", "IfNotPresent", "Never"] },
+    command: strings,
+    args: strings,
+    workingDir: string,
+    env: { type: "array", items: EnvVar },
+    envFrom: { type: "array", items: open },
+    ports: { type: "array", items: ContainerPort },
+    volumeMounts: { type: "array", items: VolumeMount },
+    volumeDevices: { type: "array", items: open },
+    livenessProbe: Probe,
+    readinessProbe: Probe,
+    startupProbe: Probe,
+    lifecycle: open,
+    resources: ResourceRequirements,
+    resizePolicy: { type: "array", items: open },
+    restartPolicy: { enum: ["Always"] },
+    securityContext: SecurityContext,
+    stdin: boolean,
+    stdinOnce: boolean,
+    tty: boolean,
+    terminationMessagePath: string,
+    terminationMessagePolicy: { enum: ["File", "FallbackToLogsOnError"] },
+  },
+  ["name"],
+);
