@@ -15,7 +15,10 @@ const TEMPLATES = join(CHART, "templates");
 
 type Values = Record<string, unknown>;
 const readValues = (): Values => parse(readFileSync(join(CHART, "values.yaml"), "utf8")) as Values;
-const templateFiles = () => readdirSync(TEMPLATES).map((name) => ({ name, text: readFileSync(join(TEMPLATES, name), "utf8") }));
+const templateFiles = () =>
+  readdirSync(TEMPLATES, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => ({ name: entry.name, text: readFileSync(join(entry.parentPath, entry.name), "utf8") }));
 
 test("Chart.yaml and values.yaml parse; the chart is apiVersion v2 and its image tag is its appVersion", () => {
   const chart = parse(readFileSync(join(CHART, "Chart.yaml"), "utf8")) as Record<string, unknown>;

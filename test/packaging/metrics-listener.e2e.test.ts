@@ -38,10 +38,11 @@ test("metrics.listen: Prometheus scrapes the real sidecar on a second address th
       assert.match(response.headers.get("content-type") ?? "", /^text\/plain/);
       return response.text();
     };
-    const text = await waitFor(
+    const text: string = await waitFor(
       async () => {
         const t = await scrape();
-        return /^egress_license_state\{state="valid"\} 1$/m.test(t) && /^egress_records_sent_total\{stream="billing"\} 2$/m.test(t) && t;
+        const ready = /^egress_license_state\{state="valid"\} 1$/m.test(t) && /^egress_records_sent_total\{stream="billing"\} 2$/m.test(t);
+        return ready ? t : "";
       },
       15_000,
       "a valid license and 2 billing records delivered, on the metrics listener",
