@@ -10,7 +10,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 interface Service {
   command?: string[];
   environment?: Record<string, string>;
-  volumes?: string[];
+  volumes?: (string | { type: string; source: string; target: string; read_only?: boolean })[];
   read_only?: boolean;
   tmpfs?: string[];
   working_dir?: string;
@@ -27,6 +27,8 @@ const compose = () => parse(readFileSync(join(ROOT, "compose.yaml"), "utf8")) as
 
 function mounts(service: Service) {
   return (service.volumes ?? []).map((spec) => {
+    if (typeof spec === "object")
+      return { source: spec.source, target: spec.target, readOnly: spec.read_only === true, bind: spec.type === "bind" };
     const [source = "", target = "", mode] = spec.split(":");
     return { source, target, readOnly: mode === "ro", bind: source.startsWith(".") || source.startsWith("/") };
   });
@@ -133,8 +135,18 @@ test("compose.yaml, profile scale: beacon replicas share one PostgreSQL database
     "the database is the postgres service",
   );
   assert.ok(beacon.depends_on && "postgres" in beacon.depends_on);
-  const secret = beacon.environment?.BEACON_SIGNING_KEY_FILE?.replace("/run/secrets/", "");
-  assert.ok(secret && beacon.secrets?.includes(secret) && file.secrets?.[secret]?.file, "the signing key is a declared secret file");
+  const keyFile = beacon.environment?.BEACON_SIGNING_KEY_FILE;
+  const bound = (beacon.volumes ?? []).find((v) => typeof v === "object" && v.target === keyFile) as
+    | { type: string; source: string; read_only: boolean; bind?: { create_host_path?: boolean } }
+    | undefined;
+  assert.ok(bound, "the signing key file is bound where BEACON_SIGNING_KEY_FILE says");
+  assert.deepEqual(
+    [bound.type, bound.read_only, bound.bind?.create_host_path],
+    ["bind", true, false],
+    "read-only; a missing key fails `up`",
+  );
+  // compose checks every top-level secret's file on every command, warning on the default path when it is missing.
+  assert.equal(file.secrets, undefined, "no top-level secret file");
   assert.equal(configAndDataDir(beacon).dataDir, "/data/beacon");
 });
 
