@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { parse, stringify } from "yaml";
 import { Ajv } from "ajv";
 import { CHART_OWNED, SCHEMA_PATH, schemaText } from "../../scripts/helm-values-schema.ts";
-import { defines, render } from "./helm-subset.ts";
+import { find, helmTemplate } from "./helm-render.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const CHART = join(ROOT, "helm/egress-agent");
@@ -68,24 +68,11 @@ test("values.yaml mirrors config/egress.yaml: each key is chart-owned or under a
 
 /** templates/configmap.yaml rendered with `values`: the sidecar's egress.yaml text, as the ConfigMap carries it. */
 function renderConfigFile(values: Values): string {
-  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
-  const configmap = readFileSync(join(TEMPLATES, "configmap.yaml"), "utf8");
-  const manifest = render(
-    configmap,
-    { Values: values, Release: { Name: "test", Namespace: "default" } },
-    {
-      templates: defines(helpers),
-      // Names, labels and the render-time checks are beyond the subset and do not shape the config file.
-      stubs: {
-        "egress-agent.validateValues": "",
-        "egress-agent.fullname": "test-egress-agent",
-        "egress-agent.labels": "app.kubernetes.io/name: egress-agent",
-      },
-    },
+  const rendered = helmTemplate(
+    { ...values, image: { ...(values.image as Values), repository: "registry.test/egress-agent" } },
+    { skipSchema: true },
   );
-  const parsed = parse(manifest) as { kind: string; data: Record<string, string> };
-  assert.equal(parsed.kind, "ConfigMap");
-  const file = parsed.data["egress.yaml"];
+  const file = (find(rendered, "ConfigMap").data as Record<string, string>)["egress.yaml"];
   assert.ok(file, "the ConfigMap has an egress.yaml key");
   return file;
 }
