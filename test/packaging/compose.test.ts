@@ -208,3 +208,20 @@ test("compose.yaml: each try-out's command line gives the sidecar a config `egre
   assert.equal(refused.status, 2, refused.stderr);
   assert.match(refused.stderr, /beaconUrl: http:\/\/ to beacon:8080 would send the license key in clear/);
 });
+
+test("compose.yaml: nothing for compose to warn about on the default path (a fresh clone, only PLATFORM_LICENSE_KEY set)", () => {
+  const text = readFileSync(join(ROOT, "compose.yaml"), "utf8");
+  const file = parse(text) as Compose & {
+    version?: unknown;
+    secrets?: Record<string, { file?: string }>;
+    configs?: Record<string, { file?: string }>;
+  };
+  assert.equal(file.version, undefined, "`version` is obsolete: compose warns about it");
+  // compose reads every top-level secret and config file on every command, active profile or not.
+  for (const [name, entry] of Object.entries({ ...file.secrets, ...file.configs })) {
+    if (entry.file) assert.ok(existsSync(join(ROOT, entry.file)), `${name}: ${entry.file} is not in a fresh clone`);
+  }
+  // An unset variable without a default is a warning ("defaulting to a blank string").
+  const bare = [...text.replace(/^\s*#.*$/gm, "").matchAll(/\$\{(\w+)\}|\$(\w+)/g)].map((m) => m[0]);
+  assert.deepEqual(bare, [], "every variable has a default (:-) or a required message (:?)");
+});

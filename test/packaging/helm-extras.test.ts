@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parse } from "yaml";
 import { find, helmTemplate, type Manifest, type Values } from "./helm-render.ts";
+import { validatePod } from "./k8s-validate.ts";
 
 const IMAGE = { repository: "registry.test/egress-agent" };
 const ALL_MONITORING = {
@@ -35,6 +36,7 @@ test("metrics: the PodMonitor, the Service and ServiceMonitor, the rule and the 
   const rendered = helmTemplate({ image: IMAGE, standalone: { enabled: true }, metrics: ALL_MONITORING });
   const deployment = find(rendered, "Deployment");
   const pod = (deployment.spec as { template: { metadata: { labels: Record<string, string> }; spec: { containers: Values[] } } }).template;
+  validatePod(pod.spec);
   const container = pod.spec.containers[0]!;
   assert.deepEqual(container.ports, [{ name: "metrics", containerPort: 9464, protocol: "TCP" }]);
   const config = parse((find(rendered, "ConfigMap", "test-egress-agent").data as Record<string, string>)["egress.yaml"]!) as Values;
@@ -130,6 +132,13 @@ test("networkPolicy: egress to DNS, the beacon and the proxy only; in, the metri
     () => helmTemplate({ image: IMAGE, standalone: { enabled: true }, networkPolicy: { enabled: true } }),
     /networkPolicy\.beacon\.cidrs: give the beacon's addresses/,
   );
+  // Offline nothing leaves, so nothing is let out, not even DNS.
+  const offline = find(
+    helmTemplate({ image: IMAGE, standalone: { enabled: true }, offline: { enabled: true }, networkPolicy: { enabled: true } }),
+    "NetworkPolicy",
+  );
+  assert.deepEqual((offline.spec as Values).egress, []);
+  assert.deepEqual((offline.spec as Values).ingress, []);
 });
 
 test("helm test: a hook pod validates the release's own config and license mounts, and scrapes the metrics Service", () => {
@@ -142,6 +151,7 @@ test("helm test: a hook pod validates the release's own config and license mount
   assertObject(pod, "v1", "Pod");
   assert.equal((pod.metadata.annotations as Record<string, string>)["helm.sh/hook"], "test");
   const spec = pod.spec as { restartPolicy: string; containers: Values[]; volumes: Values[] };
+  validatePod(spec);
   assert.equal(spec.restartPolicy, "Never");
   const [validate, metrics] = spec.containers;
   assert.deepEqual(validate!.args, ["validate", "--config", "/etc/egress-agent/egress.yaml"]);
@@ -152,4 +162,12 @@ test("helm test: a hook pod validates the release's own config and license mount
   const service = find(rendered, "Service");
   assert.match(String((metrics!.args as string[])[0]), new RegExp(`http://${service.metadata.name}:9464/metrics`));
   assert.equal(helmTemplate({ image: IMAGE, tests: { enabled: false } }).documents.filter(({ doc }) => doc.kind === "Pod").length, 0);
+});
+
+test("NOTES.txt shows a platform's chart the includes for both sidecar forms and the checksum, and where metrics are", () => {
+  const notes = helmTemplate({ image: IMAGE, metrics: { enabled: true } }).notes;
+  assert.match(notes, /checksum\/egress-agent-config: \{\{ include "egress-agent\.configChecksum" \. \}\}/);
+  assert.match(notes, /initContainers:\n\s+\{\{- include "egress-agent\.initContainers" \. \| nindent 8 \}\}/);
+  assert.match(notes, /containers:\n\s+\{\{- include "egress-agent\.containers" \. \| nindent 8 \}\}/);
+  assert.match(notes, /GET \/metrics on the pod's address, port 9464/);
 });

@@ -4,44 +4,10 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { Ajv } from "ajv";
-import * as k8s from "../../scripts/k8s-definitions.ts";
 import { CHART, find, helmTemplate, type Manifest, type Values } from "./helm-render.ts";
+import { validatePod } from "./k8s-validate.ts";
 
 const IMAGE = { repository: "registry.test/egress-agent" };
-const ajv = new Ajv({ allErrors: true, strict: false });
-const checkers = { container: ajv.compile(k8s.Container), volume: ajv.compile(k8s.Volume) };
-
-/** The pod spec's containers and volumes against the Kubernetes definitions, and the API server's sidecar rules. */
-function validatePod(spec: Values): void {
-  const problems: string[] = [];
-  const containers = (spec.containers ?? []) as Values[];
-  const init = (spec.initContainers ?? []) as Values[];
-  for (const [list, items] of [
-    ["containers", containers],
-    ["initContainers", init],
-  ] as const) {
-    for (const [i, item] of items.entries()) {
-      if (!checkers.container(item)) problems.push(...checkers.container.errors!.map((e) => `${list}[${i}]${e.instancePath} ${e.message}`));
-      if (list === "containers" && item.restartPolicy !== undefined)
-        problems.push(`containers[${i}].restartPolicy: only an init container may have one`);
-      if (list === "initContainers" && item.restartPolicy !== "Always" && (item.startupProbe || item.livenessProbe || item.readinessProbe))
-        problems.push(`initContainers[${i}]: probes only on a restartable (native sidecar) init container`);
-    }
-  }
-  assert.ok(containers.length > 0, "a pod needs a container");
-  const volumes = (spec.volumes ?? []) as Values[];
-  for (const [i, volume] of volumes.entries()) {
-    if (!checkers.volume(volume)) problems.push(...checkers.volume.errors!.map((e) => `volumes[${i}]${e.instancePath} ${e.message}`));
-  }
-  const names = new Set(volumes.map((v) => v.name));
-  for (const item of [...containers, ...init]) {
-    for (const mount of (item.volumeMounts ?? []) as Values[])
-      if (!names.has(mount.name)) problems.push(`mount ${String(mount.name)}: no such volume`);
-  }
-  assert.deepEqual(problems, []);
-}
-
 const podSpec = (deployment: Manifest) => (deployment.spec as { template: { spec: Values } }).template.spec;
 const podMetadata = (deployment: Manifest) =>
   (deployment.spec as { template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } }).template
@@ -169,4 +135,22 @@ test("env values set with --set as booleans or numbers render as strings, in the
   assert.equal(list.EMPTY, "");
   const map = env({ commonEnv: { PHONE_HOME_USAGE_REPORTING_ENABLED: false, RETRIES: 5 } });
   assert.deepEqual([map.PHONE_HOME_USAGE_REPORTING_ENABLED, map.RETRIES], ["false", "5"]);
+});
+
+test("beside the platform, the PodMonitor selects the platform's pods (metrics.podSelector) and the sidecar's metrics port, in either form", () => {
+  for (const nativeSidecar of [false, true]) {
+    const rendered = renderParent({
+      "egress-agent": { nativeSidecar, metrics: { enabled: true, podSelector: { app: "platform" }, podMonitor: { enabled: true } } },
+    });
+    const deployment = find(rendered, "Deployment", "platform");
+    const spec = podSpec(deployment);
+    validatePod(spec);
+    const sidecar = [...((spec.initContainers as Values[] | null) ?? []), ...(spec.containers as Values[])].find(
+      (c) => c.name === "egress-agent",
+    )!;
+    assert.deepEqual(sidecar.ports, [{ name: "metrics", containerPort: 9464, protocol: "TCP" }]);
+    const selector = (find(rendered, "PodMonitor").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+    assert.deepEqual(selector, { app: "platform" });
+    assert.deepEqual(podMetadata(deployment).labels, { app: "platform" });
+  }
 });

@@ -56,6 +56,8 @@ export interface Rendered {
   documents: { source: string; doc: Manifest }[];
   /** The raw text by template. */
   texts: Record<string, string>;
+  /** NOTES.txt as `helm install` prints it. */
+  notes: string;
   /** Each chart's final values, by chart path ("egress-agent", "platform/charts/egress-agent"). */
   values: Record<string, Values>;
 }
@@ -72,7 +74,11 @@ export function helmTemplate(values: Values, options: { chart?: string; release?
     const chart = options.chart ?? CHART;
     const result = spawnSync(renderer(), [chart, options.release ?? "test", "default", file], { encoding: "utf8" });
     if (result.status !== 0) throw new Error(result.stderr.trim());
-    const out = JSON.parse(result.stdout) as { manifests: { source: string; content: string }[] | null; values: Record<string, Values> };
+    const out = JSON.parse(result.stdout) as {
+      manifests: { source: string; content: string }[] | null;
+      notes: string;
+      values: Record<string, Values>;
+    };
     if (!options.skipSchema) checkSchemas(chart, out.values);
     const documents: Rendered["documents"] = [];
     const texts: Record<string, string> = {};
@@ -84,7 +90,7 @@ export function helmTemplate(values: Values, options: { chart?: string; release?
         if (value) documents.push({ source, doc: value });
       }
     }
-    return { documents, texts, values: out.values };
+    return { documents, texts, notes: out.notes, values: out.values };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -230,8 +230,8 @@ func main() {
 			_, err = t.New(name).Parse(string(text))
 			check(err)
 			base := filepath.Base(rel)
-			if strings.HasPrefix(base, "_") || base == "NOTES.txt" {
-				continue
+			if strings.HasPrefix(base, "_") || (base == "NOTES.txt" && path != root.name) {
+				continue // Helm prints the top chart's notes only
 			}
 			jobs = append(jobs, job{name, values{
 				"Values": v, "Release": release, "Chart": chartMeta(c.meta), "Capabilities": capabilities,
@@ -249,7 +249,8 @@ func main() {
 		Content string `json:"content"`
 	}
 	out := struct {
-		Manifests []manifest          `json:"manifests"`
+		Manifests []manifest        `json:"manifests"`
+		Notes     string            `json:"notes"`
 		Values    map[string]values `json:"values"`
 	}{Values: chartValues}
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].name < jobs[j].name })
@@ -260,7 +261,9 @@ func main() {
 			os.Exit(1)
 		}
 		text := strings.ReplaceAll(buf.String(), "<no value>", "")
-		if strings.TrimSpace(text) != "" {
+		if strings.HasSuffix(j.name, "/NOTES.txt") {
+			out.Notes = text
+		} else if strings.TrimSpace(text) != "" {
 			out.Manifests = append(out.Manifests, manifest{j.name, text})
 		}
 	}
