@@ -77,7 +77,7 @@ function renderConfigFile(values: Values): string {
   return file;
 }
 
-/** The env the sidecar container gets from `values` (templates/_helpers.tpl egress-agent.sidecarContainer). */
+/** The env the sidecar container gets from `values` (templates/_sidecar.tpl egress-agent.sidecarContainer). */
 function chartEnv(values: Values): Record<string, string> {
   const env: Record<string, string> = { EGRESS_CONFIG: "/etc/egress-agent/egress.yaml" };
   const telemetry = ((values.config as Values | undefined)?.telemetry ?? {}) as Values;
@@ -92,7 +92,7 @@ function chartEnv(values: Values): Record<string, string> {
 }
 
 test("the sidecar template sets BEACON_*_ENABLED from config.telemetry and passes commonEnv and extraEnv", () => {
-  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
+  const helpers = readFileSync(join(TEMPLATES, "_sidecar.tpl"), "utf8");
   const container = /define "egress-agent.sidecarContainer.render"[\s\S]*?\n\{\{- end -\}\}/.exec(helpers)?.[0] ?? "";
   for (const [name, key] of [
     ["BEACON_LOGGING_ENABLED", "logs"],
@@ -108,7 +108,7 @@ test("the sidecar template sets BEACON_*_ENABLED from config.telemetry and passe
 });
 
 test("every file the rendered config names lies on a volume the sidecar mounts", () => {
-  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
+  const helpers = readFileSync(join(TEMPLATES, "_sidecar.tpl"), "utf8");
   const mounts = [...helpers.matchAll(/mountPath: (\S+)/g)].map((m) => m[1]!);
   const configmap = readFileSync(join(TEMPLATES, "configmap.yaml"), "utf8");
   assert.match(configmap, /^ {2}egress\.yaml: \|/m, "the ConfigMap key is egress.yaml");
