@@ -132,6 +132,10 @@ test("networkPolicy: egress to DNS, the beacon and the proxy only; in, the metri
     () => helmTemplate({ image: IMAGE, standalone: { enabled: true }, networkPolicy: { enabled: true } }),
     /networkPolicy\.beacon\.cidrs: give the beacon's addresses/,
   );
+  assert.throws(
+    () => helmTemplate({ image: IMAGE, networkPolicy: { enabled: true, beacon: { cidrs: ["203.0.113.10/32"] } } }),
+    /networkPolicy\.enabled: only with standalone\.enabled/,
+  );
   // Offline nothing leaves, so nothing is let out, not even DNS.
   const offline = find(
     helmTemplate({ image: IMAGE, standalone: { enabled: true }, offline: { enabled: true }, networkPolicy: { enabled: true } }),

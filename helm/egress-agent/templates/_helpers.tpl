@@ -101,6 +101,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- else if not (or .Values.license.existingSecret $licenseFromEnv) -}}
 {{- fail "license.existingSecret: required unless offline.enabled or PLATFORM_LICENSE_KEY is in commonEnv/extraEnv" -}}
 {{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.standalone.enabled) -}}
+{{- fail "networkPolicy.enabled: only with standalone.enabled; beside the platform a policy selects the platform's pods, so the platform's own policy must let the sidecar reach DNS, the beacon and the proxy" -}}
+{{- end -}}
 {{- if and .Values.networkPolicy.enabled (not .Values.offline.enabled) (not .Values.networkPolicy.beacon.cidrs) (not .Values.networkPolicy.proxy.cidrs) -}}
 {{- fail "networkPolicy.beacon.cidrs: give the beacon's addresses (or networkPolicy.proxy.cidrs): a NetworkPolicy cannot name a host, and without them the sidecar could reach no beacon" -}}
 {{- end -}}
