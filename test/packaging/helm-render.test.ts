@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -152,5 +152,43 @@ test("beside the platform, the PodMonitor selects the platform's pods (metrics.p
     const selector = (find(rendered, "PodMonitor").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
     assert.deepEqual(selector, { app: "platform" });
     assert.deepEqual(podMetadata(deployment).labels, { app: "platform" });
+  }
+});
+
+test("the pod template snippet the docs show renders in a platform's chart, in both forms", () => {
+  const root = new URL("../../", import.meta.url).pathname;
+  const docs = ["README.md", ...readdirSync(join(root, "docs"), { recursive: true }).map((f) => join("docs", String(f)))].filter((f) =>
+    f.endsWith(".md"),
+  );
+  const snippets = docs.flatMap((file) =>
+    [...readFileSync(join(root, file), "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .filter((y) => y.includes('include "egress-agent.containers"')),
+  );
+  assert.ok(snippets.length > 0, "the docs show how a platform's pod template includes the sidecar");
+  for (const snippet of snippets) {
+    const dir = mkdtempSync(join(tmpdir(), "egress-snippet-chart-"));
+    parents.push(dir);
+    cpSync(new URL("../fixtures/platform-chart", import.meta.url).pathname, dir, { recursive: true });
+    cpSync(CHART, join(dir, "charts/egress-agent"), { recursive: true });
+    // The snippet as the platform's Deployment, the platform's own container where the snippet says so.
+    const template = snippet
+      .replace(/^( *)# \.\.\. the platform's containers \.\.\.$/m, "$1- name: platform\n$1  image: registry.test/platform:1.0.0")
+      .replace(/^spec:.*$/m, "spec:\n  selector:\n    matchLabels: {app: platform}");
+    writeFileSync(
+      join(dir, "templates/deployment.yaml"),
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: platform\n${template}`,
+    );
+    for (const nativeSidecar of [false, true]) {
+      const rendered = helmTemplate({ "egress-agent": { nativeSidecar } }, { chart: dir, release: "prod" });
+      const deployment = find(rendered, "Deployment", "platform");
+      validatePod(podSpec(deployment));
+      const where = nativeSidecar ? "initContainers" : "containers";
+      assert.ok(
+        ((podSpec(deployment)[where] as Values[] | null) ?? []).some((c) => c.name === "egress-agent"),
+        `the sidecar in ${where}`,
+      );
+      assert.match(podMetadata(deployment).annotations["checksum/egress-agent-config"] ?? "", /^[0-9a-f]{64}$/);
+    }
   }
 });
