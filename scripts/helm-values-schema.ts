@@ -5,6 +5,7 @@
 import { writeFileSync } from "node:fs";
 import * as z from "zod";
 import { AgentConfigFile } from "../src/agent/config-schema.ts";
+import * as k8s from "./k8s-definitions.ts";
 
 /** Keys of egress.yaml that the chart writes itself (templates/_helpers.tpl refuses them under agent:). */
 export const CHART_OWNED = [
@@ -16,6 +17,7 @@ export const CHART_OWNED = [
   "beaconUrl",
   "instanceVersion",
   "config",
+  "metrics",
 ] as const;
 
 const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -26,21 +28,37 @@ const object = (properties: Record<string, unknown>, extra: Record<string, unkno
 });
 const string = { type: "string" };
 const boolean = { type: "boolean" };
-/** A Kubernetes object passed through as is (resources, securityContext, affinity, ...): its own API validates it. */
+/** A Kubernetes object passed through as is (annotations, node selectors): its own API validates it. */
 const kubernetes = { type: "object" };
-const list = { type: "array" };
 const nullableBoolean = { type: ["boolean", "null"] };
-/** Env entries: a list of EnvVars, or a map of name to a value or to an EnvVar's valueFrom. */
+const labels = { type: "object", additionalProperties: string };
+const listOf = (items: unknown) => ({ type: "array", items });
+/** Env entries: a list of EnvVars (a value set with --set as a number or boolean is rendered as a string), or a map of name to a value or to {valueFrom}. */
 const env = {
   anyOf: [
-    { type: "array", items: { type: "object", required: ["name"], properties: { name: string } } },
+    listOf({
+      ...k8s.EnvVar,
+      properties: { ...(k8s.EnvVar.properties as object), value: { type: ["string", "number", "boolean", "null"] } },
+    }),
     {
       type: "object",
-      additionalProperties: { anyOf: [{ type: ["string", "number", "boolean"] }, { type: "object", required: ["valueFrom"] }] },
+      additionalProperties: {
+        anyOf: [
+          { type: ["string", "number", "boolean"] },
+          { type: "object", additionalProperties: false, required: ["valueFrom"], properties: { valueFrom: k8s.EnvVarSource } },
+        ],
+      },
     },
     { type: "null" },
   ],
 };
+const labelSelector = object({ matchLabels: labels, matchExpressions: listOf(kubernetes) });
+const networkPolicyPeer = object({
+  ipBlock: object({ cidr: string, except: listOf(string) }, { required: ["cidr"] }),
+  namespaceSelector: labelSelector,
+  podSelector: labelSelector,
+});
+const monitor = object({ enabled: boolean, interval: string, labels });
 
 export function valuesSchema(): Record<string, unknown> {
   const agent = z.toJSONSchema(AgentConfigFile.omit(Object.fromEntries(CHART_OWNED.map((key) => [key, true])) as never), {
@@ -58,7 +76,8 @@ export function valuesSchema(): Record<string, unknown> {
       nameOverride: string,
       fullnameOverride: string,
       image: object({ repository: string, tag: { type: ["string", "number"] }, pullPolicy: { enum: ["Always", "IfNotPresent", "Never"] } }),
-      imagePullSecrets: list,
+      imagePullSecrets: listOf(k8s.LocalObjectReference),
+      nativeSidecar: boolean,
       beaconUrl: string,
       instanceVersion: string,
       config: object({ telemetry: object({ logs: nullableBoolean, metrics: nullableBoolean, traces: nullableBoolean }) }),
@@ -67,8 +86,8 @@ export function valuesSchema(): Record<string, unknown> {
       license: object({ existingSecret: string, secretKey: string }),
       offline: object({ enabled: boolean, licenseSecret: string, licenseSecretKey: string, publicKeySecretKey: string }),
       agent: { ...agent, default: undefined },
-      extraVolumes: list,
-      extraVolumeMounts: list,
+      extraVolumes: listOf(k8s.Volume),
+      extraVolumeMounts: listOf(k8s.VolumeMount),
       persistence: object({
         enabled: boolean,
         claimTemplate: boolean,
@@ -78,18 +97,40 @@ export function valuesSchema(): Record<string, unknown> {
         size: { type: ["string", "number"] },
       }),
       tmp: object({ sizeLimit: { type: ["string", "number"] } }),
-      resources: kubernetes,
-      securityContext: kubernetes,
-      probes: object({ liveness: kubernetes, readiness: kubernetes }),
+      resources: k8s.ResourceRequirements,
+      securityContext: k8s.SecurityContext,
+      probes: object({ startup: k8s.ProbeTiming, liveness: k8s.ProbeTiming, readiness: k8s.ProbeTiming }),
       standalone: object({
         enabled: boolean,
         podAnnotations: kubernetes,
-        podSecurityContext: kubernetes,
+        podSecurityContext: k8s.PodSecurityContext,
         terminationGracePeriodSeconds: { type: "integer", minimum: 0 },
         nodeSelector: kubernetes,
-        tolerations: list,
-        affinity: kubernetes,
+        tolerations: listOf(k8s.Toleration),
+        affinity: k8s.Affinity,
       }),
+      metrics: object({
+        enabled: boolean,
+        port: { type: "integer", minimum: 1, maximum: 65535 },
+        podSelector: labels,
+        podMonitor: monitor,
+        serviceMonitor: monitor,
+        prometheusRule: object({
+          enabled: boolean,
+          labels,
+          billingBacklogAgeSeconds: { type: "number", exclusiveMinimum: 0 },
+          dataDirFreeRatio: { type: "number", exclusiveMinimum: 0, maximum: 1 },
+        }),
+        dashboard: object({ enabled: boolean, labels, annotations: labels }),
+      }),
+      networkPolicy: object({
+        enabled: boolean,
+        dns: object({ to: listOf(networkPolicyPeer) }),
+        beacon: object({ cidrs: listOf(string), port: { type: "integer", minimum: 1, maximum: 65535 } }),
+        proxy: object({ cidrs: listOf(string), port: { type: "integer", minimum: 1, maximum: 65535 } }),
+        metricsFrom: listOf(networkPolicyPeer),
+      }),
+      tests: object({ enabled: boolean }),
     }),
   };
 }

@@ -53,6 +53,8 @@ export const AgentConfigFile = z.strictObject({
     })
     .prefault({}),
   listen: ListenAddress.prefault("127.0.0.1:4318"),
+  // A second listener serving GET /metrics alone (e.g. 0.0.0.0:9464 for Prometheus on the pod's address); "" for none.
+  metrics: z.strictObject({ listen: z.union([z.literal(""), ListenAddress]).default("") }).prefault({}),
   dataDir: z.string().min(1).default("./data"),
   intervals: z
     .strictObject({

@@ -206,6 +206,10 @@ function checkTogether(
     const missing = UsageMeasures.keyof().options.filter((measure) => !config.usage.postgres.queries[measure]);
     if (missing.length > 0) problems.push(`usage.postgres.queries: a query is required for every measure; missing ${missing.join(", ")}`);
   }
+  const metricsListen = config.metrics.listen;
+  if (metricsListen && metricsListen.port !== 0 && metricsListen.port === config.listen.port && metricsListen.host === config.listen.host) {
+    problems.push("metrics.listen: must differ from listen (the local API already serves /metrics there)");
+  }
   if (config.retry.minBackoff > config.retry.maxBackoff) problems.push("retry.minBackoff: must not exceed retry.maxBackoff");
   return { licenseKey, extraCa, problems };
 }

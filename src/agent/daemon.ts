@@ -8,6 +8,7 @@ import { startOfflineEgress } from "./parts/egress-offline.ts";
 import { startOnlineEgress } from "./parts/egress-online.ts";
 import type { Egress } from "./parts/egress.ts";
 import { LocalApi } from "./parts/local-api.ts";
+import { startMetricsListener } from "./parts/metrics-listener.ts";
 import { startOwnTelemetry } from "./parts/own-telemetry.ts";
 import { openStorage } from "./parts/storage.ts";
 import { STREAMS } from "./storage/outbox.ts";
@@ -43,9 +44,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
     const { outbox } = storage;
     let egress: Egress | undefined;
     const health = new Map(STREAMS.map((stream) => [stream, new StreamHealth(logger, stream, now)]));
-    const metrics = new AgentMetrics(outbox, STREAMS, () => egress!.license.status(), now, config.offline.enabled);
+    const metrics = new AgentMetrics(outbox, STREAMS, () => egress?.license.status(), now, config.offline.enabled);
+    metrics.dataDir(() => storage.space.volume());
     const localApi = new LocalApi(config, logger, metrics);
     closers.add(() => localApi.close());
+    if (config.metrics.listen) {
+      // Closed after the drain (closers run in reverse): the last figures stay scrapeable while the shippers finish.
+      const listener = await startMetricsListener(config.metrics.listen, { metrics, logger });
+      closers.add(() => listener.close());
+      logger.info({ url: listener.url }, "metrics listening");
+    }
     const pushed = config.usageReporting && config.usage.source === "push" ? new PushedMeasures(outbox) : undefined;
     egress = config.offline.enabled
       ? await startOfflineEgress(config, { logger, now })

@@ -10,7 +10,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 interface Service {
   command?: string[];
   environment?: Record<string, string>;
-  volumes?: string[];
+  volumes?: (string | { type: string; source: string; target: string; read_only?: boolean })[];
   read_only?: boolean;
   tmpfs?: string[];
   working_dir?: string;
@@ -27,6 +27,8 @@ const compose = () => parse(readFileSync(join(ROOT, "compose.yaml"), "utf8")) as
 
 function mounts(service: Service) {
   return (service.volumes ?? []).map((spec) => {
+    if (typeof spec === "object")
+      return { source: spec.source, target: spec.target, readOnly: spec.read_only === true, bind: spec.type === "bind" };
     const [source = "", target = "", mode] = spec.split(":");
     return { source, target, readOnly: mode === "ro", bind: source.startsWith(".") || source.startsWith("/") };
   });
@@ -133,8 +135,18 @@ test("compose.yaml, profile scale: beacon replicas share one PostgreSQL database
     "the database is the postgres service",
   );
   assert.ok(beacon.depends_on && "postgres" in beacon.depends_on);
-  const secret = beacon.environment?.BEACON_SIGNING_KEY_FILE?.replace("/run/secrets/", "");
-  assert.ok(secret && beacon.secrets?.includes(secret) && file.secrets?.[secret]?.file, "the signing key is a declared secret file");
+  const keyFile = beacon.environment?.BEACON_SIGNING_KEY_FILE;
+  const bound = (beacon.volumes ?? []).find((v) => typeof v === "object" && v.target === keyFile) as
+    | { type: string; source: string; read_only: boolean; bind?: { create_host_path?: boolean } }
+    | undefined;
+  assert.ok(bound, "the signing key file is bound where BEACON_SIGNING_KEY_FILE says");
+  assert.deepEqual(
+    [bound.type, bound.read_only, bound.bind?.create_host_path],
+    ["bind", true, false],
+    "read-only; a missing key fails `up`",
+  );
+  // compose checks every top-level secret's file on every command, warning on the default path when it is missing.
+  assert.equal(file.secrets, undefined, "no top-level secret file");
   assert.equal(configAndDataDir(beacon).dataDir, "/data/beacon");
 });
 
@@ -195,4 +207,21 @@ test("compose.yaml: each try-out's command line gives the sidecar a config `egre
   const refused = validate({ BEACON_URL: "http://beacon:8080", PLATFORM_LICENSE_KEY: "lic-demo-0000-0000-0000-000000000000" });
   assert.equal(refused.status, 2, refused.stderr);
   assert.match(refused.stderr, /beaconUrl: http:\/\/ to beacon:8080 would send the license key in clear/);
+});
+
+test("compose.yaml: nothing for compose to warn about on the default path (a fresh clone, only PLATFORM_LICENSE_KEY set)", () => {
+  const text = readFileSync(join(ROOT, "compose.yaml"), "utf8");
+  const file = parse(text) as Compose & {
+    version?: unknown;
+    secrets?: Record<string, { file?: string }>;
+    configs?: Record<string, { file?: string }>;
+  };
+  assert.equal(file.version, undefined, "`version` is obsolete: compose warns about it");
+  // compose reads every top-level secret and config file on every command, active profile or not.
+  for (const [name, entry] of Object.entries({ ...file.secrets, ...file.configs })) {
+    if (entry.file) assert.ok(existsSync(join(ROOT, entry.file)), `${name}: ${entry.file} is not in a fresh clone`);
+  }
+  // An unset variable without a default is a warning ("defaulting to a blank string").
+  const bare = [...text.replace(/^\s*#.*$/gm, "").matchAll(/\$\{(\w+)\}|\$(\w+)/g)].map((m) => m[0]);
+  assert.deepEqual(bare, [], "every variable has a default (:-) or a required message (:?)");
 });

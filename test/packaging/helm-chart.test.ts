@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { parse, stringify } from "yaml";
 import { Ajv } from "ajv";
 import { CHART_OWNED, SCHEMA_PATH, schemaText } from "../../scripts/helm-values-schema.ts";
-import { defines, render } from "./helm-subset.ts";
+import { find, helmTemplate } from "./helm-render.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const CHART = join(ROOT, "helm/egress-agent");
@@ -15,7 +15,10 @@ const TEMPLATES = join(CHART, "templates");
 
 type Values = Record<string, unknown>;
 const readValues = (): Values => parse(readFileSync(join(CHART, "values.yaml"), "utf8")) as Values;
-const templateFiles = () => readdirSync(TEMPLATES).map((name) => ({ name, text: readFileSync(join(TEMPLATES, name), "utf8") }));
+const templateFiles = () =>
+  readdirSync(TEMPLATES, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => ({ name: entry.name, text: readFileSync(join(entry.parentPath, entry.name), "utf8") }));
 
 test("Chart.yaml and values.yaml parse; the chart is apiVersion v2 and its image tag is its appVersion", () => {
   const chart = parse(readFileSync(join(CHART, "Chart.yaml"), "utf8")) as Record<string, unknown>;
@@ -65,29 +68,16 @@ test("values.yaml mirrors config/egress.yaml: each key is chart-owned or under a
 
 /** templates/configmap.yaml rendered with `values`: the sidecar's egress.yaml text, as the ConfigMap carries it. */
 function renderConfigFile(values: Values): string {
-  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
-  const configmap = readFileSync(join(TEMPLATES, "configmap.yaml"), "utf8");
-  const manifest = render(
-    configmap,
-    { Values: values, Release: { Name: "test", Namespace: "default" } },
-    {
-      templates: defines(helpers),
-      // Names, labels and the render-time checks are beyond the subset and do not shape the config file.
-      stubs: {
-        "egress-agent.validateValues": "",
-        "egress-agent.fullname": "test-egress-agent",
-        "egress-agent.labels": "app.kubernetes.io/name: egress-agent",
-      },
-    },
+  const rendered = helmTemplate(
+    { ...values, image: { ...(values.image as Values), repository: "registry.test/egress-agent" } },
+    { skipSchema: true },
   );
-  const parsed = parse(manifest) as { kind: string; data: Record<string, string> };
-  assert.equal(parsed.kind, "ConfigMap");
-  const file = parsed.data["egress.yaml"];
+  const file = (find(rendered, "ConfigMap").data as Record<string, string>)["egress.yaml"];
   assert.ok(file, "the ConfigMap has an egress.yaml key");
   return file;
 }
 
-/** The env the sidecar container gets from `values` (templates/_helpers.tpl egress-agent.sidecarContainer). */
+/** The env the sidecar container gets from `values` (templates/_sidecar.tpl egress-agent.sidecarContainer). */
 function chartEnv(values: Values): Record<string, string> {
   const env: Record<string, string> = { EGRESS_CONFIG: "/etc/egress-agent/egress.yaml" };
   const telemetry = ((values.config as Values | undefined)?.telemetry ?? {}) as Values;
@@ -102,7 +92,7 @@ function chartEnv(values: Values): Record<string, string> {
 }
 
 test("the sidecar template sets BEACON_*_ENABLED from config.telemetry and passes commonEnv and extraEnv", () => {
-  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
+  const helpers = readFileSync(join(TEMPLATES, "_sidecar.tpl"), "utf8");
   const container = /define "egress-agent.sidecarContainer.render"[\s\S]*?\n\{\{- end -\}\}/.exec(helpers)?.[0] ?? "";
   for (const [name, key] of [
     ["BEACON_LOGGING_ENABLED", "logs"],
@@ -118,7 +108,7 @@ test("the sidecar template sets BEACON_*_ENABLED from config.telemetry and passe
 });
 
 test("every file the rendered config names lies on a volume the sidecar mounts", () => {
-  const helpers = readFileSync(join(TEMPLATES, "_helpers.tpl"), "utf8");
+  const helpers = readFileSync(join(TEMPLATES, "_sidecar.tpl"), "utf8");
   const mounts = [...helpers.matchAll(/mountPath: (\S+)/g)].map((m) => m[1]!);
   const configmap = readFileSync(join(TEMPLATES, "configmap.yaml"), "utf8");
   assert.match(configmap, /^ {2}egress\.yaml: \|/m, "the ConfigMap key is egress.yaml");

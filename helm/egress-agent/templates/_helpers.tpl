@@ -1,6 +1,6 @@
 {{/*
-Named templates. The sidecar ones (egress-agent.sidecarContainer, egress-agent.sidecarVolumes,
-egress-agent.volumeClaimTemplate) are called with a chart's root context: this chart's own (templates/deployment.yaml)
+Named templates. The sidecar ones (_sidecar.tpl: egress-agent.containers, .initContainers, .sidecarContainer,
+.sidecarVolumes, .volumeClaimTemplate, .configChecksum) are called with a chart's root context: this chart's own (templates/deployment.yaml)
 or, from a parent chart that has this one as dependency "egress-agent", the parent's `.`, whose values for this chart
 are under .Values "egress-agent" (Helm merges this chart's defaults into them). A dependency with an alias passes
 (dict "Values" (index .Values "ALIAS") "Release" .Release). They read only .Values and .Release, so they name the
@@ -51,7 +51,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (toString .Values.image.tag) -}}
 {{- end -}}
 
-{{/* commonEnv and extraEnv as EnvVar lists: a list is taken as is; a map NAME: value (or NAME: {valueFrom: ...}) becomes one. */}}
+{{/* commonEnv and extraEnv as EnvVar lists, values as strings: a list of EnvVars, or a map NAME: value (or NAME: {valueFrom: ...}). */}}
 {{- define "egress-agent.envList" -}}
 {{- if kindIs "map" . -}}
 {{- range $name, $value := . }}
@@ -63,15 +63,25 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 {{- else if . -}}
-{{ toYaml . }}
+{{- range . }}
+- name: {{ .name }}
+{{- if not (kindIs "invalid" .value) }}
+  {{- /* `--set extraEnv[0].value=false` gives a boolean (a number likewise): Kubernetes takes only strings. */}}
+  value: {{ .value | toString | quote }}
+{{- end }}
+{{- with .valueFrom }}
+  valueFrom:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
 {{- end -}}
 {{- end -}}
 
 {{/* Render-time checks: a wrong value fails `helm install` with a message instead of a crash-looping sidecar. */}}
 {{- define "egress-agent.validateValues" -}}
-{{- range $key := list "listen" "dataDir" "licenseKey" "licenseKeyFile" "offline" "beaconUrl" "instanceVersion" "config" -}}
+{{- range $key := list "listen" "dataDir" "licenseKey" "licenseKeyFile" "offline" "beaconUrl" "instanceVersion" "config" "metrics" -}}
 {{- if hasKey ($.Values.agent | default dict) $key -}}
-{{- fail (printf "agent.%s: the chart sets this key (mounts, probes and secrets depend on it); use the top-level values beaconUrl, instanceVersion, config.telemetry, license.*, offline.*" $key) -}}
+{{- fail (printf "agent.%s: the chart sets this key (mounts, probes and secrets depend on it); use the top-level values beaconUrl, instanceVersion, config.telemetry, license.*, offline.*, metrics.*" $key) -}}
 {{- end -}}
 {{- end -}}
 {{- $licenseFromEnv := false -}}
@@ -90,6 +100,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- else if not (or .Values.license.existingSecret $licenseFromEnv) -}}
 {{- fail "license.existingSecret: required unless offline.enabled or PLATFORM_LICENSE_KEY is in commonEnv/extraEnv" -}}
+{{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.standalone.enabled) -}}
+{{- fail "networkPolicy.enabled: only with standalone.enabled; beside the platform a policy selects the platform's pods, so the platform's own policy must let the sidecar reach DNS, the beacon and the proxy" -}}
+{{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.offline.enabled) (not .Values.networkPolicy.beacon.cidrs) (not .Values.networkPolicy.proxy.cidrs) -}}
+{{- fail "networkPolicy.beacon.cidrs: give the beacon's addresses (or networkPolicy.proxy.cidrs): a NetworkPolicy cannot name a host, and without them the sidecar could reach no beacon" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled: needs metrics.enabled (the listener it scrapes)" -}}
+{{- end -}}
+{{- if and .Values.metrics.podMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.podMonitor.enabled: needs metrics.enabled (the listener it scrapes)" -}}
 {{- end -}}
 {{- if and .Values.standalone.enabled .Values.persistence.claimTemplate -}}
 {{- fail "persistence.claimTemplate: only for a StatefulSet of the platform's; the standalone Deployment needs persistence.enabled or an emptyDir" -}}
@@ -115,155 +137,20 @@ offline:
 {{- else if .Values.license.existingSecret }}
 licenseKeyFile: /var/run/secrets/egress-agent/license-key
 {{- end }}
+{{- if .Values.metrics.enabled }}
+metrics:
+  listen: {{ printf "0.0.0.0:%v" .Values.metrics.port | quote }}
+{{- end }}
 {{- if .Values.agent }}
 {{ toYaml .Values.agent }}
 {{- end }}
 {{- end -}}
 
-{{/* An exec probe: node inside the container asks the loopback-only API (kubelet HTTP probes come from the node). */}}
-{{- define "egress-agent.probeCommand" -}}
-- node
-- -e
-- {{ printf "fetch('http://127.0.0.1:4318%s').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" . | quote }}
+{{/* The pods Prometheus scrapes: metrics.podSelector, or the standalone Deployment's. */}}
+{{- define "egress-agent.metricsPodSelector" -}}
+{{- if .Values.metrics.podSelector -}}
+{{ toYaml .Values.metrics.podSelector }}
+{{- else -}}
+{{ include "egress-agent.selectorLabels" . }}
 {{- end -}}
-
-{{/*
-The sidecar container, a list item for a pod's `containers:` (or `initContainers:` with restartPolicy Always, a
-native sidecar on Kubernetes 1.29+). The pod also needs egress-agent.sidecarVolumes.
-*/}}
-{{- define "egress-agent.sidecarContainer" -}}
-{{- include "egress-agent.sidecarContainer.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
-{{- end -}}
-
-{{- define "egress-agent.sidecarContainer.render" -}}
-- name: egress-agent
-  image: {{ include "egress-agent.image" . | quote }}
-  imagePullPolicy: {{ .Values.image.pullPolicy }}
-  args: ["start"]
-  env:
-    - name: EGRESS_CONFIG
-      value: /etc/egress-agent/egress.yaml
-    {{- with .Values.config.telemetry }}
-    {{- if not (kindIs "invalid" .logs) }}
-    - name: BEACON_LOGGING_ENABLED
-      value: {{ .logs | quote }}
-    {{- end }}
-    {{- if not (kindIs "invalid" .metrics) }}
-    - name: BEACON_METRICS_ENABLED
-      value: {{ .metrics | quote }}
-    {{- end }}
-    {{- if not (kindIs "invalid" .traces) }}
-    - name: BEACON_TRACING_ENABLED
-      value: {{ .traces | quote }}
-    {{- end }}
-    {{- end }}
-    {{- with .Values.commonEnv }}
-    {{- include "egress-agent.envList" . | nindent 4 }}
-    {{- end }}
-    {{- with .Values.extraEnv }}
-    {{- include "egress-agent.envList" . | nindent 4 }}
-    {{- end }}
-  volumeMounts:
-    - name: egress-agent-config
-      mountPath: /etc/egress-agent
-      readOnly: true
-    - name: egress-agent-data
-      mountPath: /data
-    - name: egress-agent-tmp
-      mountPath: /tmp
-    {{- if .Values.offline.enabled }}
-    - name: egress-agent-offline
-      mountPath: /var/run/secrets/egress-agent-offline
-      readOnly: true
-    {{- else if .Values.license.existingSecret }}
-    - name: egress-agent-license
-      mountPath: /var/run/secrets/egress-agent
-      readOnly: true
-    {{- end }}
-    {{- with .Values.extraVolumeMounts }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
-  # No containerPort: the API listens on the pod's loopback only (the instance container reaches 127.0.0.1:4318).
-  livenessProbe:
-    exec:
-      command:
-        {{- include "egress-agent.probeCommand" "/healthz" | nindent 8 }}
-    {{- toYaml .Values.probes.liveness | nindent 4 }}
-  readinessProbe:
-    exec:
-      command:
-        {{- include "egress-agent.probeCommand" "/readyz" | nindent 8 }}
-    {{- toYaml .Values.probes.readiness | nindent 4 }}
-  resources:
-    {{- toYaml .Values.resources | nindent 4 }}
-  securityContext:
-    {{- toYaml .Values.securityContext | nindent 4 }}
-{{- end -}}
-
-{{/* The volumes the sidecar container mounts, list items for the pod's `volumes:`. */}}
-{{- define "egress-agent.sidecarVolumes" -}}
-{{- include "egress-agent.sidecarVolumes.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
-{{- end -}}
-
-{{- define "egress-agent.sidecarVolumes.render" -}}
-- name: egress-agent-config
-  configMap:
-    name: {{ include "egress-agent.fullname" . }}
-- name: egress-agent-tmp
-  emptyDir:
-    sizeLimit: {{ .Values.tmp.sizeLimit }}
-{{- if not .Values.persistence.claimTemplate }}
-- name: egress-agent-data
-  {{- if .Values.persistence.enabled }}
-  persistentVolumeClaim:
-    claimName: {{ .Values.persistence.existingClaim | default (printf "%s-data" (include "egress-agent.fullname" .)) }}
-  {{- else }}
-  emptyDir: {}
-  {{- end }}
-{{- end }}
-{{- if .Values.offline.enabled }}
-- name: egress-agent-offline
-  secret:
-    secretName: {{ .Values.offline.licenseSecret }}
-    defaultMode: 0444
-    items:
-      - key: {{ .Values.offline.licenseSecretKey }}
-        path: license.jwt
-      - key: {{ .Values.offline.publicKeySecretKey }}
-        path: vendor.pem
-{{- else if .Values.license.existingSecret }}
-- name: egress-agent-license
-  secret:
-    secretName: {{ .Values.license.existingSecret }}
-    defaultMode: 0444
-    items:
-      - key: {{ .Values.license.secretKey }}
-        path: license-key
-{{- end }}
-{{- with .Values.extraVolumes }}
-{{ toYaml . }}
-{{- end }}
-{{- end -}}
-
-{{- define "egress-agent.pvcSpec" -}}
-accessModes:
-  {{- toYaml .Values.persistence.accessModes | nindent 2 }}
-{{- with .Values.persistence.storageClass }}
-storageClassName: {{ . | quote }}
-{{- end }}
-resources:
-  requests:
-    storage: {{ .Values.persistence.size }}
-{{- end -}}
-
-{{/* A list item for a StatefulSet's volumeClaimTemplates (with persistence.claimTemplate: true): one outbox per pod. */}}
-{{- define "egress-agent.volumeClaimTemplate" -}}
-{{- include "egress-agent.volumeClaimTemplate.render" (merge (include "egress-agent.scope" . | fromYaml) (dict "Release" .Release)) -}}
-{{- end -}}
-
-{{- define "egress-agent.volumeClaimTemplate.render" -}}
-- metadata:
-    name: egress-agent-data
-  spec:
-    {{- include "egress-agent.pvcSpec" . | nindent 4 }}
 {{- end -}}

@@ -25,7 +25,13 @@ export class AgentMetrics {
 
   /** `now`: the clock the outbox stamps records with (the sidecar's injected clock). */
   /** `offline`: nothing waits to be sent; what the outbox holds is kept for export (state `kept_for_export`). */
-  constructor(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus, now: () => number = Date.now, offline = false) {
+  constructor(
+    outbox: Outbox,
+    streams: readonly Stream[],
+    license: () => LicenseStatus | undefined,
+    now: () => number = Date.now,
+    offline = false,
+  ) {
     const registers = [this.registry];
     this.#received = new Counter({
       name: "egress_telemetry_received_items_total",
@@ -80,7 +86,7 @@ export class AgentMetrics {
       labelNames: ["state"],
       registers,
       collect() {
-        const current = license().state;
+        const current = license()?.state ?? "unverified"; // scraped on metrics.listen before the license part started
         for (const state of LicenseState.options) this.set({ state }, state === current ? 1 : 0);
       },
     });
@@ -89,7 +95,7 @@ export class AgentMetrics {
       help: "When the current license token (online) or offline license expires, Unix seconds; 0 when unknown",
       registers,
       collect() {
-        const expiresAt = license().expiresAt;
+        const expiresAt = license()?.expiresAt;
         this.set(expiresAt ? Date.parse(expiresAt) / 1000 : 0);
       },
     });
@@ -154,6 +160,29 @@ export class AgentMetrics {
       registers,
       collect() {
         for (const [budget, held] of Object.entries(load().bodyBytesByBudget)) this.set({ budget }, held);
+      },
+    });
+  }
+
+  /** The data dir's volume, so an operator is warned before billing intake stops at the reserve (507). */
+  dataDir(volume: () => { sizeBytes: number; freeBytes: number } | undefined): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: "egress_data_dir_size_bytes",
+      help: "Size of the file system holding the data dir (the outbox)",
+      registers,
+      collect() {
+        const now = volume();
+        if (now) this.set(now.sizeBytes);
+      },
+    });
+    new Gauge({
+      name: "egress_data_dir_free_bytes",
+      help: "Bytes the sidecar may still write on the data dir's file system; billing intake stops below 16 MiB",
+      registers,
+      collect() {
+        const now = volume();
+        if (now) this.set(now.freeBytes);
       },
     });
   }

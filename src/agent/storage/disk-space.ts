@@ -30,12 +30,12 @@ export class DataDirSpace {
   readonly #dataDir: string;
   readonly #logger: Logger;
   readonly #reserveBytes: number;
-  readonly #statfs: (path: string) => { bavail: number; bsize: number };
+  readonly #statfs: (path: string) => { bavail: number; bsize: number; blocks?: number };
   #level: Level = "room";
 
   constructor(
     dataDir: string,
-    options: { logger: Logger; reserveBytes?: number; statfs?: (path: string) => { bavail: number; bsize: number } },
+    options: { logger: Logger; reserveBytes?: number; statfs?: (path: string) => { bavail: number; bsize: number; blocks?: number } },
   ) {
     this.#dataDir = dataDir;
     this.#logger = options.logger;
@@ -50,6 +50,17 @@ export class DataDirSpace {
       return Number(stats.bavail) * Number(stats.bsize);
     } catch {
       return Infinity; // no answer: intake goes on, and a write that does not fit is still a 507 (SQLITE_FULL)
+    }
+  }
+
+  /** The data dir volume's size and what an unprivileged writer may still use of it, for /metrics; undefined when unknown. */
+  volume(): { sizeBytes: number; freeBytes: number } | undefined {
+    try {
+      const stats = this.#statfs(this.#dataDir);
+      if (stats.blocks === undefined) return undefined;
+      return { sizeBytes: Number(stats.blocks) * Number(stats.bsize), freeBytes: Number(stats.bavail) * Number(stats.bsize) };
+    } catch {
+      return undefined;
     }
   }
 
