@@ -3,7 +3,7 @@ import { EventStream, NamedEvent } from "../http/exchange.ts";
 import { MessageSendParams, RpcErrorCode, RpcRequest, TaskIdParams, TaskQueryParams, type RpcId } from "../protocol/a2a.ts";
 import { toValidationErrors, type ValidationError } from "../protocol/validation-error.ts";
 import type { Assistant } from "./graph-config.ts";
-import { invalidParams, RpcError, TaskEndedError } from "./rpc-error.ts";
+import { invalidParams, RpcError } from "./rpc-error.ts";
 import { withHistory, type RunTrace, type TaskRunner } from "./task-runner.ts";
 
 /** A2A v0.3 methods this server does not offer, and the error each answers (not -32601: they are A2A's). */
@@ -80,48 +80,39 @@ export async function dispatch(
   trace: RunTrace,
 ): Promise<{ result: unknown } | EventStream> {
   const id = request.id ?? null;
-  try {
-    switch (request.method) {
-      case "message/send": {
+  switch (request.method) {
+    case "message/send": {
+      const params = parseParams(MessageSendParams, request.params);
+      refusePushNotifications(params);
+      const run = await runner.start(assistant, params, trace, "new-task");
+      if (params.configuration?.blocking === false) return { result: run.task };
+      return { result: withHistory(await run.done, params.configuration?.historyLength) };
+    }
+    case "message/stream":
+      return await streamed(id, async () => {
         const params = parseParams(MessageSendParams, request.params);
         refusePushNotifications(params);
-        const run = await runner.start(assistant, params, trace);
-        if (params.configuration?.blocking === false) return { result: run.task };
-        return { result: withHistory(await run.done, params.configuration?.historyLength) };
-      }
-      case "message/stream":
-        return await streamed(id, async () => {
-          const params = parseParams(MessageSendParams, request.params);
-          refusePushNotifications(params);
-          return (await runner.start(assistant, params, trace)).events();
-        });
-      case "tasks/get": {
-        const params = parseParams(TaskQueryParams, request.params);
-        return { result: await runner.get(assistant, params.id, params.historyLength) };
-      }
-      case "tasks/resubscribe":
-        return await streamed(id, () => runner.resubscribe(assistant, parseParams(TaskIdParams, request.params).id));
-      case "tasks/cancel": {
-        const params = parseParams(TaskIdParams, request.params);
-        return { result: await runner.cancel(assistant, params.id) };
-      }
-      default: {
-        const unsupported = UNSUPPORTED_METHODS.get(request.method);
-        if (unsupported) throw unsupported;
-        throw new RpcError(
-          RpcErrorCode.methodNotFound,
-          `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe (A2A v0.3) and SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A v1.0)`,
-        );
-      }
+        return (await runner.start(assistant, params, trace, "new-task")).events();
+      });
+    case "tasks/get": {
+      const params = parseParams(TaskQueryParams, request.params);
+      return { result: await runner.get(assistant, params.id, params.historyLength) };
     }
-  } catch (err) {
-    throw asV03Error(err);
+    case "tasks/resubscribe":
+      return await streamed(id, () => runner.resubscribe(assistant, parseParams(TaskIdParams, request.params).id));
+    case "tasks/cancel": {
+      const params = parseParams(TaskIdParams, request.params);
+      return { result: await runner.cancel(assistant, params.id) };
+    }
+    default: {
+      const unsupported = UNSUPPORTED_METHODS.get(request.method);
+      if (unsupported) throw unsupported;
+      throw new RpcError(
+        RpcErrorCode.methodNotFound,
+        `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe (A2A v0.3) and SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A v1.0)`,
+      );
+    }
   }
-}
-
-/** v0.3 words one refusal differently from v1.0: a message to a task that ended is an invalid request there. */
-function asV03Error(err: unknown): unknown {
-  return err instanceof TaskEndedError ? new RpcError(RpcErrorCode.invalidRequest, err.message) : err;
 }
 
 /** The events `start` gives as JSON-RPC responses, or, when it throws an RpcError, that error as the stream's one event. */
@@ -130,11 +121,10 @@ async function streamed(id: RpcId | null, start: () => Promise<AsyncIterable<unk
   try {
     events = await start();
   } catch (err) {
-    const error = asV03Error(err);
-    if (!(error instanceof RpcError)) throw error;
+    if (!(err instanceof RpcError)) throw err;
     return new EventStream(
       (async function* () {
-        yield new NamedEvent("error", rpcError(id, error));
+        yield new NamedEvent("error", rpcError(id, err));
       })(),
     );
   }

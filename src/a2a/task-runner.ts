@@ -18,7 +18,7 @@ import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutput
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { abortLost, cancelElsewhere, endRun, publisher, runningElsewhere } from "./replica-runs.ts";
-import { contextFor } from "./task-context.ts";
+import { contextFor, type EndedTaskPolicy } from "./task-context.ts";
 import { failureText } from "./task-end.ts";
 import { ContextBusyError, type Lease, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
@@ -98,14 +98,17 @@ export class TaskRunner {
     options.bus?.onCancel((taskId) => this.#active.get(taskId)?.abort.abort());
   }
 
-  /** Validates the message against the task store, creates its task and starts the run. Throws an RpcError. */
-  async start(assistant: Assistant, params: MessageSendParams, trace: RunTrace): Promise<StartedRun> {
+  /**
+   * Validates the message against the task store, creates its task and starts the run. Throws an RpcError.
+   * `ended`: what a message naming a task that ended gets (task-context.ts).
+   */
+  async start(assistant: Assistant, params: MessageSendParams, trace: RunTrace, ended: EndedTaskPolicy): Promise<StartedRun> {
     if (!assistant.hasMessages)
       throw invalidParams(`assistant ${assistant.graphId} has no "messages" key in its state; A2A needs it to carry text parts`);
     const { store, now } = this.#options;
     const message = params.message;
     const input = graphInput(message);
-    const { contextId, resume } = await contextFor(this.#options.store, assistant, message, (taskId) => this.#active.has(taskId));
+    const { contextId, resume } = await contextFor(this.#options.store, assistant, message, (taskId) => this.#active.has(taskId), ended);
     // Checked and taken with no await between: two messages to one context cannot both pass.
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) throw busyContext(contextId, `task ${busyWith}`);

@@ -104,7 +104,7 @@ class V1RequestHandler implements A2ARequestHandler {
         "Push Notification is not supported: read the task with GetTask or follow it with SendStreamingMessage",
       );
     }
-    return { params, run: await this.#runner.start(this.#assistant, params, this.#trace) };
+    return { params, run: await this.#runner.start(this.#assistant, params, this.#trace, "refuse") };
   }
 
   sendMessage(request: SendMessageRequest): Promise<Message | Task> {
