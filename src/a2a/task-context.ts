@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Uuid } from "../protocol/common.ts";
-import { TERMINAL_STATES, type Message } from "../protocol/a2a.ts";
+import { RpcErrorCode, TERMINAL_STATES, type Message, type TaskState } from "../protocol/a2a.ts";
 import type { Assistant } from "./graph-config.ts";
-import { invalidParams, TaskEndedError, taskNotFound } from "./rpc-error.ts";
+import { invalidParams, RpcError, TaskEndedError, taskNotFound } from "./rpc-error.ts";
 import type { StoredTask, TaskStore } from "./task-store.ts";
 
 /**
@@ -66,3 +66,17 @@ async function continued(store: TaskStore, assistant: Assistant, contextId: stri
   }
   return { contextId };
 }
+
+/** A task status in `state` at `at` (epoch ms). */
+export const status = (state: TaskState, at: number, message?: Message) => ({
+  state,
+  timestamp: new Date(at).toISOString(),
+  ...(message ? { message } : {}),
+});
+
+/** -32004: a context runs one task at a time (here, or on another replica). */
+export const busyContext = (contextId: string, what: string) =>
+  new RpcError(
+    RpcErrorCode.unsupportedOperation,
+    `This operation is not supported: context ${contextId} is still running ${what}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
+  );
