@@ -16,12 +16,12 @@ export const MAX_PAGE_SIZE = 100;
  * The stored states a status filter selects. A running task's row says submitted until its run ends (its live state
  * is working within moments of its start): SUBMITTED and WORKING both select the running tasks.
  */
-function storedStates(status: V1TaskState): TaskState[] | undefined {
-  if (status === V1TaskState.TASK_STATE_UNSPECIFIED) return undefined;
+function storedStates(status: V1TaskState | undefined): TaskState[] | undefined {
+  if (status === undefined || status === V1TaskState.TASK_STATE_UNSPECIFIED) return undefined;
   if (status === V1TaskState.TASK_STATE_SUBMITTED || status === V1TaskState.TASK_STATE_WORKING) return ["submitted", "working"];
   const state = (Object.keys(V1_STATES) as TaskState[]).find((ours) => V1_STATES[ours] === status);
   if (state === undefined) {
-    throw invalidParams(`status must be one of ${Object.values(V1_STATES).join(", ")}`, [
+    throw invalidParams("status must be a TaskState, e.g. TASK_STATE_COMPLETED", [
       { loc: ["params", "status"], msg: "not a task state", type: "enum" },
     ]);
   }

@@ -300,7 +300,16 @@ test("agent cards: per assistant, at both addresses, naming the A2A endpoint", a
   assert.equal(card.name, "notes");
   assert.match(card.description, /notes/i);
   assert.equal(card.url, `${server.url}/a2a/notes`);
-  assert.deepEqual(card.capabilities, { streaming: true, pushNotifications: false, stateTransitionHistory: false });
+  assert.deepEqual(
+    { ...card.capabilities, extensions: card.capabilities.extensions.map((e: any) => e.uri) },
+    {
+      streaming: true,
+      pushNotifications: false,
+      stateTransitionHistory: false,
+      extendedAgentCard: false,
+      extensions: ["https://langchain.com/a2a/extensions/history-scope/v1"],
+    },
+  );
   assert.equal(card.preferredTransport, "JSONRPC");
   assert.ok(card.defaultInputModes.includes("text/plain") && card.defaultOutputModes.includes("text/plain"));
   assert.deepEqual(
