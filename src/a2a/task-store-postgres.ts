@@ -16,8 +16,9 @@ CREATE TABLE IF NOT EXISTS a2a_tasks (
   state text NOT NULL, task text NOT NULL, created_at bigint NOT NULL, updated_at bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS a2a_tasks_by_context ON a2a_tasks (context_id);
--- ListTasks: an assistant's tasks, newest first.
+-- ListTasks: an assistant's tasks, or a context's, newest first; a context's history in order.
 CREATE INDEX IF NOT EXISTS a2a_tasks_by_graph_created ON a2a_tasks (graph_id, created_at, id);
+CREATE INDEX IF NOT EXISTS a2a_tasks_by_context_created ON a2a_tasks (context_id, created_at, id);
 CREATE TABLE IF NOT EXISTS a2a_run_counts (
   session_id text NOT NULL, interval_start bigint NOT NULL, runs bigint NOT NULL,
   first_at bigint NOT NULL, last_at bigint NOT NULL, transaction_id uuid

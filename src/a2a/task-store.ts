@@ -10,8 +10,9 @@ CREATE TABLE IF NOT EXISTS tasks (
   state TEXT NOT NULL, task TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks(context_id);
--- ListTasks: an assistant's tasks, newest first.
+-- ListTasks: an assistant's tasks, or a context's, newest first; a context's history in order.
 CREATE INDEX IF NOT EXISTS tasks_by_graph_created ON tasks(graph_id, created_at, id);
+CREATE INDEX IF NOT EXISTS tasks_by_context_created ON tasks(context_id, created_at, id);
 -- When each process running tasks on this file last said it was alive (heartbeat): as a2a_replicas on PostgreSQL.
 CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS run_counts (
