@@ -274,10 +274,7 @@ test("resubscribeTask follows a running task to its end; for a task that ended, 
   const last = followed.at(-1) as TaskStatusUpdateEvent;
   assert.deepEqual([last.kind, last.status.state, last.final], ["status-update", "completed", true]);
   // First the task as it is now (working: the run started before the follower came), not as it was submitted.
-  assert.deepEqual(
-    [followed[0]?.kind, followed[0]?.status.state],
-    ["task", "working"],
-  );
+  assert.deepEqual([followed[0]?.kind, followed[0]?.status.state], ["task", "working"]);
   assert.equal(followed.filter((event) => event.kind === "task").length, 1, "the run's own first events are not replayed");
   const ended = (await drain(waiter.resubscribeTask({ id: running.id }))) as Task[];
   assert.deepEqual(
