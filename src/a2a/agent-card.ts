@@ -1,6 +1,7 @@
 import packageJson from "../../package.json" with { type: "json" };
 import { A2A_PROTOCOL_VERSION, A2A_SERVED_VERSIONS, type AgentCard } from "../protocol/a2a.ts";
 import type { Assistant } from "./graph-config.ts";
+import { HISTORY_SCOPE_EXTENSION } from "./task-history.ts";
 
 /**
  * The agent card of one assistant, its endpoint under `baseUrl` named by the id the caller used: a v1.0 card
@@ -17,7 +18,13 @@ export function agentCard(assistant: Assistant, assistantId: string, baseUrl: st
     url,
     preferredTransport: "JSONRPC",
     version: packageJson.version,
-    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      stateTransitionHistory: false,
+      extendedAgentCard: false,
+      extensions: [HISTORY_SCOPE_EXTENSION],
+    },
     defaultInputModes: ["text/plain", "application/json"],
     defaultOutputModes: ["text/plain"],
     skills: [{ id: assistant.graphId, name: assistant.graphId, description: assistant.description, tags: ["langgraph", "assistant"] }],

@@ -147,7 +147,10 @@ export function a2aCommand(): Command {
     .requiredOption("--assistant <id>", "assistant (graph) id")
     .option("--stream", "use message/stream and print each event as it arrives (one JSON line each)")
     .option("--context <contextId>", "continue this conversation (the contextId of an earlier answer)")
-    .option("--task <taskId>", "the taskId of a task waiting for input (input-required): the message answers it")
+    .option(
+      "--task <taskId>",
+      "the taskId of the last answer, as the platform's client sends it: a task waiting for input resumes, one that ended is followed by a new task",
+    )
     .option("--thread-id <id>", "trace thread id of a first message (default: random)")
     .option("--data <json>", "also send this JSON object as a data part")
     .option("--json", "print the whole task as JSON")

@@ -17,7 +17,7 @@ export interface ConversationOptions {
   /** The agent server's base URL, e.g. http://127.0.0.1:2024. */
   baseUrl: string;
   assistantId: string;
-  /** Continue a conversation: its contextId and, when its last task waits for input (input-required), that task's id. */
+  /** Continue a conversation: its contextId and the id of its last task (the last answer's `id`). */
   contextId?: string | undefined;
   taskId?: string | undefined;
   /** The trace thread id of the first message (random when not given). */
@@ -42,18 +42,18 @@ export function answerText(task: Task): string {
 }
 
 /**
- * One A2A conversation with one assistant, by the platform's rules (docs/PROTOCOL.md, "Conversations, tasks and
- * thread ids"): the first message carries no contextId or taskId and a random `metadata.thread_id`; every later one
- * carries the contextId of the last answer (and its taskId when that task waits for input: a task that ended is not
- * reopened), and the contextId as its thread id, so all turns (and every agent they reach) trace as one thread.
+ * One A2A conversation with one assistant, by the platform's rules (SEED-SPEC A2A rules 1-2; docs/PROTOCOL.md,
+ * "Conversations, tasks and thread ids"): the first message carries no contextId or taskId and a random
+ * `metadata.thread_id`; every later one carries the contextId and the taskId of the last answer, and the contextId as
+ * its thread id, so all turns (and every agent they reach) trace as one thread. It speaks v0.3 method names, with
+ * which a message naming a task that ended opens a new task in its context, and one naming a task waiting for
+ * input resumes it.
  */
 export class A2aConversation {
   readonly endpoint: string;
   contextId: string | undefined;
-  /** The last answer's task. */
+  /** The last answer's task: the next message names it. */
   taskId: string | undefined;
-  /** The task the next message answers: the last one, while it waits for input. */
-  #waiting: string | undefined;
   #threadId: string;
   readonly #timeoutMs: number;
   readonly #maxAnswerBytes: number;
@@ -62,7 +62,6 @@ export class A2aConversation {
     this.endpoint = `${options.baseUrl.replace(/\/+$/, "")}/a2a/${encodeURIComponent(options.assistantId)}`;
     this.contextId = options.contextId;
     this.taskId = options.taskId;
-    this.#waiting = options.taskId;
     this.#threadId = options.threadId ?? options.contextId ?? randomUUID();
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     this.#maxAnswerBytes = options.maxAnswerBytes ?? A2A_ANSWER_CAP;
@@ -81,7 +80,7 @@ export class A2aConversation {
       messageId: randomUUID(),
       parts,
       ...(this.contextId ? { contextId: this.contextId } : {}),
-      ...(this.#waiting ? { taskId: this.#waiting } : {}),
+      ...(this.taskId ? { taskId: this.taskId } : {}),
     };
   }
 
@@ -115,10 +114,9 @@ export class A2aConversation {
     return readCappedText(response, this.#maxAnswerBytes, this.endpoint);
   }
 
-  #remember(event: { id?: string; taskId?: string; contextId?: string; status?: { state?: string } }): void {
+  #remember(event: { id?: string; taskId?: string; contextId?: string }): void {
     this.contextId = event.contextId ?? this.contextId;
     this.taskId = event.taskId ?? event.id ?? this.taskId;
-    if (event.status) this.#waiting = event.status.state === "input-required" ? this.taskId : undefined;
   }
 
   /** message/send: the task once it has ended; the conversation then continues from it. */
@@ -140,7 +138,7 @@ export class A2aConversation {
       const parsed = StreamEvent.safeParse(resultOf(data, this.endpoint));
       if (!parsed.success)
         throw new A2aClientError(`${this.endpoint} sent a stream event that is not A2A: ${parsed.error.issues[0]?.message}`);
-      this.#remember(parsed.data as { id?: string; taskId?: string; contextId?: string; status?: { state?: string } });
+      this.#remember(parsed.data as { id?: string; taskId?: string; contextId?: string });
       yield parsed.data;
     }
   }

@@ -1,6 +1,7 @@
 /**
- * The events of one run, kept until it ends: each subscriber reads them all from the first, then waits for the
- * next, so a stream that attaches late misses nothing. One run's events are a handful, not a stream of tokens.
+ * The events of one run, kept until it ends: a subscriber reads them from the first (the run's own stream) or from
+ * where it attached (a resubscriber, who got the task as it was then), then waits for the next. One run's events
+ * are a handful, not a stream of tokens.
  */
 export class EventLog<T> {
   readonly #events: T[] = [];
@@ -31,8 +32,14 @@ export class EventLog<T> {
     this.#wake();
   }
 
-  async *subscribe(): AsyncGenerator<T> {
-    for (let next = 0; ; ) {
+  /** How many events were pushed so far: `subscribe(length)` reads only those that come after. */
+  get length(): number {
+    return this.#events.length;
+  }
+
+  /** The events from the `from`-th (the first by default), then each as it is pushed, until the log closes. */
+  async *subscribe(from = 0): AsyncGenerator<T> {
+    for (let next = from; ; ) {
       if (next < this.#events.length) yield this.#events[next++]!;
       else if (this.#closed) return;
       else await this.#changed;

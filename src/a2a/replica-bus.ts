@@ -95,23 +95,23 @@ export class ReplicaBus {
     await this.#pool.query("SELECT pg_notify($2, $1)", [taskId, this.#channels.cancel]);
   }
 
-  /** The status of the run's last event, if it has any. */
-  async latestStatus(taskId: string): Promise<TaskStatus | undefined> {
-    const { rows } = await this.#pool.query<{ event: string }>(
-      "SELECT event FROM a2a_task_events WHERE task_id = $1 ORDER BY seq DESC LIMIT 1",
+  /** Where a run is: the seq its next event will have, and the status its last events carry (if any does yet). */
+  async position(taskId: string): Promise<{ next: number; status: TaskStatus | undefined }> {
+    const { rows } = await this.#pool.query<{ seq: number; event: string }>(
+      "SELECT seq, event FROM a2a_task_events WHERE task_id = $1 ORDER BY seq DESC",
       [taskId],
     );
-    const event = rows[0] && (JSON.parse(rows[0].event) as StreamEvent);
-    return event && "status" in event ? (event.status as TaskStatus) : undefined;
+    const withStatus = rows.map((row) => JSON.parse(row.event) as StreamEvent).find((event) => "status" in event);
+    return { next: rows.length > 0 ? rows[0]!.seq + 1 : 0, status: withStatus && (withStatus.status as TaskStatus) };
   }
 
   /**
-   * A run on another replica, event by event from its first, until its final status; when the run is gone without
+   * A run on another replica, event by event from the `from`-th (its first by default), until its final status; when the run is gone without
    * one (its replica died, and the task was failed), the task as it ended. While the database is away the follower
    * waits (with backoff) and then reads on from where it was.
    */
-  async *follow(taskId: string, store: TaskStore): AsyncGenerator<StreamEvent> {
-    for (let next = 0, failures = 0, graced = false; ; ) {
+  async *follow(taskId: string, store: TaskStore, from = 0): AsyncGenerator<StreamEvent> {
+    for (let next = from, failures = 0, graced = false; ; ) {
       const wake = this.#arm(taskId);
       try {
         let read: { events: { seq: number; event: StreamEvent }[]; ended: StreamEvent | undefined };

@@ -17,6 +17,16 @@ export function runningElsewhere(task: Task, here: boolean, bus: ReplicaBus | un
   return bus !== undefined && !here && (task.status.state === "submitted" || task.status.state === "working");
 }
 
+/** A run on another replica followed: the task as it is now (its last status), and only the events after that. */
+export async function followElsewhere(
+  bus: ReplicaBus,
+  store: TaskStore,
+  task: Task,
+): Promise<{ task: Task; events: AsyncIterable<StreamEvent> }> {
+  const { next, status } = await bus.position(task.id);
+  return { task: status ? { ...task, status } : task, events: bus.follow(task.id, store, next) };
+}
+
 /**
  * Each event of a run, published in order for the other replicas (from 0 again when a task resumes), under the
  * run's lease; `lost` is called when an event is refused: the task was taken over, the run should stop.

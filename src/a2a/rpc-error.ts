@@ -20,10 +20,7 @@ export const taskNotFound = (taskId: string) =>
 export const invalidParams = (message: string, data?: unknown) =>
   new RpcError(RpcErrorCode.invalidParams, `Invalid params: ${message}`, { data });
 
-/**
- * A message names a task that ended: it is not reopened. -32004 (unsupported operation) as A2A v1.0 says; a v0.3
- * request hears -32600 (invalid request), as the v0.3 SDK's DefaultRequestHandler answers.
- */
+/** A v1.0 message names a task that ended: it is not reopened. -32004 (unsupported operation) as A2A v1.0 says. */
 export class TaskEndedError extends RpcError {
   constructor(taskId: string, state: string) {
     super(

@@ -8,12 +8,13 @@ import { parseRequest, RequestValidationError } from "../http/validate.ts";
 import { A2A_V03_METHODS, A2A_V1_METHODS, RpcErrorCode, type AgentCard, type RpcId, type RpcRequest } from "../protocol/a2a.ts";
 import { agentCard } from "./agent-card.ts";
 import type { Assistant } from "./graph-config.ts";
-import { dispatch, parseRpcRequest, requestIdOf, rpcError, rpcResult } from "./rpc.ts";
+import { dispatch, errorStream, parseRpcRequest, requestIdOf, rpcError, rpcResult } from "./rpc.ts";
 import { RpcError } from "./rpc-error.ts";
 import type { AgentServerSettings } from "./server.ts";
 import type { A2aRequestObservation, SidecarReporter } from "./sidecar-reporter.ts";
 import type { TaskRunner } from "./task-runner.ts";
 import { THREAD_ID_ATTRIBUTE, threadIdOf } from "./thread-id.ts";
+import { cardAnswer, versionRefusal } from "./rpc-headers.ts";
 
 /** The endpoint metrics name: the route template, as the sidecar's privacy filter would make it anyway. */
 const A2A_ENDPOINT = "/a2a/{assistant_id}";
@@ -29,7 +30,7 @@ export interface A2aRouteContext {
 
 /** The A2A routes: each assistant's agent card and its JSON-RPC endpoint (POST /a2a/{assistant_id}). */
 export function registerA2aRoutes(server: HttpServer, ctx: A2aRouteContext): void {
-  const card = (assistantId: string, request: HttpRequest) => cardOf(ctx, assistantId, request);
+  const card = (assistantId: string, request: HttpRequest) => cardAnswer(cardOf(ctx, assistantId, request), request.headers);
   const CardQuery = z.looseObject({ assistant_id: z.string().min(1, { message: "Field required" }) });
   server.get("/.well-known/agent-card.json", (request) => card(parseRequest(CardQuery, request.query, "query").assistant_id, request));
   server.get("/a2a/{assistant_id}/.well-known/agent-card.json", (request) => card(request.params.assistant_id!, request));
@@ -89,17 +90,15 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
     span.setAttribute("rpc.method", observation.method);
     const threadId = traceThreadId(rpc);
     if (threadId !== undefined) span.setAttribute(THREAD_ID_ATTRIBUTE, threadId);
-    const runTrace = { threadId, parent: trace.setSpan(context.active(), span) };
-    const outcome = A2A_V1_METHODS.has(rpc.method)
-      ? await (await import("./v1-handler.ts")).serveV1(request.body, {
-          assistant,
-          runner,
-          trace: runTrace,
-          card: cardOf(ctx, assistantId, request),
-        })
-      : await dispatch(rpc, assistant, runner, runTrace).then((answer) =>
-          answer instanceof EventStream ? answer : { response: rpcResult(rpc.id ?? null, answer.result) },
-        );
+    const on = { assistant, runner, trace: { threadId, parent: trace.setSpan(context.active(), span) }, headers: request.headers };
+    const refused = versionRefusal(request.headers);
+    const outcome = refused
+      ? refusal(rpc, refused)
+      : A2A_V1_METHODS.has(rpc.method)
+        ? await (await import("./v1-handler.ts")).serveV1(request.body, { ...on, card: cardOf(ctx, assistantId, request) })
+        : await dispatch(rpc, on).then((answer) =>
+            answer instanceof EventStream ? answer : { response: rpcResult(rpc.id ?? null, answer.result) },
+          );
     if (notification) return notified(outcome, request);
     if (outcome instanceof EventStream) return new EventStream(observed(outcome.events, observe));
     observe(responseFailed(outcome.response));
@@ -119,6 +118,14 @@ async function serveRpc(request: HttpRequest, ctx: A2aRouteContext): Promise<Ans
   } finally {
     span.end();
   }
+}
+
+const STREAMING_METHODS = new Set(["message/stream", "tasks/resubscribe", "SendStreamingMessage", "SubscribeToTask"]);
+
+/** A request refused before its method runs: an error answer, or for a streaming method a stream of that error. */
+function refusal(rpc: RpcRequest, error: RpcError): { response: unknown } | EventStream {
+  const id = rpc.id ?? null;
+  return STREAMING_METHODS.has(rpc.method) ? errorStream(id, error) : { response: rpcError(id, error) };
 }
 
 /** The database away: HTTP 503 with Retry-After (a client or balancer may try again), the JSON-RPC error inside. */

@@ -1,10 +1,12 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type * as z from "zod";
 import { EventStream, NamedEvent } from "../http/exchange.ts";
 import { MessageSendParams, RpcErrorCode, RpcRequest, TaskIdParams, TaskQueryParams, type RpcId } from "../protocol/a2a.ts";
 import { toValidationErrors, type ValidationError } from "../protocol/validation-error.ts";
 import type { Assistant } from "./graph-config.ts";
-import { invalidParams, RpcError, TaskEndedError } from "./rpc-error.ts";
-import { withHistory, type RunTrace, type TaskRunner } from "./task-runner.ts";
+import { invalidParams, RpcError } from "./rpc-error.ts";
+import { historyScopeOf } from "./task-history.ts";
+import type { RunTrace, TaskRunner } from "./task-runner.ts";
 
 /** A2A v0.3 methods this server does not offer, and the error each answers (not -32601: they are A2A's). */
 const UNSUPPORTED_METHODS = new Map<string, RpcError>([
@@ -75,53 +77,52 @@ export const rpcError = (id: RpcId | null, error: RpcError) => ({
  */
 export async function dispatch(
   request: RpcRequest,
-  assistant: Assistant,
-  runner: TaskRunner,
-  trace: RunTrace,
+  on: { assistant: Assistant; runner: TaskRunner; trace: RunTrace; headers: IncomingHttpHeaders },
 ): Promise<{ result: unknown } | EventStream> {
+  const { assistant, runner, trace, headers } = on;
   const id = request.id ?? null;
-  try {
-    switch (request.method) {
-      case "message/send": {
+  switch (request.method) {
+    case "message/send": {
+      const params = parseParams(MessageSendParams, request.params);
+      refusePushNotifications(params);
+      const at = ["params", "configuration", "historyScope"];
+      const view = {
+        scope: historyScopeOf({ scope: params.configuration?.historyScope, headers, at }),
+        historyLength: params.configuration?.historyLength,
+      };
+      const run = await runner.start(assistant, params, trace, "new-task");
+      return { result: await runner.present(params.configuration?.blocking === false ? run.task : await run.done, view) };
+    }
+    case "message/stream":
+      return await streamed(id, async () => {
         const params = parseParams(MessageSendParams, request.params);
         refusePushNotifications(params);
-        const run = await runner.start(assistant, params, trace);
-        if (params.configuration?.blocking === false) return { result: run.task };
-        return { result: withHistory(await run.done, params.configuration?.historyLength) };
-      }
-      case "message/stream":
-        return await streamed(id, async () => {
-          const params = parseParams(MessageSendParams, request.params);
-          refusePushNotifications(params);
-          return (await runner.start(assistant, params, trace)).events();
-        });
-      case "tasks/get": {
-        const params = parseParams(TaskQueryParams, request.params);
-        return { result: await runner.get(assistant, params.id, params.historyLength) };
-      }
-      case "tasks/resubscribe":
-        return await streamed(id, () => runner.resubscribe(assistant, parseParams(TaskIdParams, request.params).id));
-      case "tasks/cancel": {
-        const params = parseParams(TaskIdParams, request.params);
-        return { result: await runner.cancel(assistant, params.id) };
-      }
-      default: {
-        const unsupported = UNSUPPORTED_METHODS.get(request.method);
-        if (unsupported) throw unsupported;
-        throw new RpcError(
-          RpcErrorCode.methodNotFound,
-          `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe (A2A v0.3) and SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A v1.0)`,
-        );
-      }
+        return (await runner.start(assistant, params, trace, "new-task")).events();
+      });
+    case "tasks/get": {
+      const params = parseParams(TaskQueryParams, request.params);
+      const scope = historyScopeOf({ scope: params.historyScope, headers, at: ["params", "historyScope"] });
+      return { result: await runner.present(await runner.get(assistant, params.id), { scope, historyLength: params.historyLength }) };
     }
-  } catch (err) {
-    throw asV03Error(err);
+    case "tasks/resubscribe":
+      return await streamed(id, async () => {
+        const params = parseParams(TaskIdParams, request.params);
+        const scope = historyScopeOf({ scope: undefined, headers, at: [] });
+        return runner.resubscribe(assistant, params.id, { scope, historyLength: undefined });
+      });
+    case "tasks/cancel": {
+      const params = parseParams(TaskIdParams, request.params);
+      return { result: await runner.cancel(assistant, params.id) };
+    }
+    default: {
+      const unsupported = UNSUPPORTED_METHODS.get(request.method);
+      if (unsupported) throw unsupported;
+      throw new RpcError(
+        RpcErrorCode.methodNotFound,
+        `Method not found: ${request.method}; this agent serves message/send, message/stream, tasks/get, tasks/cancel and tasks/resubscribe (A2A v0.3) and SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask and SubscribeToTask (A2A v1.0)`,
+      );
+    }
   }
-}
-
-/** v0.3 words one refusal differently from v1.0: a message to a task that ended is an invalid request there. */
-function asV03Error(err: unknown): unknown {
-  return err instanceof TaskEndedError ? new RpcError(RpcErrorCode.invalidRequest, err.message) : err;
 }
 
 /** The events `start` gives as JSON-RPC responses, or, when it throws an RpcError, that error as the stream's one event. */
@@ -130,15 +131,19 @@ async function streamed(id: RpcId | null, start: () => Promise<AsyncIterable<unk
   try {
     events = await start();
   } catch (err) {
-    const error = asV03Error(err);
-    if (!(error instanceof RpcError)) throw error;
-    return new EventStream(
-      (async function* () {
-        yield new NamedEvent("error", rpcError(id, error));
-      })(),
-    );
+    if (!(err instanceof RpcError)) throw err;
+    return errorStream(id, err);
   }
   return new EventStream(responses(id, events));
+}
+
+/** A stream whose one event is `error`: how a streaming method answers an error found before it starts. */
+export function errorStream(id: RpcId | null, error: RpcError): EventStream {
+  return new EventStream(
+    (async function* () {
+      yield new NamedEvent("error", rpcError(id, error));
+    })(),
+  );
 }
 
 function refusePushNotifications(params: MessageSendParams): void {

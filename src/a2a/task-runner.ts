@@ -17,8 +17,11 @@ import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
-import { abortLost, cancelElsewhere, endRun, publisher, runningElsewhere } from "./replica-runs.ts";
-import { contextFor } from "./task-context.ts";
+import { abortLost, cancelElsewhere, endRun, followElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
+import { busyContext, contextFor, type EndedTaskPolicy, status } from "./task-context.ts";
+import type { HistoryView } from "./task-history.ts";
+import type { TaskQuery } from "./task-list.ts";
+import { listTasks, presentTask, type TaskList } from "./task-reads.ts";
 import { failureText } from "./task-end.ts";
 import { ContextBusyError, type Lease, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
@@ -56,25 +59,6 @@ interface ActiveRun {
   events: EventLog<StreamEvent>;
 }
 
-const status = (state: TaskState, at: number, message?: Message) => ({
-  state,
-  timestamp: new Date(at).toISOString(),
-  ...(message ? { message } : {}),
-});
-
-/** -32004: a context runs one task at a time (here, or on another replica). */
-const busyContext = (contextId: string, what: string) =>
-  new RpcError(
-    RpcErrorCode.unsupportedOperation,
-    `This operation is not supported: context ${contextId} is still running ${what}; wait for it (tasks/get) or cancel it (tasks/cancel)`,
-  );
-
-/** A copy of `task` with at most the last `historyLength` history messages (all when undefined). */
-export function withHistory(task: Task, historyLength: number | undefined): Task {
-  if (historyLength === undefined || !task.history) return task;
-  return { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
-}
-
 /**
  * Runs A2A tasks on graphs: one task per message, in the context (LangGraph thread) the message names or a new
  * one. A context runs one task at a time. Each run streams the graph with the server's checkpointer, so a
@@ -98,14 +82,17 @@ export class TaskRunner {
     options.bus?.onCancel((taskId) => this.#active.get(taskId)?.abort.abort());
   }
 
-  /** Validates the message against the task store, creates its task and starts the run. Throws an RpcError. */
-  async start(assistant: Assistant, params: MessageSendParams, trace: RunTrace): Promise<StartedRun> {
+  /**
+   * Validates the message against the task store, creates its task and starts the run. Throws an RpcError.
+   * `ended`: what a message naming a task that ended gets (task-context.ts).
+   */
+  async start(assistant: Assistant, params: MessageSendParams, trace: RunTrace, ended: EndedTaskPolicy): Promise<StartedRun> {
     if (!assistant.hasMessages)
       throw invalidParams(`assistant ${assistant.graphId} has no "messages" key in its state; A2A needs it to carry text parts`);
     const { store, now } = this.#options;
     const message = params.message;
     const input = graphInput(message);
-    const { contextId, resume } = await contextFor(this.#options.store, assistant, message, (taskId) => this.#active.has(taskId));
+    const { contextId, resume } = await contextFor(this.#options.store, assistant, message, (taskId) => this.#active.has(taskId), ended);
     // Checked and taken with no await between: two messages to one context cannot both pass.
     const busyWith = this.#busy.get(contextId);
     if (busyWith !== undefined) throw busyContext(contextId, `task ${busyWith}`);
@@ -245,27 +232,50 @@ export class TaskRunner {
     return ended;
   }
 
-  /** The stored task of this assistant, with at most `historyLength` history messages. */
-  async get(assistant: Assistant, taskId: string, historyLength?: number): Promise<Task> {
-    const { store, bus } = this.#options;
-    const stored = await store.get(taskId);
+  /** The task of this assistant as it is now. Throws -32001 for a task it never gave. */
+  async get(assistant: Assistant, taskId: string): Promise<Task> {
+    const stored = await this.#options.store.get(taskId);
     if (!stored || stored.graphId !== assistant.graphId) throw taskNotFound(taskId);
-    const live = this.#live.get(taskId);
-    if (live) return withHistory(live, historyLength);
-    // Running on another replica: its row says submitted until the run ends; its last event says how it is now.
-    const status = runningElsewhere(stored.task, this.#active.has(taskId), bus) ? await bus!.latestStatus(taskId) : undefined;
-    return withHistory(status ? { ...stored.task, status } : stored.task, historyLength);
+    return this.#current(stored.task);
   }
 
-  /** The events of a task: all of its run's while it runs (from the first, here or on another replica), else the task as it ended. */
-  async resubscribe(assistant: Assistant, taskId: string): Promise<AsyncIterable<StreamEvent>> {
-    const task = await this.get(assistant, taskId);
+  /** A stored task as it is now: a running one's live status, here or (its last event) on another replica. */
+  async #current(task: Task): Promise<Task> {
+    const live = this.#live.get(task.id);
+    if (live) return live;
+    // Running on another replica: its row says submitted until the run ends; its last event says how it is now.
+    const { bus } = this.#options;
+    const status = runningElsewhere(task, this.#active.has(task.id), bus) ? (await bus!.position(task.id)).status : undefined;
+    return status ? { ...task, status } : task;
+  }
+
+  /** `task` as an answer shows it: its context's history or its own, cut to `historyLength` (task-history.ts). */
+  present(task: Task, view: HistoryView): Promise<Task> {
+    return presentTask(this.#options.store, task, view);
+  }
+
+  /** A page of this assistant's tasks (newest first), each as it is now, presented; and where the next page starts. */
+  list(assistant: Assistant, query: Omit<TaskQuery, "graphId">, view: HistoryView): Promise<TaskList> {
+    return listTasks(this.#options.store, (task) => this.#current(task), { ...query, graphId: assistant.graphId }, view);
+  }
+
+  /**
+   * A task followed: first the task as it is now (as GetTask shows it), then only the events that come after that
+   * (here, or from the replica running it) to the run's end. A task that has ended: that task alone.
+   */
+  async resubscribe(assistant: Assistant, taskId: string, view: HistoryView): Promise<AsyncIterable<StreamEvent>> {
+    let task = await this.get(assistant, taskId);
     const active = this.#active.get(taskId);
-    if (active) return active.events.subscribe();
     const { bus, store } = this.#options;
-    if (runningElsewhere(task, false, bus)) return bus!.follow(taskId, store);
+    // Here: the snapshot and where its events stop, read together (no await between), so none is missed or repeated.
+    let events: AsyncIterable<StreamEvent> = active?.events.subscribe(active.events.length) ?? (async function* () {})();
+    if (active) task = this.#live.get(taskId) ?? task;
+    else task = await this.get(assistant, taskId); // its run may have ended meanwhile
+    if (!active && runningElsewhere(task, false, bus)) ({ task, events } = await followElsewhere(bus!, store, task));
+    const first = await this.present(task, view);
     return (async function* () {
-      yield task;
+      yield first;
+      yield* events;
     })();
   }
 

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { inTransaction } from "../pg-transaction.ts";
 import type { Task } from "../protocol/a2a.ts";
 import { ContextBusyError, type Lease, lostLeases, type RunCount, type StoredTask, type TaskStore } from "./task-store.ts";
+import type { TaskPage, TaskQuery } from "./task-list.ts";
 
 // The task store in PostgreSQL (DATABASE_URI), beside the LangGraph checkpointer's tables: the same tables as
 // tasks.db, prefixed a2a_. Created by the agent server itself, one replica at a time (an advisory lock).
@@ -15,6 +16,9 @@ CREATE TABLE IF NOT EXISTS a2a_tasks (
   state text NOT NULL, task text NOT NULL, created_at bigint NOT NULL, updated_at bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS a2a_tasks_by_context ON a2a_tasks (context_id);
+-- ListTasks: an assistant's tasks, or a context's, newest first; a context's history in order.
+CREATE INDEX IF NOT EXISTS a2a_tasks_by_graph_created ON a2a_tasks (graph_id, created_at, id);
+CREATE INDEX IF NOT EXISTS a2a_tasks_by_context_created ON a2a_tasks (context_id, created_at, id);
 CREATE TABLE IF NOT EXISTS a2a_run_counts (
   session_id text NOT NULL, interval_start bigint NOT NULL, runs bigint NOT NULL,
   first_at bigint NOT NULL, last_at bigint NOT NULL, transaction_id uuid
@@ -71,6 +75,29 @@ export class PostgresTaskStore implements TaskStore {
     );
     const row = rows[0];
     return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task, epoch: row.epoch };
+  }
+
+  async list(query: TaskQuery): Promise<TaskPage> {
+    const params: unknown[] = [query.graphId, query.contextId ?? null, query.states ?? null];
+    const where = "graph_id = $1 AND ($2::text IS NULL OR context_id = $2) AND ($3::text[] IS NULL OR state = ANY($3::text[]))";
+    const total = await this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM a2a_tasks WHERE ${where}`, params);
+    const after = query.after ? " AND (created_at, id) < ($5, $6)" : "";
+    const { rows } = await this.#pool.query<{ task: string; created_at: string }>(
+      `SELECT task, created_at FROM a2a_tasks WHERE ${where}${after} ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [...params, query.limit, ...(query.after ? [query.after.createdAt, query.after.id] : [])],
+    );
+    return {
+      tasks: rows.map((row) => ({ task: JSON.parse(row.task) as Task, createdAt: Number(row.created_at) })),
+      total: Number(total.rows[0]!.n),
+    };
+  }
+
+  async contextTasks(contextId: string): Promise<Task[]> {
+    const { rows } = await this.#pool.query<{ task: string }>(
+      "SELECT task FROM a2a_tasks WHERE context_id = $1 ORDER BY created_at, updated_at, id",
+      [contextId],
+    );
+    return rows.map((row) => JSON.parse(row.task) as Task);
   }
 
   async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import type { Task } from "../protocol/a2a.ts";
+import { sqliteFilter, type TaskPage, type TaskQuery } from "./task-list.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS contexts (id TEXT PRIMARY KEY, graph_id TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
@@ -9,6 +10,9 @@ CREATE TABLE IF NOT EXISTS tasks (
   state TEXT NOT NULL, task TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks(context_id);
+-- ListTasks: an assistant's tasks, or a context's, newest first; a context's history in order.
+CREATE INDEX IF NOT EXISTS tasks_by_graph_created ON tasks(graph_id, created_at, id);
+CREATE INDEX IF NOT EXISTS tasks_by_context_created ON tasks(context_id, created_at, id);
 -- When each process running tasks on this file last said it was alive (heartbeat): as a2a_replicas on PostgreSQL.
 CREATE TABLE IF NOT EXISTS replicas (id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS run_counts (
@@ -88,6 +92,10 @@ export interface RunCount {
  */
 export interface TaskStore {
   get(taskId: string): Promise<StoredTask | undefined>;
+  /** An assistant's tasks, newest first, a page at a time (ListTasks). */
+  list(query: TaskQuery): Promise<TaskPage>;
+  /** Every task of a context, in the order they were created (a context's history). */
+  contextTasks(contextId: string): Promise<Task[]>;
   /** A context (thread), if it exists: the graph it belongs to, and its task waiting for input, if any. */
   context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined>;
   /** A new task, run here: its lease. Throws ContextBusyError while its context runs another task. */
@@ -143,6 +151,9 @@ export class SqliteTaskStore implements TaskStore {
     const db = this.#db;
     this.#statements = {
       task: db.prepare<[string], { graph_id: string; task: string; epoch: number }>("SELECT graph_id, task, epoch FROM tasks WHERE id = ?"),
+      contextTasks: db.prepare<[string], { task: string }>(
+        "SELECT task FROM tasks WHERE context_id = ? ORDER BY created_at, updated_at, id",
+      ),
       context: db.prepare<[string], { graph_id: string; waiting: string | null }>(
         `SELECT graph_id, (SELECT id FROM tasks WHERE context_id = contexts.id AND state = 'input-required' LIMIT 1) AS waiting
          FROM contexts WHERE id = ?`,
@@ -186,6 +197,23 @@ export class SqliteTaskStore implements TaskStore {
   async get(taskId: string): Promise<StoredTask | undefined> {
     const row = this.#statements.task.get(taskId);
     return row && { graphId: row.graph_id, task: JSON.parse(row.task) as Task, epoch: row.epoch };
+  }
+
+  async list(query: TaskQuery): Promise<TaskPage> {
+    const { where, params } = sqliteFilter(query);
+    const cursor = query.after ? " AND (created_at < ? OR (created_at = ? AND id < ?))" : "";
+    const after = query.after ? [query.after.createdAt, query.after.createdAt, query.after.id] : [];
+    const rows = this.#db
+      .prepare<unknown[], { task: string; created_at: number }>(
+        `SELECT task, created_at FROM tasks WHERE ${where}${cursor} ORDER BY created_at DESC, id DESC LIMIT ?`,
+      )
+      .all(...params, ...after, query.limit);
+    const total = this.#db.prepare<unknown[], { n: number }>(`SELECT count(*) AS n FROM tasks WHERE ${where}`).get(...params)!.n;
+    return { tasks: rows.map((row) => ({ task: JSON.parse(row.task) as Task, createdAt: row.created_at })), total };
+  }
+
+  async contextTasks(contextId: string): Promise<Task[]> {
+    return this.#statements.contextTasks.all(contextId).map((row) => JSON.parse(row.task) as Task);
   }
 
   async context(contextId: string): Promise<{ graphId: string; waitingTaskId: string | undefined } | undefined> {

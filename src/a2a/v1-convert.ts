@@ -15,7 +15,7 @@ import type { Artifact, Message, Part, StreamEvent, Task, TaskState, TaskStatus 
 // and writes the v1.0 wire (ProtoJSON, enum names, `{"task": ...}` results); these functions only move fields
 // between its types and ours. Requests come out in v0.3 shape and go through the same zod checks as a v0.3 request.
 
-const V1_STATES: Record<TaskState, V1TaskState> = {
+export const V1_STATES: Record<TaskState, V1TaskState> = {
   submitted: V1TaskState.TASK_STATE_SUBMITTED,
   working: V1TaskState.TASK_STATE_WORKING,
   "input-required": V1TaskState.TASK_STATE_INPUT_REQUIRED,

@@ -2,6 +2,7 @@ import {
   AgentCard,
   type CancelTaskRequest,
   type GetTaskRequest,
+  type ListTasksRequest,
   type ListTasksResponse,
   type Message,
   type SendMessageRequest,
@@ -12,7 +13,6 @@ import {
 } from "@a2a-js/sdk";
 import {
   ContentTypeNotSupportedError,
-  ExtendedAgentCardNotConfiguredError,
   PushNotificationNotSupportedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -23,10 +23,14 @@ import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext } fr
 import { databaseUnavailable } from "../database-unavailable.ts";
 import { EventStream, NamedEvent } from "../http/exchange.ts";
 import { MessageSendParams, RpcErrorCode, TERMINAL_STATES, type AgentCard as OurCard, type RpcId } from "../protocol/a2a.ts";
+import type { IncomingHttpHeaders } from "node:http";
 import type { Assistant } from "./graph-config.ts";
 import { parseParams } from "./rpc.ts";
 import { RpcError } from "./rpc-error.ts";
-import { withHistory, type RunTrace, type TaskRunner } from "./task-runner.ts";
+import { checkHistoryLength, type HistoryView, historyScopeOf } from "./task-history.ts";
+import type { RunTrace, TaskRunner } from "./task-runner.ts";
+import { pageToken } from "./task-list.ts";
+import { listQueryFromV1 } from "./v1-list.ts";
 import { sendParamsFromV1, v1StreamEvent, v1Task } from "./v1-convert.ts";
 
 // A2A v1.0 on the SDK's own JSON-RPC handler (@a2a-js/sdk 1.x JsonRpcTransportHandler): it reads the v1.0 wire
@@ -65,20 +69,28 @@ async function sdkErrors<T>(work: () => Promise<T> | T): Promise<T> {
   }
 }
 
-/** The v1.0 methods, on one assistant's runner. Push notifications and task lists are not offered. */
+/** What one v1.0 request runs on: the assistant's runner, and the request as sent (its headers, its raw params). */
+export interface V1Request {
+  assistant: Assistant;
+  runner: TaskRunner;
+  trace: RunTrace;
+  card: OurCard;
+  headers: IncomingHttpHeaders;
+  /**
+   * The params as sent: the SDK's parser keeps only v1.0's fields, and `historyScope` (the platform agent server's
+   * extension, task-history.ts) is not one of them.
+   */
+  params: unknown;
+}
+
+/** The v1.0 methods, on one assistant's runner. Push notifications are not offered. */
 class V1RequestHandler implements A2ARequestHandler {
-  readonly #assistant: Assistant;
-  readonly #runner: TaskRunner;
-  readonly #trace: RunTrace;
-  readonly #card: OurCard;
+  readonly #on: V1Request;
   /** The database was away while this request ran: the route answers 503 with Retry-After, not the SDK's -32603 at 200. */
   databaseAway: unknown;
 
-  constructor(assistant: Assistant, runner: TaskRunner, trace: RunTrace, card: OurCard) {
-    this.#assistant = assistant;
-    this.#runner = runner;
-    this.#trace = trace;
-    this.#card = card;
+  constructor(on: V1Request) {
+    this.#on = on;
   }
 
   #guard<T>(work: () => Promise<T>): Promise<T> {
@@ -88,12 +100,22 @@ class V1RequestHandler implements A2ARequestHandler {
     });
   }
 
-  async getAgentCard(): Promise<AgentCard> {
-    return AgentCard.fromJSON(this.#card);
+  /** The history view a method's answer has: `historyScope` from its params (at `path`), or the header. */
+  #view(path: string[], historyLength: number | undefined): HistoryView {
+    let scope: unknown = this.#on.params;
+    for (const key of path) scope = (scope as Record<string, unknown> | undefined)?.[key];
+    return { scope: historyScopeOf({ scope, headers: this.#on.headers, at: ["params", ...path] }), historyLength };
   }
 
+  async getAgentCard(): Promise<AgentCard> {
+    return AgentCard.fromJSON(this.#on.card);
+  }
+
+  /** The card declares no extended card (capabilities.extendedAgentCard): UnsupportedOperation, as v1.0 says. */
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    throw new ExtendedAgentCardNotConfiguredError("Extended Card not configured: the public agent card is the whole card");
+    throw new UnsupportedOperationError(
+      "GetExtendedAgentCard is not supported: this agent has no extended card (capabilities.extendedAgentCard is false); its public agent card is the whole card",
+    );
   }
 
   async #start(request: SendMessageRequest) {
@@ -104,14 +126,15 @@ class V1RequestHandler implements A2ARequestHandler {
         "Push Notification is not supported: read the task with GetTask or follow it with SendStreamingMessage",
       );
     }
-    return { params, run: await this.#runner.start(this.#assistant, params, this.#trace) };
+    const { assistant, runner, trace } = this.#on;
+    return { params, run: await runner.start(assistant, params, trace, "refuse") };
   }
 
   sendMessage(request: SendMessageRequest): Promise<Message | Task> {
     return this.#guard(async () => {
+      const view = this.#view(["configuration", "historyScope"], request.configuration?.historyLength);
       const { params, run } = await this.#start(request);
-      if (params.configuration?.blocking === false) return v1Task(run.task);
-      return v1Task(withHistory(await run.done, params.configuration?.historyLength));
+      return v1Task(await this.#on.runner.present(params.configuration?.blocking === false ? run.task : await run.done, view));
     });
   }
 
@@ -121,30 +144,50 @@ class V1RequestHandler implements A2ARequestHandler {
   }
 
   getTask(request: GetTaskRequest): Promise<Task> {
-    return this.#guard(async () => v1Task(await this.#runner.get(this.#assistant, request.id, request.historyLength)));
+    return this.#guard(async () => {
+      checkHistoryLength(request.historyLength, ["params", "historyLength"]);
+      const view = this.#view(["historyScope"], request.historyLength);
+      const { assistant, runner } = this.#on;
+      return v1Task(await runner.present(await runner.get(assistant, request.id), view));
+    });
   }
 
   cancelTask(request: CancelTaskRequest): Promise<Task> {
-    return this.#guard(async () => v1Task(await this.#runner.cancel(this.#assistant, request.id)));
+    return this.#guard(async () => v1Task(await this.#on.runner.cancel(this.#on.assistant, request.id)));
   }
 
-  /** As the SDK's DefaultRequestHandler: a task that ended has nothing left to follow. */
+  /** The task as it is now, then its new events. As the SDK's DefaultRequestHandler: a task that ended has nothing to follow. */
   async *resubscribe(request: SubscribeToTaskRequest): AsyncGenerator<StreamResponse> {
+    const { assistant, runner } = this.#on;
     const events = await this.#guard(async () => {
-      const task = await this.#runner.get(this.#assistant, request.id);
+      const task = await runner.get(assistant, request.id);
       if (TERMINAL_STATES.has(task.status.state)) {
         throw new RpcError(
           RpcErrorCode.unsupportedOperation,
           `Task ${request.id} is in a terminal state (${task.status.state}) and cannot be subscribed to; read it with GetTask`,
         );
       }
-      return this.#runner.resubscribe(this.#assistant, request.id);
+      return runner.resubscribe(assistant, request.id, {
+        scope: historyScopeOf({ scope: undefined, headers: this.#on.headers, at: [] }),
+        historyLength: undefined,
+      });
     });
     for await (const event of events) yield v1StreamEvent(event);
   }
 
-  async listTasks(): Promise<ListTasksResponse> {
-    throw new UnsupportedOperationError("ListTasks is not supported: keep the task ids SendMessage answers");
+  /** This assistant's tasks, newest first, a page at a time (`contextId`, `status`, `pageSize`, `pageToken`). */
+  listTasks(request: ListTasksRequest): Promise<ListTasksResponse> {
+    return this.#guard(async () => {
+      const { query, includeArtifacts } = listQueryFromV1(request);
+      const view = this.#view(["historyScope"], request.historyLength);
+      const page = await this.#on.runner.list(this.#on.assistant, query, view);
+      return {
+        tasks: page.tasks.map((task) => v1Task(includeArtifacts ? task : { ...task, artifacts: [] })),
+        nextPageToken: page.next ? pageToken(page.next) : "",
+        pageSize: query.limit,
+        totalSize: page.total,
+      };
+    });
   }
 
   async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
@@ -173,11 +216,8 @@ const pushNotSupported = () =>
  * One v1.0 JSON-RPC request: the JSON-RPC response, or an EventStream of them. A stream's errors, those found
  * before its first event included, come inside it as `event: error`, where the client reads their code.
  */
-export async function serveV1(
-  body: unknown,
-  context: { assistant: Assistant; runner: TaskRunner; trace: RunTrace; card: OurCard },
-): Promise<{ response: unknown } | EventStream> {
-  const requests = new V1RequestHandler(context.assistant, context.runner, context.trace, context.card);
+export async function serveV1(body: unknown, on: Omit<V1Request, "params">): Promise<{ response: unknown } | EventStream> {
+  const requests = new V1RequestHandler({ ...on, params: (body as { params?: unknown }).params });
   const outcome = await new JsonRpcTransportHandler(requests).handle(body as Record<string, unknown>, new ServerCallContext());
   if (requests.databaseAway !== undefined) throw requests.databaseAway;
   if (!(Symbol.asyncIterator in (outcome as object))) return { response: outcome };

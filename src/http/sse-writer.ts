@@ -20,7 +20,7 @@ export const HEARTBEAT = ": keep-alive\n\n";
  * `write()` says the socket's buffer is full, production stops until `drain`. So what one stream holds is at most
  * the response's high-water mark (64 KiB) and one event. A reader that takes nothing for `stalledMs` is dropped, not
  * ended cleanly: a clean end would have to wait for that same reader to take the bytes already waiting. Dropping
- * loses nothing: a task's events are kept by its run, and tasks/resubscribe replays them from the first.
+ * loses nothing: the task runs on, and tasks/resubscribe gives it as it is now, then its next events.
  */
 export async function writeEventStream(
   answer: EventStream,
@@ -41,7 +41,7 @@ export async function writeEventStream(
       if (!took) {
         log.warn(
           { bufferedBytes: response.writableLength, stalledMs: limits.stalledMs },
-          "event stream reader took nothing in time; connection dropped (the task goes on; tasks/resubscribe replays its events)",
+          "event stream reader took nothing in time; connection dropped (the task goes on; tasks/resubscribe follows it again)",
         );
         response.destroy();
       }

@@ -53,6 +53,7 @@ export const RpcErrorCode = {
   unsupportedOperation: -32004,
   contentTypeNotSupported: -32005,
   extendedCardNotConfigured: -32007,
+  versionNotSupported: -32009,
 } as const;
 
 export const TextPart = z.looseObject({
@@ -145,12 +146,19 @@ export type TaskArtifactUpdateEvent = z.infer<typeof TaskArtifactUpdateEvent>;
 export const StreamEvent = z.discriminatedUnion("kind", [Task, Message, TaskStatusUpdateEvent, TaskArtifactUpdateEvent]);
 export type StreamEvent = z.infer<typeof StreamEvent>;
 
+/** The most history messages an answer carries on request (`historyLength`), as the platform's agent server caps it. */
+export const MAX_HISTORY_LENGTH = 10;
+const HistoryLength = z
+  .int()
+  .nonnegative()
+  .max(MAX_HISTORY_LENGTH, { message: `historyLength cannot exceed ${MAX_HISTORY_LENGTH}` });
+
 export const MessageSendParams = z.looseObject({
   message: Message,
   configuration: z
     .looseObject({
       acceptedOutputModes: z.array(z.string()).optional(),
-      historyLength: z.int().nonnegative().optional(),
+      historyLength: HistoryLength.optional(),
       /** false: answer once the task is submitted; the run goes on (read it with tasks/get). */
       blocking: z.boolean().optional(),
       pushNotificationConfig: z.unknown().optional(),
@@ -162,7 +170,7 @@ export type MessageSendParams = z.infer<typeof MessageSendParams>;
 
 export const TaskQueryParams = z.looseObject({
   id: z.string().min(1, { message: "must not be empty" }),
-  historyLength: z.int().nonnegative().optional(),
+  historyLength: HistoryLength.optional(),
 });
 export const TaskIdParams = z.looseObject({ id: z.string().min(1, { message: "must not be empty" }) });
 

@@ -114,7 +114,9 @@ test("v1.0 errors carry v1.0's codes: invalid params, task not found, push notif
     "DeleteTaskPushNotificationConfig",
   ])
     assert.equal((await error(method, { taskId: "t", id: "c" })).code, -32003, method);
-  assert.equal((await error("GetExtendedAgentCard", {})).code, -32007);
+  const extended = await error("GetExtendedAgentCard", {});
+  assert.equal(extended.code, -32004, "the card declares no extended card: UnsupportedOperation, as v1.0 says");
+  assert.match(extended.message, /capabilities\.extendedAgentCard is false/);
   const done = ((await (await post("notes", { jsonrpc: "2.0", id: 1, method: "SendMessage", params: v1Message("x") })).json()) as any)
     .result.task;
   const ended = await error("SendMessage", v1Message("y", { contextId: done.contextId, taskId: done.id }));

@@ -74,27 +74,31 @@ test("message/send: the first message gets a new context and task; the answer is
   );
 });
 
-test("a conversation continues with its contextId, keeps its memory across a server restart, and old tasks stay readable", async () => {
+test("a conversation continues as the platform's client sends it (contextId and the last answer's taskId), keeps its memory across a server restart, and old tasks stay readable", async () => {
   const first = await send("notes", "the door code is 4711");
-  const reopened = await rpcError(
-    "notes",
-    "message/send",
-    message("the cat is called Ada", { contextId: first.contextId, taskId: first.id }),
-  );
-  assert.equal(reopened.code, -32600, "a message naming a task that ended is refused (as the v0.3 SDK's handler answers)");
-  assert.match(reopened.message, /terminal state \(completed\)/);
-  const second = await send("notes", "the cat is called Ada", { contextId: first.contextId });
+  // SEED-SPEC A2A rule 2: the later message names the contextId and the taskId of the previous answer, a task that
+  // has completed. With v0.3 method names that opens a new task in the context.
+  const second = await send("notes", "the cat is called Ada", { contextId: first.contextId, taskId: first.id });
   assert.equal(second.contextId, first.contextId);
   assert.notEqual(second.id, first.id, "the next message of the conversation is a new task");
-  assert.match(second.artifacts[0].parts[0].text, /note 2 of this conversation/, "the refused message left nothing in the thread");
+  assert.equal(second.status.state, "completed");
+  assert.match(second.artifacts[0].parts[0].text, /note 2 of this conversation/);
+  const old = await call("notes", "tasks/get", { id: first.id, historyScope: "task" });
+  assert.deepEqual(
+    [old.body.result.status.state, old.body.result.history.length],
+    ["completed", 2],
+    "the ended task itself is not reopened: it keeps its own two messages",
+  );
+  const elsewhere = await rpcError("notes", "message/send", message("x", { contextId: randomUUID(), taskId: first.id }));
+  assert.equal(elsewhere.code, -32001, "a task of another context stays refused");
 
   await server.stop();
   server = await serve(dataDir);
 
   const third = await send("notes", "recall", { contextId: second.contextId });
   assert.equal(third.artifacts[0].parts[0].text, 'You told me: "the door code is 4711", "the cat is called Ada".');
-  const old = await call("notes", "tasks/get", { id: first.id });
-  assert.deepEqual([old.body.result.id, old.body.result.status.state], [first.id, "completed"]);
+  const restarted = await call("notes", "tasks/get", { id: first.id });
+  assert.deepEqual([restarted.body.result.id, restarted.body.result.status.state], [first.id, "completed"]);
 });
 
 test("a new conversation is separate; a client-chosen UUID contextId starts one; data parts reach the graph's state", async () => {
@@ -160,11 +164,8 @@ test("tasks/cancel: a running task ends canceled; an ended one is -32002; its co
   assert.equal((await call("waiter", "tasks/get", { id: running.id })).body.result.status.state, "canceled");
   const again = await rpcError("waiter", "tasks/cancel", { id: running.id });
   assert.equal(again.code, -32002);
-  assert.equal(
-    (await rpcError("waiter", "message/send", message("wait 1", { contextId: running.contextId, taskId: running.id }))).code,
-    -32600,
-  );
-  const done = await send("waiter", "wait 1", { contextId: running.contextId });
+  const done = await send("waiter", "wait 1", { contextId: running.contextId, taskId: running.id });
+  assert.notEqual(done.id, running.id, "the canceled task is not reopened: a new task runs in its context");
   assert.equal(done.artifacts[0].parts[0].text, "waited 1 ms");
   assert.equal((await rpcError("waiter", "tasks/cancel", { id: done.id })).code, -32002);
   assert.equal((await rpcError("waiter", "tasks/cancel", { id: randomUUID() })).code, -32001);
@@ -299,7 +300,16 @@ test("agent cards: per assistant, at both addresses, naming the A2A endpoint", a
   assert.equal(card.name, "notes");
   assert.match(card.description, /notes/i);
   assert.equal(card.url, `${server.url}/a2a/notes`);
-  assert.deepEqual(card.capabilities, { streaming: true, pushNotifications: false, stateTransitionHistory: false });
+  assert.deepEqual(
+    { ...card.capabilities, extensions: card.capabilities.extensions.map((e: any) => e.uri) },
+    {
+      streaming: true,
+      pushNotifications: false,
+      stateTransitionHistory: false,
+      extendedAgentCard: false,
+      extensions: ["https://langchain.com/a2a/extensions/history-scope/v1"],
+    },
+  );
   assert.equal(card.preferredTransport, "JSONRPC");
   assert.ok(card.defaultInputModes.includes("text/plain") && card.defaultOutputModes.includes("text/plain"));
   assert.deepEqual(
@@ -452,8 +462,10 @@ test("a graph that asks (LangGraph interrupt) leaves its task input-required; th
   assert.equal(other.status.state, "input-required");
   const canceled = await call("approval", "tasks/cancel", { id: other.id });
   assert.equal(canceled.body.result.status.state, "canceled", "a waiting task can be canceled");
-  const refused = await rpcError("approval", "message/send", message("no", { contextId: other.contextId, taskId: other.id }));
-  assert.equal(refused.code, -32600, "a canceled task is not resumed");
-  const after = await send("approval", "no", { contextId: other.contextId });
-  assert.notEqual(after.id, other.id, "the message starts a new task");
+  const after = await send("approval", "no", { contextId: other.contextId, taskId: other.id });
+  assert.notEqual(after.id, other.id, "a canceled task is not resumed: the message starts a new task");
+  assert.equal(after.status.state, "input-required", "the new task's graph asks again");
+  const stale = await rpcError("approval", "message/send", message("yes", { contextId: other.contextId, taskId: other.id }));
+  assert.equal(stale.code, -32602, "naming the ended task while another waits for input is refused");
+  assert.match(stale.message, new RegExp(`message.taskId must name task ${after.id}`));
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { NOWHERE, runCli, startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
@@ -39,6 +39,53 @@ test("a2a send prints the answer, and the ids that continue the conversation", a
   assert.equal(second.code, 0, second.stderr);
   assert.equal(second.stdout, 'YOU TOLD ME: "WATER THE PLANTS".\n');
   assert.equal(idsOf(second.stderr).contextId, contextId);
+});
+
+/** The words of one README shell line, as sh splits them: its `# comment` dropped, double quotes kept together. */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  for (const match of line.matchAll(/"([^"]*)"|(#.*$)|(\S+)/g)) {
+    if (match[2] !== undefined) break;
+    words.push(match[1] ?? match[3]!);
+  }
+  return words;
+}
+
+test("the README's agent server example runs as written: its --context/--task line continues the conversation", async () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("## The agent server (`egress-agent a2a serve`)"));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!.trim().split("\n");
+  const [serve, first, next] = block.map(shellWords);
+  assert.deepEqual(serve!.slice(0, 3), ["egress-agent", "a2a", "serve"], block.join("\n"));
+  // The serve line as written, on a free port and a fresh data dir (later flags win); the example graph of the repo.
+  const example = await startService(
+    [...serve!.slice(1), "--listen", "127.0.0.1:0", "--data-dir", tempDir("a2a-readme-")],
+    "agent server listening",
+  );
+  try {
+    const run = (words: string[], ids: { contextId?: string; taskId?: string } = {}) => {
+      assert.equal(words[0], "egress-agent");
+      const args = words
+        .slice(1)
+        .map((word) =>
+          word === "http://127.0.0.1:2024" ? example.url : word === "CONTEXT_ID" ? ids.contextId! : word === "TASK_ID" ? ids.taskId! : word,
+        );
+      return runCli(args);
+    };
+    const noted = await run(first!);
+    assert.equal(noted.code, 0, noted.stderr);
+    assert.equal(noted.stdout, 'Noted: "buy milk". That is note 1 of this conversation.\n');
+    const ids = idsOf(noted.stderr);
+    assert.ok(next!.includes("--task") && next!.includes("TASK_ID"), `the README's third line: ${block[2]}`);
+    const recalled = await run(next!, ids);
+    assert.equal(recalled.code, 0, recalled.stderr);
+    assert.equal(recalled.stdout, 'You told me: "buy milk".\n');
+    const after = idsOf(recalled.stderr);
+    assert.equal(after.contextId, ids.contextId, "the same conversation");
+    assert.notEqual(after.taskId, ids.taskId, "a new task after the completed one");
+  } finally {
+    await example.stop();
+  }
 });
 
 test("a2a send --stream prints each event as a JSON line as it arrives; --json prints the task", async () => {

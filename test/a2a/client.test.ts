@@ -38,7 +38,7 @@ const task = (n: number) => ({
   artifacts: [],
 });
 
-test("the first message has no contextId or taskId and a random thread id; later ones carry the contextId (as thread id too), and the taskId of a task waiting for input", async (t) => {
+test("the first message has no contextId or taskId and a random thread id; each later one carries the contextId (as thread id too) and the taskId of the last answer (SEED-SPEC A2A rule 2)", async (t) => {
   const waiting = (n: number) => ({ ...task(n), status: { state: "input-required", timestamp: "2026-11-23T00:00:00Z" } });
   const server = await standIn((body, n) => ({ body: { jsonrpc: "2.0", id: body.id, result: n === 2 ? waiting(n) : task(n) } }));
   t.after(() => server.close());
@@ -48,7 +48,11 @@ test("the first message has no contextId or taskId and a random thread id; later
   await conversation.send("yes");
   await conversation.send("four");
   const [first, second, third, fourth] = server.bodies;
-  assert.deepEqual([third.params.message.taskId, fourth.params.message.taskId], ["task-2", undefined], "only a waiting task is answered");
+  assert.deepEqual(
+    [third.params.message.taskId, fourth.params.message.taskId],
+    ["task-2", "task-3"],
+    "the last answer's task, waiting or ended",
+  );
   assert.equal(first.method, "message/send");
   assert.equal(first.params.message.contextId, undefined);
   assert.equal(first.params.message.taskId, undefined);
@@ -56,8 +60,8 @@ test("the first message has no contextId or taskId and a random thread id; later
   assert.match(first.params.message.messageId, UUID);
   assert.deepEqual(
     [second.params.message.contextId, second.params.message.taskId],
-    [task(1).contextId, undefined],
-    "a completed task is not reopened",
+    [task(1).contextId, "task-1"],
+    "the completed task of the last answer is named too (the server opens a new task after it)",
   );
   assert.equal(second.metadata.thread_id, task(1).contextId);
   assert.deepEqual(second.params.message.parts, [

@@ -58,6 +58,12 @@ test("two replicas behind a balancer: a conversation goes on whichever replica a
       if (text === "recall") assert.equal(turn.artifacts[0].parts[0].text, 'You told me: "one", "two", "three".');
     }
     for (const replica of replicas) assert.ok((balancer.served.get(replica.url) ?? 0) >= 2, "both replicas took turns");
+    // ListTasks (A2A v1.0) reads the tasks from PostgreSQL: newest first, a page at a time, from either replica.
+    const page1 = await a2aResult(replicas[0]!.url, "notes", "ListTasks", { contextId, pageSize: 3 });
+    assert.deepEqual([page1.tasks.map((t: any) => t.id), page1.totalSize], [tasks.slice(1).reverse(), 4]);
+    assert.equal(page1.tasks[0].history.length, 8, "the context's history (four turns), the default scope");
+    const page2 = await a2aResult(replicas[1]!.url, "notes", "ListTasks", { contextId, pageSize: 3, pageToken: page1.nextPageToken });
+    assert.deepEqual([page2.tasks.map((t: any) => t.id), page2.nextPageToken], [[tasks[0]], ""]);
     for (const replica of replicas) {
       for (const id of tasks) assert.equal((await a2aResult(replica.url, "notes", "tasks/get", { id })).status.state, "completed");
     }
@@ -200,7 +206,12 @@ test("a task running on one replica: the other shows its live status, refuses a 
       .split("\n\n")
       .filter((chunk) => chunk.startsWith("data: "))
       .map((chunk) => JSON.parse(chunk.slice(6)).result);
-    assert.equal(events[0].kind, "task", "from the run's first event");
+    assert.deepEqual([events[0].kind, events[0].status.state], ["task", "working"], "first the task as it is now");
+    assert.deepEqual(
+      events.slice(1).map((event: any) => event.kind),
+      ["status-update"],
+      "then only what came after (the end): the run's earlier events are not replayed",
+    );
     assert.deepEqual([events.at(-1).kind, events.at(-1).status.state, events.at(-1).final], ["status-update", "canceled", true]);
   } finally {
     await a.stop();

@@ -173,9 +173,9 @@ for (const engine of engines) {
 
     /** A runs a task and stalls (its heartbeats stop); B fails the task once A has been silent for the timeout. */
     async function stallAndTakeOver(a: Replica, b: Replica) {
-      const stale = await a.runner.start(a.assistant, message("stall"), run());
+      const stale = await a.runner.start(a.assistant, message("stall"), run(), "refuse");
       const { contextId } = stale.task;
-      const refused = await b.runner.start(b.assistant, message("next", contextId), run()).catch((err) => err);
+      const refused = await b.runner.start(b.assistant, message("next", contextId), run(), "refuse").catch((err) => err);
       assert.ok(refused instanceof RpcError && refused.code === -32004, "no second run in the context beside a live one");
       const stalledAt = time.now();
       await a.watch.stop();
@@ -196,7 +196,7 @@ for (const engine of engines) {
       const { stale, contextId } = await stallAndTakeOver(a, b);
 
       // The context's next message runs on B now: the only run in the context.
-      const next = await b.runner.start(b.assistant, message("next", contextId), run());
+      const next = await b.runner.start(b.assistant, message("next", contextId), run(), "refuse");
       // The stalled run is fenced (failed) before the next one may start; the next may already have ended.
       assert.equal(await state(b.store, stale.task.id), "failed");
       assert.ok((await running(b.store, [stale.task.id, next.task.id])) <= 1);

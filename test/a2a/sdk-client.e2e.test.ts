@@ -193,20 +193,17 @@ test("edges: errors found before a stream starts come inside it, where the SDK r
   // An invalid message (no parts), an unknown task to resubscribe to: each a stream whose one event is the error.
   await rejectsWith(drain(notes.sendMessageStream({ message: { ...userMessage("x"), parts: [] } })), -32602, /parts/);
   await rejectsWith(drain(notes.resubscribeTask({ id: randomUUID() })), -32001);
-  const done = asTask(await notes.sendMessage({ message: userMessage("once") }));
-  await rejectsWith(
-    drain(notes.sendMessageStream({ message: userMessage("again", { contextId: done.contextId, taskId: done.id }) })),
-    -32600,
-  );
 });
 
-test("edges: a task that ended is not reopened; a conversation waiting for input takes only a reply naming its task", async () => {
+test("edges: a message naming a task that ended opens a new task in its context; a conversation waiting for input takes only a reply naming its task", async () => {
   const done = asTask(await notes.sendMessage({ message: userMessage("first") }));
-  await rejectsWith(
-    notes.sendMessage({ message: userMessage("more", { contextId: done.contextId, taskId: done.id }) }),
-    -32600,
-    /terminal state \(completed\)/,
-  );
+  const more = asTask(await notes.sendMessage({ message: userMessage("more", { contextId: done.contextId, taskId: done.id }) }));
+  assert.deepEqual([more.contextId, more.status.state], [done.contextId, "completed"]);
+  assert.notEqual(more.id, done.id);
+  const streamed = await drain(notes.sendMessageStream({ message: userMessage("again", { contextId: done.contextId, taskId: more.id }) }));
+  const last = streamed.at(-1) as TaskStatusUpdateEvent;
+  assert.deepEqual([last.contextId, last.status.state, last.final], [done.contextId, "completed", true]);
+  assert.ok(![done.id, more.id].includes(last.taskId), "the stream runs a new task too");
 
   const approval = await client("approval");
   const asked = asTask(await approval.sendMessage({ message: userMessage("pay 5 EUR") }));
@@ -276,6 +273,9 @@ test("resubscribeTask follows a running task to its end; for a task that ended, 
   const followed = (await drain(waiter.resubscribeTask({ id: running.id }))) as Array<Task | TaskStatusUpdateEvent>;
   const last = followed.at(-1) as TaskStatusUpdateEvent;
   assert.deepEqual([last.kind, last.status.state, last.final], ["status-update", "completed", true]);
+  // First the task as it is now (working: the run started before the follower came), not as it was submitted.
+  assert.deepEqual([followed[0]?.kind, followed[0]?.status.state], ["task", "working"]);
+  assert.equal(followed.filter((event) => event.kind === "task").length, 1, "the run's own first events are not replayed");
   const ended = (await drain(waiter.resubscribeTask({ id: running.id }))) as Task[];
   assert.deepEqual(
     ended.map((event) => [event.kind, event.status.state]),

@@ -250,7 +250,7 @@ test("edges: raw and url file parts reach the graph as LangChain content blocks;
   );
 });
 
-test("edges: push notification methods are -32003; ListTasks is -32004", async () => {
+test("edges: push notification methods are -32003; GetExtendedAgentCard is -32004 (the card declares none)", async () => {
   const done = asTask(await notes.sendMessage(userMessage("hook")));
   const transport = notes.transport;
   const config = { tenant: "", id: "", taskId: done.id, url: "http://127.0.0.1:1/hook", token: "", authentication: undefined };
@@ -258,7 +258,8 @@ test("edges: push notification methods are -32003; ListTasks is -32004", async (
   await rejectsWith(transport.getTaskPushNotificationConfig({ tenant: "", taskId: done.id, id: "x" }), -32003);
   await rejectsWith(transport.listTaskPushNotificationConfig({ tenant: "", taskId: done.id, pageSize: 0, pageToken: "" }), -32003);
   await rejectsWith(transport.deleteTaskPushNotificationConfig({ tenant: "", taskId: done.id, id: "x" }), -32003);
-  await rejectsWith(notes.listTasks({ tenant: "", contextId: done.contextId } as never), -32004);
+  assert.equal((await notes.getAgentCard()).capabilities?.extendedAgentCard, false);
+  await rejectsWith(transport.getExtendedAgentCard({ tenant: "" }), -32004, /no extended card/);
 });
 
 test("a client that switched on the SDK's v0.3 compatibility layer (for the server's earlier versions) keeps working, on v1.0", async () => {

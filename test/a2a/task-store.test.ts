@@ -160,6 +160,42 @@ for (const engine of engines) {
       await a.close();
       await b.close();
     });
+
+    test("an assistant's tasks list newest first, a page at a time, filtered by context and state; a context's tasks in order", async () => {
+      const store = await (await engine.location())();
+      const inContext = (id: string, contextId: string): Task => ({ ...task(id, "submitted"), contextId });
+      // c1: a, b (completed), then e (running); c2: c, d (completed); another assistant's x.
+      for (const [id, contextId, at] of [
+        ["a", "c1", 1],
+        ["b", "c1", 2],
+        ["c", "c2", 3],
+        ["d", "c2", 3],
+      ] as const) {
+        const lease = await store.create("notes", inContext(id, contextId), at);
+        await store.finish({ ...inContext(id, contextId), status: { ...task(id, "completed").status } }, lease, "s", at);
+      }
+      await store.create("notes", inContext("e", "c1"), 5);
+      await store.create("other", inContext("x", "cx"), 6);
+
+      const ids = (page: { tasks: { task: Task }[] }) => page.tasks.map((t) => t.task.id);
+      const first = await store.list({ graphId: "notes", limit: 2 });
+      assert.deepEqual([ids(first), first.total], [["e", "d"], 5], "newest first; ties by id, descending");
+      const last = first.tasks.at(-1)!;
+      const second = await store.list({ graphId: "notes", limit: 2, after: { createdAt: last.createdAt, id: last.task.id } });
+      assert.deepEqual([ids(second), second.total], [["c", "b"], 5]);
+      const third = await store.list({ graphId: "notes", limit: 2, after: { createdAt: 2, id: "b" } });
+      assert.deepEqual(ids(third), ["a"]);
+      assert.deepEqual(ids(await store.list({ graphId: "notes", contextId: "c2", limit: 10 })), ["d", "c"]);
+      const running = await store.list({ graphId: "notes", states: ["submitted", "working"], limit: 10 });
+      assert.deepEqual([ids(running), running.total], [["e"], 1]);
+      assert.deepEqual(ids(await store.list({ graphId: "nobody", limit: 10 })), []);
+
+      assert.deepEqual(
+        (await store.contextTasks("c1")).map((t) => t.id),
+        ["a", "b", "e"],
+      );
+      await store.close();
+    });
   });
 }
 
