@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { a2aResult, userMessage } from "../helpers/a2a-rpc.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
-import { runCli, startService, tempDir, waitFor } from "../helpers/processes.ts";
+import { runCli, startService, startTogether, tempDir, waitFor } from "../helpers/processes.ts";
 import { RoundRobinProxy } from "../helpers/round-robin-proxy.ts";
 
 // The agent server on PostgreSQL (DATABASE_URI, the LangGraph convention): real `a2a serve` processes, the real
@@ -46,7 +46,7 @@ test("a conversation and its tasks outlive the process and its data dir: they ar
 });
 
 test("two replicas behind a balancer: a conversation goes on whichever replica a turn reaches; tasks read the same from either", async () => {
-  const replicas = await Promise.all([serve(), serve()]);
+  const replicas = await startTogether([serve(), serve()]);
   const balancer = await RoundRobinProxy.start(replicas.map((replica) => replica.url));
   try {
     let contextId: string | undefined;
@@ -101,7 +101,7 @@ test("a DATABASE_URI that cannot be opened stops the server with EGRESS_ERR_DATA
 });
 
 test("kill -9 of a replica mid-run: the others fail its task with a message and go on; a replica starting fails no live one's", async () => {
-  const [a, b] = await Promise.all([serve("--replica-timeout", "2s"), serve("--replica-timeout", "2s")]);
+  const [a, b] = await startTogether([serve("--replica-timeout", "2s"), serve("--replica-timeout", "2s")]);
   try {
     // A replica starting (a rolling update) while another runs a task leaves that task alone.
     const short = await a2aResult(a.url, "waiter", "message/send", { ...userMessage("wait 3000"), configuration: { blocking: false } });
@@ -143,7 +143,7 @@ test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema
       "agent server listening",
       { DATABASE_URI: databaseUrl, DATABASE_SCHEMA: schema },
     );
-  const [a, b] = await Promise.all([inSchema("deployment_a"), inSchema("deployment_b")]);
+  const [a, b] = await startTogether([inSchema("deployment_a"), inSchema("deployment_b")]);
   try {
     const told = await a2aResult(a.url, "notes", "message/send", userMessage("a secret of deployment a"));
     const response = await fetch(`${b.url}/a2a/notes`, {
@@ -170,7 +170,7 @@ test("DATABASE_SCHEMA: two agent servers on one database, each in its own schema
 });
 
 test("a task running on one replica: the other shows its live status, refuses a second run in its context, follows its events and cancels it", async () => {
-  const [a, b] = await Promise.all([serve(), serve()]);
+  const [a, b] = await startTogether([serve(), serve()]);
   try {
     const running = await a2aResult(a.url, "waiter", "message/send", { ...userMessage("wait 20000"), configuration: { blocking: false } });
     await waitFor(

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { a2aResult, userMessage } from "../helpers/a2a-rpc.ts";
 import { freshDatabase, query } from "../helpers/postgres.ts";
-import { startService, tempDir, waitFor } from "../helpers/processes.ts";
+import { startService, startTogether, tempDir, waitFor } from "../helpers/processes.ts";
 
 // Fencing between real `a2a serve` replicas on the real PostgreSQL: a graph blocks its replica's event loop for
 // longer than --replica-timeout; the other replica fails its task and runs the conversation's next turn; the
@@ -27,7 +27,7 @@ const serve = () =>
   );
 
 test("a replica whose graph blocks its event loop past --replica-timeout: its task ends failed, the next turn's completed, its late result is dropped", async () => {
-  const [a, b] = await Promise.all([serve(), serve()]);
+  const [a, b] = await startTogether([serve(), serve()]);
   try {
     const stalled = await a2aResult(a.url, "stall", "message/send", { ...userMessage("block 5000"), configuration: { blocking: false } });
     const { contextId } = stalled;

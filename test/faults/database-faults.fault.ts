@@ -15,6 +15,7 @@ import {
   startAgentProcess,
   startBeacon,
   startService,
+  startTogether,
   tempDir,
   waitFor,
   type ServiceProcess,
@@ -196,7 +197,7 @@ test("agent server replicas: connections terminated while tasks run and are foll
       "agent server listening",
       { DATABASE_URI: database.url },
     );
-  const [a, b] = (await Promise.all([serve(), serve()])) as [ServiceProcess, ServiceProcess];
+  const [a, b] = await startTogether([serve(), serve()]);
   try {
     // A run on A that outlasts the outage, followed from B throughout.
     const long = await rpc(a.url, "message/send", send("wait 9000", false));
@@ -271,7 +272,7 @@ test("the database away for 10 s (every connection cut, new ones refused): 503 w
       "agent server listening",
       { DATABASE_URI: url },
     );
-  const [a, b] = (await Promise.all([serve(), serve()])) as [ServiceProcess, ServiceProcess];
+  const [a, b] = await startTogether([serve(), serve()]);
   const ingest = (batch = traceTransactions(10)) =>
     postJson(`${beacon.url}${beaconPaths.ingestTraces}`, { license: license.key, trace_transactions: batch });
   try {

@@ -180,6 +180,20 @@ export function agentConfig(beaconUrl: string, extra: Record<string, unknown> = 
   return { dir, configPath, dataDir };
 }
 
+/**
+ * Services started side by side: all of them, or, when one fails to start, none (those that did are stopped before
+ * the error is thrown; a survivor would keep the test file's process alive until the runner's timeout).
+ */
+export async function startTogether<T extends readonly Promise<{ stop(): Promise<unknown> }>[]>(
+  starts: readonly [...T],
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (!failed) return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+  await Promise.all(settled.flatMap((s) => (s.status === "fulfilled" ? [s.value.stop()] : [])));
+  throw failed.reason;
+}
+
 /** Starts `egress-agent start`; the license key goes in through the environment, as the chart does it. */
 export function startAgentProcess(fixture: AgentFixture, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
   return startService(["start", "--config", fixture.configPath], "sidecar listening", env);
