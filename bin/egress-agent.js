@@ -26,13 +26,23 @@ function run() {
   // V8 keeps compiled code in the OS temp dir: later starts skip most parsing (about 100 ms of ~550, bench/).
   if (module.enableCompileCache) module.enableCompileCache();
   const compiled = new URL("../dist/cli.js", import.meta.url);
-  const entry = existsSync(compiled) ? compiled.href : new URL("../src/cli.ts", import.meta.url).href;
+  const entry = readable(compiled) ? compiled.href : new URL("../src/cli.ts", import.meta.url).href;
   // Rethrown outside the promise: the CLI fails as an uncaught error would, with its stack and exit code 1.
   import(entry).then(null, (err) =>
     setImmediate(() => {
       throw err;
     }),
   );
+}
+
+// Under Node's permission model (a deployed agent server's sandbox reads only what the install has), a path it may
+// not read throws rather than answering false.
+function readable(url) {
+  try {
+    return existsSync(url);
+  } catch {
+    return false;
+  }
 }
 
 function relaunch() {

@@ -15,6 +15,8 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
     if (own.length > 0 && !lines[i]!.startsWith("  ")) break;
     own.push(lines[i]!);
   }
+  // Without one, what is safe to name of why it died (blanked as they are), so a failure never says nothing.
+  if (own.length === 0) own.push(...causeWithoutErrorLine(output));
   let text = own
     .slice(0, REPORT_LINES)
     .map((line) =>
@@ -31,4 +33,21 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
   text = text.replace(/[^\s"'`:;,()[\]{}=]{6,}/g, (word) => (values.some((value) => value.includes(word)) ? "[secret]" : word));
   if (text.length > REPORT_CHARS) text = `${text.slice(0, REPORT_CHARS)}...`;
   return `${text || "no error line"} (the whole output is in ${logFile})`;
+}
+
+/**
+ * A process that died before the CLI could say why: bubblewrap's own line (it could not set up the namespace), or
+ * Node's error code, which is code-shaped (its message and the values around it are not quoted: they may hold anything).
+ */
+function causeWithoutErrorLine(output: string): string[] {
+  const bwrap = /^bwrap: .*/m.exec(output)?.[0];
+  if (bwrap) return [bwrap];
+  const code = /\bcode: '(ERR_[A-Z0-9_]+)'/.exec(output)?.[1] ?? /^\w*Error \[(ERR_[A-Z0-9_]+)\]/m.exec(output)?.[1];
+  if (!code) return [];
+  const permission = /\bpermission: '([A-Za-z]+)'/.exec(output)?.[1];
+  return [
+    code === "ERR_ACCESS_DENIED"
+      ? `no error line; Node's permission model refused ${permission ? `a ${permission} access` : "an access"} (ERR_ACCESS_DENIED)`
+      : `no error line; Node failed with ${code}`,
+  ];
 }

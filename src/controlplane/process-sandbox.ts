@@ -3,8 +3,8 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { DeployerError } from "./deployer.ts";
 
 /**
- * What a deployment's processes (the build check and the agent server) may touch: they read the egress-agent
- * install, the graph's directory and the node_modules above it, and their own deployment directory, and write only
+ * What a deployment's processes (the build check and the agent server) may touch: they read what the CLI needs of the
+ * egress-agent install, the graph's directory and the node_modules above it, and their own deployment directory, and write only
  * the latter; they start no child processes and no workers. So a graph cannot read the control plane's data dir:
  * `secrets.key`, `controlplane.db`, another deployment's data.
  *
@@ -22,11 +22,17 @@ export interface Sandbox {
   writable: string;
 }
 
-/** The nearest directory at or above `from` holding a package.json: the egress-agent install the CLI runs from. */
-function packageRoot(from: string): string {
+/**
+ * What the CLI needs of the egress-agent install it runs from (the nearest directory at or above `from` holding a
+ * package.json): its package.json (the module type), bin/, the code (dist/ in the image, src/ in a checkout) and
+ * node_modules/. Not the rest of the tree: a checkout also holds configs, a compose .env, and the data dirs of services
+ * started from it (`./data/controlplane`, the control plane's own default, from the repository's root).
+ */
+function installParts(from: string): string[] {
   for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    if (dirname(dir) === dir) return resolve(from);
+    if (existsSync(join(dir, "package.json")))
+      return ["package.json", "bin", "dist", "src", "node_modules"].map((part) => join(dir, part)).filter((path) => existsSync(path));
+    if (dirname(dir) === dir) return [resolve(from)];
   }
 }
 
@@ -61,7 +67,7 @@ const inside = (path: string, dir: string) => {
  */
 export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
   const readable = [
-    packageRoot(dirname(options.script)),
+    ...installParts(dirname(real(options.script))),
     dirname(resolve(options.graphConfig)),
     ...nodeModulesAbove(dirname(options.graphConfig)),
   ];
@@ -96,6 +102,15 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
  * them) and nothing else. An allowlist, because the others hand the control plane's own to deployed code:
  * `--env-file` its environment (an API key), `--import`/`--require` its preloads, `--inspect` a debugger port.
  */
-export function inheritedNodeFlags(execArgv: readonly string[]): string[] {
+function inheritedNodeFlags(execArgv: readonly string[]): string[] {
   return execArgv.filter((flag) => /^--(max-semi-space-size|max-old-space-size|heap-growing-percent)=\d+$/.test(flag));
+}
+
+/**
+ * How to run egress-agent as this process was run: this Node, its memory flags and the script's real path. Run through
+ * a link (`npm link`, the image's /usr/local/bin/egress-agent), argv[1] is the link: the install the deployment may
+ * read is found from the script's directory, and the link does not exist in its namespace.
+ */
+export function thisCli(): { node: string; args: string[] } {
+  return { node: process.execPath, args: [...inheritedNodeFlags(process.execArgv), realpathSync(process.argv[1]!)] };
 }

@@ -1,5 +1,5 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
@@ -44,7 +44,7 @@ export async function startControlPlane(
   // Checked before anything is written: a control plane that cannot isolate deployed code does not start.
   const isolation =
     config.deployer === "local" && !options.deployer ? resolveIsolation(config.agentServer, { logger, bwrap: options.bwrap }) : undefined;
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  makeDataDir(config.dataDir);
   const dbPath = join(config.dataDir, "controlplane.db");
   // Owner-only, whatever the umask: with a user per deployment, the data dir is traversable by every deployment's
   // user. SQLite gives its -wal and -shm files the database's mode.
@@ -97,4 +97,18 @@ export async function startControlPlane(
       db.close();
     },
   };
+}
+
+/**
+ * The data dir, owner-only; the parents it lacks (`data/` of `./data/controlplane`) traversable but not listable
+ * (0711), whatever the umask: a deployment's processes may run as a user of their own, who must reach its directory.
+ */
+function makeDataDir(dataDir: string): void {
+  const missing: string[] = [];
+  for (let dir = dirname(resolve(dataDir)); !existsSync(dir); dir = dirname(dir)) missing.unshift(dir);
+  for (const dir of missing) {
+    mkdirSync(dir, { mode: 0o711 });
+    chmodSync(dir, 0o711);
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 }
