@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
@@ -45,6 +45,7 @@ export async function startControlPlane(
   const isolation =
     config.deployer === "local" && !options.deployer ? resolveIsolation(config.agentServer, { logger, bwrap: options.bwrap }) : undefined;
   makeDataDir(config.dataDir);
+  if (isolation && "uidBase" in isolation && isolation.uidBase !== undefined) refuseUnreachableDataDir(config.dataDir);
   const dbPath = join(config.dataDir, "controlplane.db");
   // Owner-only, whatever the umask: with a user per deployment, the data dir is traversable by every deployment's
   // user. SQLite gives its -wal and -shm files the database's mode.
@@ -111,4 +112,20 @@ function makeDataDir(dataDir: string): void {
     chmodSync(dir, 0o711);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * With a user per deployment, each must reach its directory in the data dir: every directory above it must be
+ * searchable by others (`./data`, made owner-only by a beacon or sidecar started from the same directory, is not).
+ * Refused at start, naming the directory, rather than every build failing on it.
+ */
+function refuseUnreachableDataDir(dataDir: string): void {
+  for (let dir = dirname(resolve(dataDir)); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new ConfigError("dataDir", [
+        `dataDir: ${resolve(dataDir)} lies under ${dir}, which others cannot search: the deployments run as users of their own (agentServer.runAsUidBase) and must reach their directories in it. Give it the others' search bit (chmod o+x ${dir}), or choose a dataDir elsewhere`,
+      ]);
+    }
+    if (dirname(dir) === dir) return;
+  }
 }
