@@ -42,7 +42,7 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
 function causeWithoutErrorLine(output: string): string[] {
   const bwrap = /^bwrap: .*/m.exec(output)?.[0];
   if (bwrap) return [bwrap];
-  const code = /\bcode: '(ERR_[A-Z0-9_]+)'/.exec(output)?.[1] ?? /^\w*Error \[(ERR_[A-Z0-9_]+)\]/m.exec(output)?.[1];
+  const code = /\bcode: '([A-Z][A-Z0-9_]{2,63})'/.exec(output)?.[1] ?? /^\w*Error \[(ERR_[A-Z0-9_]+)\]/m.exec(output)?.[1];
   if (!code) return [];
   const permission = /\bpermission: '([A-Za-z]+)'/.exec(output)?.[1];
   return [

@@ -47,4 +47,8 @@ test("a process that died before the CLI could say why: bubblewrap's line or Nod
     failureSummary('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument must be hunter2\n', {}, "/log"),
     "no error line; Node failed with ERR_INVALID_ARG_TYPE (the whole output is in /log)",
   );
+  // A script path the sandbox does not hold (a linked bin taken for the install, before the link was resolved).
+  const missing =
+    "Error: Cannot find module '/usr/local/bin/egress-agent'\n    at Module._resolveFilename {\n  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}\n";
+  assert.equal(failureSummary(missing, {}, "/log"), "no error line; Node failed with MODULE_NOT_FOUND (the whole output is in /log)");
 });

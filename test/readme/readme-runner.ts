@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { processesWith, tempDir } from "../helpers/processes.ts";
 import { filled, forms, type ShellBlock, withoutComment } from "./readme-shell.ts";
 
@@ -106,7 +106,8 @@ export async function runScenario(
   block: ShellBlock,
   steps: Step[],
   checkout: { dir: string; binDir: string },
-  timeoutMs = 120_000,
+  /** Node 24 first on PATH (as after `source scripts/node-env.sh`), else the machine's node. */
+  options: { projectNodeFirst?: boolean | undefined; timeoutMs?: number } = {},
 ): Promise<Ran> {
   const out = tempDir("readme-out-");
   const planned = steps.map((step) => ({ step, shell: "skip" in step ? undefined : "own" in step ? step.own : readmeShell(block, step) }));
@@ -121,7 +122,8 @@ export async function runScenario(
   ].join("\n");
   const scriptPath = join(out, "scenario.sh");
   writeFileSync(scriptPath, script);
-  await runBash(scriptPath, { CHECKOUT: checkout.dir, OUT: out }, checkout.binDir, timeoutMs);
+  const nodeFirst = options.projectNodeFirst ? dirname(process.execPath) : "/usr/bin:/bin";
+  await runBash(scriptPath, { CHECKOUT: checkout.dir, OUT: out }, `${checkout.binDir}:${nodeFirst}`, options.timeoutMs ?? 120_000);
   return {
     steps: planned.map(({ step, shell }, i) => {
       if (shell === undefined) return { step };
@@ -138,7 +140,7 @@ function privateNetwork(): string[] {
   return can.status === 0 ? ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"] : [];
 }
 
-async function runBash(scriptPath: string, vars: Record<string, string>, binDir: string, timeoutMs: number): Promise<void> {
+async function runBash(scriptPath: string, vars: Record<string, string>, pathFirst: string, timeoutMs: number): Promise<void> {
   // A reader's environment: none of this machine's settings for the product, the machine's node first on PATH.
   const env = Object.fromEntries(
     Object.entries(process.env).filter(
@@ -147,7 +149,7 @@ async function runBash(scriptPath: string, vars: Record<string, string>, binDir:
   );
   const [command, ...args] = [...privateNetwork(), "bash", scriptPath];
   const child = spawn(command!, args, {
-    env: { ...env, ...vars, PATH: `${binDir}:/usr/bin:/bin:${process.env.PATH}` },
+    env: { ...env, ...vars, PATH: `${pathFirst}:${process.env.PATH}` },
     stdio: "ignore",
     detached: true,
   });
