@@ -42,12 +42,13 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
 function causeWithoutErrorLine(output: string): string[] {
   const bwrap = /^bwrap: .*/m.exec(output)?.[0];
   if (bwrap) return [bwrap];
-  const code = /\bcode: '([A-Z][A-Z0-9_]{2,63})'/.exec(output)?.[1] ?? /^\w*Error \[(ERR_[A-Z0-9_]+)\]/m.exec(output)?.[1];
+  const code = /\bcode: '([A-Z][A-Z0-9_]{2,63})'/.exec(output)?.[1] ?? /^\w*Error \[([A-Z][A-Z0-9_]{2,63})\]/m.exec(output)?.[1];
   if (!code) return [];
+  // Node's permission model names the kind of access it refused (`permission: 'FileSystemRead'`).
   const permission = /\bpermission: '([A-Za-z]+)'/.exec(output)?.[1];
   return [
-    code === "ERR_ACCESS_DENIED"
-      ? `no error line; Node's permission model refused ${permission ? `a ${permission} access` : "an access"} (ERR_ACCESS_DENIED)`
+    permission
+      ? `no error line; Node's permission model refused a ${permission} access (${code})`
       : `no error line; Node failed with ${code}`,
   ];
 }

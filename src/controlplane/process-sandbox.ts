@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { DeployerError } from "./deployer.ts";
 
@@ -22,18 +22,27 @@ export interface Sandbox {
   writable: string;
 }
 
+/** What the CLI runs from in an install: without one of these, the deployment's processes could not start. */
+const CLI_PARTS = new Set(["package.json", "bin", "dist", "src", "node_modules"]);
+
 /**
- * What the CLI needs of the egress-agent install it runs from (the nearest directory at or above `from` holding a
- * package.json): its package.json (the module type), bin/, the code (dist/ in the image, src/ in a checkout) and
- * node_modules/. Not the rest of the tree: a checkout also holds configs, a compose .env, and the data dirs of services
- * started from it (`./data/controlplane`, the control plane's own default, from the repository's root).
+ * The egress-agent install the CLI runs from (the nearest directory at or above `from` holding a package.json), as
+ * directories and files the deployment reads: the whole install, but for the top-level entry that holds the control
+ * plane's data dir when it lies inside (`data/` of `./data/controlplane`, the default, from a checkout's root). A data
+ * dir inside a part the CLI runs from cannot be left out: the install is then returned whole, and refused.
  */
-function installParts(from: string): string[] {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json")))
-      return ["package.json", "bin", "dist", "src", "node_modules"].map((part) => join(dir, part)).filter((path) => existsSync(path));
-    if (dirname(dir) === dir) return [resolve(from)];
-  }
+function installReadable(from: string, dataDir: string): string[] {
+  let root = resolve(from);
+  while (!existsSync(join(root, "package.json")) && dirname(root) !== root) root = dirname(root);
+  if (!existsSync(join(root, "package.json"))) return [resolve(from)];
+  const rootReal = real(root);
+  const rel = relative(rootReal, real(dataDir));
+  if (rel === "" || !inside(real(dataDir), rootReal)) return [rootReal];
+  const top = rel.split(sep)[0]!;
+  if (CLI_PARTS.has(top)) return [rootReal];
+  return readdirSync(rootReal)
+    .filter((entry) => entry !== top)
+    .map((entry) => join(rootReal, entry));
 }
 
 /**
@@ -67,7 +76,7 @@ const inside = (path: string, dir: string) => {
  */
 export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
   const readable = [
-    ...installParts(dirname(real(options.script))),
+    ...installReadable(dirname(real(options.script)), options.controlPlaneDataDir),
     dirname(resolve(options.graphConfig)),
     ...nodeModulesAbove(dirname(options.graphConfig)),
   ];
