@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { test } from "node:test";
-import { makeCheckout, type Ran, runScenario, type Step } from "./readme-runner.ts";
+import { describe, test } from "node:test";
+import { makeCheckout, privateNetworks, type Ran, runScenario, type Step } from "./readme-runner.ts";
 import { forms, shellBlocks, withoutComment } from "./readme-shell.ts";
 
 // Every shell example of the README, run as written: from the root of a checkout, `egress-agent` on PATH through a
@@ -233,24 +233,27 @@ test("every shell block of the README is marked with a scenario of this test, wh
   }
 });
 
-for (const block of blocks) {
-  const scenario = block.name ? SCENARIOS[block.name] : undefined;
-  if (!scenario || "skip" in scenario) continue;
-  test(`README.md:${block.fence} (${block.name}) runs as written`, async (t) => {
-    // A fresh checkout each, as a new reader has: what one example leaves in ./data is not the next one's.
-    const checkout = makeCheckout();
-    t.after(() => checkout.remove());
-    const ran = await runScenario(block, scenario.steps, checkout, { projectNodeFirst: scenario.projectNodeFirst });
-    for (const { step, shell, run } of ran.steps) {
-      if ("skip" in step || !run || !("check" in step) || !step.check) continue;
-      try {
-        step.check(run);
-      } catch (err) {
-        (err as Error).message =
-          `${"own" in step ? "this test's" : `README.md:${block.lines[step.cmd]!.line}`} \`${shell}\`: ${(err as Error).message}`;
-        throw err;
+// Two scenarios at a time when each has a network namespace of its own (its own default ports), beside its own checkout.
+describe("the README's shell blocks", { concurrency: privateNetworks ? 2 : 1 }, () => {
+  for (const block of blocks) {
+    const scenario = block.name ? SCENARIOS[block.name] : undefined;
+    if (!scenario || "skip" in scenario) continue;
+    test(`README.md:${block.fence} (${block.name}) runs as written`, async (t) => {
+      // A fresh checkout each, as a new reader has: what one example leaves in ./data is not the next one's.
+      const checkout = makeCheckout();
+      t.after(() => checkout.remove());
+      const ran = await runScenario(block, scenario.steps, checkout, { projectNodeFirst: scenario.projectNodeFirst, timeoutMs: 240_000 });
+      for (const { step, shell, run } of ran.steps) {
+        if ("skip" in step || !run || !("check" in step) || !step.check) continue;
+        try {
+          step.check(run);
+        } catch (err) {
+          (err as Error).message =
+            `${"own" in step ? "this test's" : `README.md:${block.lines[step.cmd]!.line}`} \`${shell}\`: ${(err as Error).message}`;
+          throw err;
+        }
       }
-    }
-    scenario.check?.(ran);
-  });
-}
+      scenario.check?.(ran);
+    });
+  }
+});

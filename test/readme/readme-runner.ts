@@ -133,11 +133,12 @@ export async function runScenario(
   };
 }
 
-/** A private network namespace when this user can make one (root, with unshare and ip). */
+/** Whether scenarios get a network namespace of their own (root, with unshare and ip): else they share this one's. */
+export const privateNetworks = process.getuid?.() === 0 && spawnSync("unshare", ["-n", "ip", "link", "set", "lo", "up"]).status === 0;
+
+/** The command prefix that runs a scenario in a network namespace of its own, whose loopback is up. */
 function privateNetwork(): string[] {
-  if (process.getuid?.() !== 0) return [];
-  const can = spawnSync("unshare", ["-n", "ip", "link", "set", "lo", "up"], { encoding: "utf8" });
-  return can.status === 0 ? ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"] : [];
+  return privateNetworks ? ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"] : [];
 }
 
 async function runBash(scriptPath: string, vars: Record<string, string>, pathFirst: string, timeoutMs: number): Promise<void> {
