@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
-import { cliNodeFlags, useCli } from "../helpers/processes.ts";
+import { testLicense } from "../helpers/fixtures.ts";
+import { beaconConfig, cliNodeFlags, useCli } from "../helpers/processes.ts";
 
 const BIN = new URL("../../bin/egress-agent.js", import.meta.url).pathname;
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -79,4 +80,27 @@ test("on an older Node without .tools/node, bin/egress-agent.js says in one line
   } finally {
     rmSync(install, { recursive: true, force: true });
   }
+});
+
+test("on an older Node, a SIGTERM to the entry point (as a supervisor sends its main pid) stops the service it handed over to, exit 0", {
+  skip: skipOlder,
+}, async () => {
+  const fixture = beaconConfig([testLicense()]);
+  const child = spawn(MACHINE_NODE, [BIN, "beacon", "--config", fixture.configPath], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+      const url = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*"msg":"beacon listening"/.exec(output)?.[1];
+      if (url) resolve(url);
+    });
+    child.stderr.on("data", (chunk) => (output += chunk));
+    child.on("exit", (code) => reject(new Error(`exited ${code} before listening:\n${output}`)));
+  });
+  const url = await listening;
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  child.kill("SIGTERM");
+  assert.equal(await exited, 0, output);
+  // Node 24's process, the one serving, is gone with it.
+  await assert.rejects(fetch(`${url}/healthz`));
 });
