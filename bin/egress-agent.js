@@ -5,10 +5,68 @@
 // under ingest, OTLP and drain load fall from 280-390 to 100-130 MiB. The young generation grows to its cap while
 // starting and stays there when idle: 2 MiB rather than 4 keeps idle RSS 3.5 MiB lower (79 -> 76 MiB) for about 10%
 // of OTLP intake throughput (6.6 -> 6.0 MB/s in alternating runs); ingest and drain showed no difference.
-import { existsSync } from "node:fs";
-import { enableCompileCache } from "node:module";
+//
+// This file must parse and run on an older Node (`npx egress-agent` runs whatever `node` is first on PATH): no
+// top-level await, no optional chaining, nothing imported that an old Node lacks. On an older Node it hands over to
+// the project's Node 24 (.tools/node, installed by scripts/node-env.sh) when present, else says in one line what to do.
+import { spawn } from "node:child_process";
+import { existsSync, realpathSync } from "node:fs";
+import module from "node:module";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-// V8 keeps compiled code in the OS temp dir: later starts skip most parsing (about 100 ms of ~550, bench/).
-enableCompileCache?.();
-const compiled = new URL("../dist/cli.js", import.meta.url);
-await import(existsSync(compiled) ? compiled.href : new URL("../src/cli.ts", import.meta.url).href);
+const NEEDED_MAJOR = 24; // package.json "engines"
+const self = fileURLToPath(import.meta.url);
+const root = join(self, "..", "..");
+
+if (Number(process.versions.node.split(".")[0]) >= NEEDED_MAJOR) run();
+else relaunch();
+
+function run() {
+  // V8 keeps compiled code in the OS temp dir: later starts skip most parsing (about 100 ms of ~550, bench/).
+  if (module.enableCompileCache) module.enableCompileCache();
+  const compiled = new URL("../dist/cli.js", import.meta.url);
+  const entry = readable(compiled) ? compiled.href : new URL("../src/cli.ts", import.meta.url).href;
+  // Rethrown outside the promise: the CLI fails as an uncaught error would, with its stack and exit code 1.
+  import(entry).then(null, (err) =>
+    setImmediate(() => {
+      throw err;
+    }),
+  );
+}
+
+// Under Node's permission model (a deployed agent server's sandbox reads only what the install has), a path it may
+// not read throws rather than answering false.
+function readable(url) {
+  try {
+    return existsSync(url);
+  } catch {
+    return false;
+  }
+}
+
+function relaunch() {
+  const node = join(root, ".tools", "node", "node_modules", `node-${process.platform}-${process.arch}`, "bin", "node");
+  // Never itself again: a .tools Node that is somehow old would hand over forever.
+  if (!existsSync(node) || realpathSync(node) === realpathSync(process.execPath)) {
+    const fix = existsSync(join(root, "scripts", "node-env.sh"))
+      ? `install Node.js ${NEEDED_MAJOR}, or run \`source scripts/node-env.sh\` in ${root} (it installs Node ${NEEDED_MAJOR} into .tools/ and puts it on PATH)`
+      : `install Node.js ${NEEDED_MAJOR} or later`;
+    process.stderr.write(`egress-agent: needs Node.js ${NEEDED_MAJOR} or later, not ${process.version} (${process.execPath}): ${fix}\n`);
+    process.exit(1);
+  }
+  // The same Node flags (the shebang's) and arguments; the exit code and a fatal signal are passed back.
+  const child = spawn(node, process.execArgv.concat([self], process.argv.slice(2)), { stdio: "inherit" });
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+  const forward = (signal) => child.kill(signal);
+  for (const signal of signals) process.on(signal, forward);
+  child.on("error", (err) => {
+    process.stderr.write(`egress-agent: could not start ${node}: ${err.message}\n`);
+    process.exit(1);
+  });
+  child.on("exit", (code, signal) => {
+    for (const name of signals) process.removeListener(name, forward);
+    if (signal) process.kill(process.pid, signal);
+    else process.exit(code === null ? 1 : code);
+  });
+}

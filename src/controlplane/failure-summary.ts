@@ -15,6 +15,8 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
     if (own.length > 0 && !lines[i]!.startsWith("  ")) break;
     own.push(lines[i]!);
   }
+  // Without one, what is safe to name of why it died (blanked as they are), so a failure never says nothing.
+  if (own.length === 0) own.push(...causeWithoutErrorLine(output));
   let text = own
     .slice(0, REPORT_LINES)
     .map((line) =>
@@ -31,4 +33,22 @@ export function failureSummary(output: string, secrets: Record<string, string>, 
   text = text.replace(/[^\s"'`:;,()[\]{}=]{6,}/g, (word) => (values.some((value) => value.includes(word)) ? "[secret]" : word));
   if (text.length > REPORT_CHARS) text = `${text.slice(0, REPORT_CHARS)}...`;
   return `${text || "no error line"} (the whole output is in ${logFile})`;
+}
+
+/**
+ * A process that died before the CLI could say why: bubblewrap's own line (it could not set up the namespace), or
+ * Node's error code, which is code-shaped (its message and the values around it are not quoted: they may hold anything).
+ */
+function causeWithoutErrorLine(output: string): string[] {
+  const bwrap = /^bwrap: .*/m.exec(output)?.[0];
+  if (bwrap) return [bwrap];
+  const code = /\bcode: '([A-Z][A-Z0-9_]{2,63})'/.exec(output)?.[1] ?? /^\w*Error \[([A-Z][A-Z0-9_]{2,63})\]/m.exec(output)?.[1];
+  if (!code) return [];
+  // Node's permission model names the kind of access it refused (`permission: 'FileSystemRead'`).
+  const permission = /\bpermission: '([A-Za-z]+)'/.exec(output)?.[1];
+  return [
+    permission
+      ? `no error line; Node's permission model refused a ${permission} access (${code})`
+      : `no error line; Node failed with ${code}`,
+  ];
 }

@@ -19,7 +19,7 @@ import { openDeploymentFile, readFrom } from "./deployment-files.ts";
 import { failureSummary } from "./failure-summary.ts";
 import type { Isolation } from "./isolation.ts";
 import { bwrapArgs, sandboxedPid } from "./namespace-sandbox.ts";
-import { inheritedNodeFlags, type Sandbox, sandboxFor } from "./process-sandbox.ts";
+import { type Sandbox, sandboxFor, thisCli } from "./process-sandbox.ts";
 
 /** How long a stopped agent server gets for its running tasks (it allows them 10 s) before SIGKILL. */
 const STOP_GRACE_MS = 15_000;
@@ -67,7 +67,7 @@ export class LocalDeployer implements Deployer {
   constructor(options: LocalDeployerOptions) {
     this.#options = options;
     this.#dataDir = resolve(options.dataDir);
-    this.#cli = options.cli ?? { node: process.execPath, args: [...inheritedNodeFlags(process.execArgv), process.argv[1]!] };
+    this.#cli = options.cli ?? thisCli();
     this.#logger = options.logger;
   }
 

@@ -1,10 +1,10 @@
-import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { DeployerError } from "./deployer.ts";
 
 /**
- * What a deployment's processes (the build check and the agent server) may touch: they read the egress-agent
- * install, the graph's directory and the node_modules above it, and their own deployment directory, and write only
+ * What a deployment's processes (the build check and the agent server) may touch: they read what the CLI needs of the
+ * egress-agent install, the graph's directory and the node_modules above it, and their own deployment directory, and write only
  * the latter; they start no child processes and no workers. So a graph cannot read the control plane's data dir:
  * `secrets.key`, `controlplane.db`, another deployment's data.
  *
@@ -22,12 +22,27 @@ export interface Sandbox {
   writable: string;
 }
 
-/** The nearest directory at or above `from` holding a package.json: the egress-agent install the CLI runs from. */
-function packageRoot(from: string): string {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    if (dirname(dir) === dir) return resolve(from);
-  }
+/** What the CLI runs from in an install: without one of these, the deployment's processes could not start. */
+const CLI_PARTS = new Set(["package.json", "bin", "dist", "src", "node_modules"]);
+
+/**
+ * The egress-agent install the CLI runs from (the nearest directory at or above `from` holding a package.json), as
+ * directories and files the deployment reads: the whole install, but for the top-level entry that holds the control
+ * plane's data dir when it lies inside (`data/` of `./data/controlplane`, the default, from a checkout's root). A data
+ * dir inside a part the CLI runs from cannot be left out: the install is then returned whole, and refused.
+ */
+function installReadable(from: string, dataDir: string): string[] {
+  let root = resolve(from);
+  while (!existsSync(join(root, "package.json")) && dirname(root) !== root) root = dirname(root);
+  if (!existsSync(join(root, "package.json"))) return [resolve(from)];
+  const rootReal = real(root);
+  const rel = relative(rootReal, real(dataDir));
+  if (rel === "" || !inside(real(dataDir), rootReal)) return [rootReal];
+  const top = rel.split(sep)[0]!;
+  if (CLI_PARTS.has(top)) return [rootReal];
+  return readdirSync(rootReal)
+    .filter((entry) => entry !== top)
+    .map((entry) => join(rootReal, entry));
 }
 
 /**
@@ -61,7 +76,7 @@ const inside = (path: string, dir: string) => {
  */
 export function sandboxFor(options: { script: string; graphConfig: string; deploymentDir: string; controlPlaneDataDir: string }): Sandbox {
   const readable = [
-    packageRoot(dirname(options.script)),
+    ...installReadable(dirname(real(options.script)), options.controlPlaneDataDir),
     dirname(resolve(options.graphConfig)),
     ...nodeModulesAbove(dirname(options.graphConfig)),
   ];
@@ -96,6 +111,15 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
  * them) and nothing else. An allowlist, because the others hand the control plane's own to deployed code:
  * `--env-file` its environment (an API key), `--import`/`--require` its preloads, `--inspect` a debugger port.
  */
-export function inheritedNodeFlags(execArgv: readonly string[]): string[] {
+function inheritedNodeFlags(execArgv: readonly string[]): string[] {
   return execArgv.filter((flag) => /^--(max-semi-space-size|max-old-space-size|heap-growing-percent)=\d+$/.test(flag));
+}
+
+/**
+ * How to run egress-agent as this process was run: this Node, its memory flags and the script's real path. Run through
+ * a link (`npm link`, the image's /usr/local/bin/egress-agent), argv[1] is the link: the install the deployment may
+ * read is found from the script's directory, and the link does not exist in its namespace.
+ */
+export function thisCli(): { node: string; args: string[] } {
+  return { node: process.execPath, args: [...inheritedNodeFlags(process.execArgv), realpathSync(process.argv[1]!)] };
 }

@@ -1,5 +1,5 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
@@ -44,7 +44,8 @@ export async function startControlPlane(
   // Checked before anything is written: a control plane that cannot isolate deployed code does not start.
   const isolation =
     config.deployer === "local" && !options.deployer ? resolveIsolation(config.agentServer, { logger, bwrap: options.bwrap }) : undefined;
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  makeDataDir(config.dataDir);
+  if (isolation && "uidBase" in isolation && isolation.uidBase !== undefined) refuseUnreachableDataDir(config.dataDir);
   const dbPath = join(config.dataDir, "controlplane.db");
   // Owner-only, whatever the umask: with a user per deployment, the data dir is traversable by every deployment's
   // user. SQLite gives its -wal and -shm files the database's mode.
@@ -97,4 +98,34 @@ export async function startControlPlane(
       db.close();
     },
   };
+}
+
+/**
+ * The data dir, owner-only; the parents it lacks (`data/` of `./data/controlplane`) traversable but not listable
+ * (0711), whatever the umask: a deployment's processes may run as a user of their own, who must reach its directory.
+ */
+function makeDataDir(dataDir: string): void {
+  const missing: string[] = [];
+  for (let dir = dirname(resolve(dataDir)); !existsSync(dir); dir = dirname(dir)) missing.unshift(dir);
+  for (const dir of missing) {
+    mkdirSync(dir, { mode: 0o711 });
+    chmodSync(dir, 0o711);
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * With a user per deployment, each must reach its directory in the data dir: every directory above it must be
+ * searchable by others (`./data`, made owner-only by a beacon or sidecar started from the same directory, is not).
+ * Refused at start, naming the directory, rather than every build failing on it.
+ */
+function refuseUnreachableDataDir(dataDir: string): void {
+  for (let dir = dirname(resolve(dataDir)); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new ConfigError("dataDir", [
+        `dataDir: ${resolve(dataDir)} lies under ${dir}, which others cannot search: the deployments run as users of their own (agentServer.runAsUidBase) and must reach their directories in it. Give it the others' search bit (chmod o+x ${dir}), or choose a dataDir elsewhere`,
+      ]);
+    }
+    if (dirname(dir) === dir) return;
+  }
 }
