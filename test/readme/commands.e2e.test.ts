@@ -11,13 +11,6 @@ import { forms, shellBlocks, withoutComment } from "./readme-shell.ts";
 const LICENSE_KEY = "lic-demo-0000-0000-0000-000000000000"; // config/beacon.yaml's demo license
 const ORG = "6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10";
 
-/**
- * Issue 31 section 3 (another change) makes a message naming its context's completed task open a new task with
- * v0.3 method names, as `a2a send` uses; until it lands, the README's `--task` example is refused (-32600). When it
- * has landed, set this to true: the line then runs with the ids the previous `a2a send` printed.
- */
-const A2A_TASK_EXAMPLE_RUNS = false;
-
 const ok = (run: { rc: number; err: string; out: string }) => assert.equal(run.rc, 0, `exit ${run.rc}\n${run.err}\n${run.out}`);
 /** Exit 0, then `check`. */
 const okAnd = (check: (run: { rc: number; err: string; out: string }) => void) => (run: { rc: number; err: string; out: string }) => {
@@ -175,13 +168,11 @@ const SCENARIOS: Record<string, Scenario> = {
           assert.match(run.err, /^contextId: [0-9a-f-]{36}$/m);
         },
       },
-      A2A_TASK_EXAMPLE_RUNS
-        ? {
-            cmd: 2,
-            values: { CONTEXT_ID: '$(sed -n "s/^contextId: //p" "$OUT/1.err")', TASK_ID: '$(sed -n "s/^taskId: //p" "$OUT/1.err")' },
-            check: okAnd((run) => assert.match(run.out, /You told me: "buy milk"/)),
-          }
-        : { cmd: 2, skip: "issue 31 section 3 (another change): until it lands, a completed task's id is refused (-32600)" },
+      {
+        cmd: 2,
+        values: { CONTEXT_ID: '$(sed -n "s/^contextId: //p" "$OUT/1.err")', TASK_ID: '$(sed -n "s/^taskId: //p" "$OUT/1.err")' },
+        check: okAnd((run) => assert.match(run.out, /You told me: "buy milk"/)),
+      },
     ],
   },
   quickstart: {
