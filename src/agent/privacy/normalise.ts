@@ -1,0 +1,73 @@
+// Free text is brought to one canonical form before the filter decides anything about it, so that a disguise (a
+// fullwidth "＠", a zero-width space inside an address, "%2540", "&#64;") cannot change what a token looks like. The
+// filter keeps only tokens it knows, so decoding can never let something out: it only lets known words be recognised
+// and lets a detector choose the right placeholder. Every step is linear and the rounds are bounded.
+
+/** Rounds of decoding: "%252540" needs three; a value encoded more often than this leaves as placeholders. */
+const MAX_ROUNDS = 4;
+
+// Text that needs none of the steps: printable ASCII and tabs or line breaks, no "%" and no "&".
+const plainAscii = /^[\t\n\r\x20-\x24\x27-\x7e]*$/;
+// Format characters (zero-width space and joiners, bidi controls, soft hyphen, BOM, ...) and variation selectors.
+const invisible = /\p{Cf}|\u{034f}|[\u{fe00}-\u{fe0f}\u{e0100}-\u{e01ef}\u{115f}\u{1160}\u{3164}\u{ffa0}]/gu;
+const percentRun = /(?:%[0-9a-f]{2})+/gi;
+const entity = /&(#[0-9]{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});?/gi;
+
+/** The HTML entities a disguise would use: the separators of addresses, paths and assignments. Others stay as text. */
+const namedEntities: ReadonlyMap<string, string> = new Map([
+  ["amp", "&"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["quot", '"'],
+  ["apos", "'"],
+  ["nbsp", " "],
+  ["commat", "@"],
+  ["period", "."],
+  ["plus", "+"],
+  ["percnt", "%"],
+  ["sol", "/"],
+  ["colon", ":"],
+  ["equals", "="],
+  ["lowbar", "_"],
+  ["hyphen", "-"],
+  ["dash", "-"],
+  ["num", "#"],
+  ["quest", "?"],
+  ["comma", ","],
+  ["semi", ";"],
+  ["excl", "!"],
+]);
+
+const utf8 = new TextDecoder("utf-8");
+
+/** `text` in NFKC, without invisible characters, percent-decoded and entity-decoded until stable (bounded rounds). */
+export function normalise(text: string): string {
+  if (plainAscii.test(text)) return text;
+  let current = text;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const next = decodeEntities(percentDecode(current.normalize("NFKC").replace(invisible, "")));
+    if (next === current) return next;
+    current = next;
+  }
+  // What is left still encoded goes out as placeholders: no token of it is a word.
+  return current.normalize("NFKC").replace(invisible, "");
+}
+
+/** Runs of %XX as UTF-8 (invalid bytes become U+FFFD, which no word contains). */
+function percentDecode(text: string): string {
+  if (!text.includes("%")) return text;
+  return text.replace(percentRun, (run) => {
+    const bytes = new Uint8Array(run.length / 3);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(run.slice(i * 3 + 1, i * 3 + 3), 16);
+    return utf8.decode(bytes);
+  });
+}
+
+function decodeEntities(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(entity, (match, body: string) => {
+    if (body[0] !== "#") return namedEntities.get(body.toLowerCase()) ?? match;
+    const code = body[1] === "x" || body[1] === "X" ? Number.parseInt(body.slice(2), 16) : Number.parseInt(body.slice(1), 10);
+    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : "\ufffd";
+  });
+}
