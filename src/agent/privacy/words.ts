@@ -31,16 +31,39 @@ const contraction = /^(\p{L}+)'(s|t|re|ve|ll|d|m)$/iu;
 export function keepWord(word: string, vocabulary: Vocabulary, context: WordContext): string {
   const lower = word.toLowerCase();
   if (vocabulary.product.has(lower)) return word;
-  if (digitsOnly.test(word)) return NUM;
-  if (hasDigit.test(word)) {
-    const unit = quantity.exec(word);
-    return unit ? `${NUM}${unit[1]}` : looksLikeKey(word) ? SECRET : ID;
+  let digits = 0;
+  let upper = 0;
+  let other = 0;
+  for (let i = 0; i < word.length; i++) {
+    const code = word.charCodeAt(i);
+    if (code >= 48 && code <= 57) digits++;
+    else if (code >= 65 && code <= 90) upper++;
+    else if (code < 97 || code > 122) other++;
   }
+  if (other > 0) return keepOtherWord(word, lower, vocabulary, context);
+  if (digits > 0) return withDigits(word, digits);
+  if (context.value || !vocabulary.english.has(lower)) return TEXT;
+  // A capitalised word inside a sentence is a name (Maria, Rose, Bill) unless the product's vocabulary says otherwise.
+  if (upper === 0) return word;
+  const sentenceCased = upper === word.length || (upper === 1 && word.charCodeAt(0) <= 90);
+  return context.sentenceStart && sentenceCased ? word : TEXT;
+}
+
+/** A word with digits: a number, a quantity ("30s": the number goes), a key, or an id. */
+function withDigits(word: string, digits: number): string {
+  if (digits === word.length) return NUM;
+  const unit = quantity.exec(word);
+  return unit ? `${NUM}${unit[1]}` : looksLikeKey(word) ? SECRET : ID;
+}
+
+/** The same rule for a word with other characters than ASCII letters and digits: `_`, an apostrophe, other scripts. */
+function keepOtherWord(word: string, lower: string, vocabulary: Vocabulary, context: WordContext): string {
+  if (digitsOnly.test(word)) return NUM;
+  if (hasDigit.test(word)) return withDigits(word, 1);
   if (context.value || word.includes("_")) return TEXT;
   const parts = contraction.exec(word);
   const base = parts ? parts[1]! : word;
-  if (!vocabulary.english.has(base.toLowerCase())) return TEXT;
-  // A capitalised word inside a sentence is a name (Maria, Rose, Bill) unless the product's vocabulary says otherwise.
+  if (!vocabulary.english.has(parts ? base.toLowerCase() : lower)) return TEXT;
   if (lowerLetters.test(base) || (context.sentenceStart && sentenceCase.test(base))) return word;
   return TEXT;
 }
