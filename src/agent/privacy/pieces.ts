@@ -11,7 +11,7 @@ export type Piece = { kind: "word" | "punct" | "placeholder"; text: string };
 // of anything else.
 const unicodeWord = /[\p{L}\p{M}\p{N}_]+/uy;
 const unicodePunct = /\p{P}/uy;
-const unicodeOther = /[^\p{L}\p{M}\p{N}\p{P}\x00-\x7f]+/uy;
+const unicodeOther = /[^\p{L}\p{M}\p{N}\p{P}\p{ASCII}]+/uy;
 
 /** 0 for a word character (letter, digit, `_`), 1 for punctuation, 2 for anything else; ASCII only. */
 function asciiKind(code: number): number {
