@@ -47,7 +47,7 @@ const PLATFORM_ROUTES = words(`
 
 /** Terms of the trade that no code of ours spells as an identifier and the English list lacks. */
 const TECH_TERMS = words(`
-  i ok id ids api apis url urls uri http https tls ssl tcp udp dns sql json yaml jwt oauth grpc cpu gpu ram oom
+  i s h min sec secs ok id ids api apis url urls uri http https tls ssl tcp udp dns sql json yaml jwt oauth grpc cpu gpu ram oom
   ttl utc uuid async config localhost hostname timeout timeouts timed login logout schema retrying retried
   retries websocket backend frontend middleware runtime stdout stderr stacktrace param params args init cache
   cached redis postgresql pod pods ms ns kb mb gb kib mib gib db dev prod repo cron webhook payload payloads
