@@ -24,6 +24,7 @@ const jwt = /^eyJ[\w-]*\.[\w-]*/;
 const providerKey =
   /^(?:sk-|sk_|pk_|rk_|lsv2_|lic-|ghp_|gho_|ghs_|ghu_|ghr_|github_pat_|xox[abposr]-|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|AIza|glpat-|npm_|whsec_)/;
 const base64Run = /^[A-Za-z0-9+/_-]{16,}={0,2}$/;
+const windowsPath = /^[A-Za-z]:[\\/]/;
 const ipWithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 
 /** A whole chunk in a shape of its own, as it leaves; undefined when it has none. */
@@ -32,6 +33,9 @@ function wholeShape(core: string, vocabulary: Vocabulary): string | undefined {
   const url = core.includes("://") ? scheme.exec(core) : null;
   if (url) return scrubUrl(core, url[1]!, vocabulary);
   if (core.startsWith("/") && core.length > 1 && core[1] !== "/") return endpointTemplate(core, vocabulary);
+  // Home directories and Windows paths ("~alice/.ssh", "C:\\Users\\alice"): templated like a path.
+  if (core.startsWith("~") && core.length > 1) return `~${endpointTemplate(`/${core.slice(core[1] === "/" ? 2 : 1)}`, vocabulary)}`;
+  if (windowsPath.test(core)) return `${core.slice(0, 2)}${endpointTemplate(core.slice(2).replaceAll("\\", "/"), vocabulary)}`;
   if (core.length <= 64 && (core.includes(".") || core.includes(":")) && isAddress(core)) return IP;
   if (core.length === 36 && uuid.test(core)) return ID;
   if (core.length < 4) return undefined;

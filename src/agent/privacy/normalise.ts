@@ -10,6 +10,12 @@ const MAX_ROUNDS = 4;
 const plainAscii = /^[\t\n\r\x20-\x24\x27-\x7e]*$/;
 // Format characters (zero-width space and joiners, bidi controls, soft hyphen, BOM, ...) and variation selectors.
 const invisible = /\p{Cf}|\u{034f}|[\u{fe00}-\u{fe0f}\u{e0100}-\u{e01ef}\u{115f}\u{1160}\u{3164}\u{ffa0}]/gu;
+// Letters of other scripts that look like Latin ones (Unicode's confusables, the common part): folded to the Latin
+// letter, so "раss" (Cyrillic р and а) is the key "pass" and its value is known for a secret.
+const latin = "aeopcyxijsdqwABEKMHOPCTXIJSoaptvABEZHIKMNOPTYX";
+const confusables =
+  "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u051b\u051d\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0406\u0408\u0405\u03bf\u03b1\u03c1\u03c4\u03bd\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7";
+const confusable = new RegExp(`[${confusables}]`, "g");
 const percentRun = /(?:%[0-9a-f]{2})+/gi;
 const entity = /&(#[0-9]{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});?/gi;
 
@@ -45,12 +51,16 @@ export function normalise(text: string): string {
   if (plainAscii.test(text)) return text;
   let current = text;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const next = decodeEntities(percentDecode(current.normalize("NFKC").replace(invisible, "")));
+    const next = decodeEntities(percentDecode(foldConfusables(current.normalize("NFKC").replace(invisible, ""))));
     if (next === current) return next;
     current = next;
   }
   // What is left still encoded goes out as placeholders: no token of it is a word.
   return current.normalize("NFKC").replace(invisible, "");
+}
+
+function foldConfusables(text: string): string {
+  return text.replace(confusable, (char) => latin[confusables.indexOf(char)]!);
 }
 
 /** Runs of %XX as UTF-8 (invalid bytes become U+FFFD, which no word contains). */
