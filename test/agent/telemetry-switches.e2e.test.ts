@@ -216,7 +216,7 @@ describe("operational telemetry switches, version defaults, queue and cap", () =
       const request = taggedRequest("metrics", marker);
       const metric = request.resourceMetrics[0].scopeMetrics[0].metrics[0];
       metric.name = name;
-      metric.description = "d ".repeat(1_250); // ~3 KB per request: about five fit under the cap (words: one 2,500-character token would leave as <long-token>)
+      metric.description = "a ".repeat(1_250); // ~3 KB per request: about five fit under the cap (words the filter keeps: one 2,500-character token would leave as <text>)
       request.resourceMetrics[0].scopeMetrics[0].metrics = [metric];
       return request;
     };

@@ -157,7 +157,7 @@ const notText = new Set([
 ]);
 
 /** Every text of a filtered request, one a line: what a leak would be in. */
-function texts(request: unknown): string {
+export function texts(request: unknown): string {
   const out: string[] = [];
   const visit = (value: unknown, key: string) => {
     if (typeof value === "string" && !notText.has(key)) out.push(value);
