@@ -3,7 +3,8 @@ import type { AnyValue, KeyValue } from "../../protocol/otlp.ts";
 import { endpointTemplate } from "./endpoint-template.ts";
 import { scrubText } from "./scrub.ts";
 import type { Vocabulary } from "./vocabulary.ts";
-import { NUM } from "./words.ts";
+import { normalise } from "./normalise.ts";
+import { keepWord, NUM } from "./words.ts";
 
 // Fields by kind: an attribute value that names one of a known set is checked against the set; an endpoint is
 // templated; every other text goes through the free-text rule (scrub.ts).
@@ -86,6 +87,21 @@ export function scrubUnit(unit: string, vocabulary: Vocabulary): string {
   };
   const parts = unit.split("/");
   return parts.length <= 2 && parts.every(known) ? unit : scrubText(unit, vocabulary);
+}
+
+const identifier = /^[A-Za-z0-9_.\-/]{1,255}$/;
+
+/**
+ * A metric name: an identifier (`http_server_duration`, `db.pool.size`) keeps each of its words the vocabulary knows,
+ * numbers and other words become placeholders (`logins_<text>_<num>`); anything else is free text.
+ */
+export function scrubMetricName(name: string, vocabulary: Vocabulary): string {
+  const normal = normalise(name);
+  if (vocabulary.product.has(normal.toLowerCase()) || !identifier.test(normal)) return scrubText(name, vocabulary);
+  return normal
+    .split(/([_.\-/])/)
+    .map((part, i) => (i % 2 === 1 || part === "" ? part : keepWord(part, vocabulary, { sentenceStart: false, value: false })))
+    .join("");
 }
 
 /** An instrumentation scope's version: a short version number as it is, else free text. */

@@ -1,6 +1,6 @@
 import type { LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesRequest } from "../../protocol/otlp.ts";
 import { endpointTemplate, looksLikeEndpoint } from "./endpoint-template.ts";
-import { allowedAttributes as allowed, scrubBody, scrubUnit, scrubVersion } from "./fields.ts";
+import { allowedAttributes as allowed, scrubBody, scrubMetricName, scrubUnit, scrubVersion } from "./fields.ts";
 import { scrubText } from "./scrub.ts";
 import { type Position, defaultAllowlist } from "./allowlist.ts";
 import { createVocabulary, defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
@@ -179,7 +179,7 @@ function filterMetric(metric: Metric, allow: Allow, tally: Tally): Metric[] {
   // Free text too, from the sender: a name can carry an e-mail ("logins.alice@corp.example"), a unit a password.
   const { vocabulary } = allow;
   const base = {
-    name: scrubText(metric.name, vocabulary),
+    name: scrubMetricName(metric.name, vocabulary),
     unit: scrubUnit(metric.unit, vocabulary),
     description: scrubText(metric.description, vocabulary),
   };
