@@ -46,12 +46,17 @@ const namedEntities: ReadonlyMap<string, string> = new Map([
 
 const utf8 = new TextDecoder("utf-8");
 
-/** `text` in NFKC, without invisible characters, percent-decoded and entity-decoded until stable (bounded rounds). */
-export function normalise(text: string): string {
+/**
+ * `text` in NFKC, without invisible characters, percent-decoded and entity-decoded until stable (bounded rounds).
+ * Stops early, with what it has, once the text is more than `maxLength` long (a ligature that spells a phrase).
+ */
+export function normalise(text: string, maxLength = Number.POSITIVE_INFINITY): string {
   if (plainAscii.test(text)) return text;
   let current = text;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const next = decodeEntities(percentDecode(foldConfusables(current.normalize("NFKC").replace(invisible, ""))));
+    const composed = current.normalize("NFKC");
+    if (composed.length > maxLength) return composed;
+    const next = decodeEntities(percentDecode(foldConfusables(composed.replace(invisible, ""))));
     if (next === current) return next;
     current = next;
   }

@@ -62,7 +62,7 @@ function scrubRun(run: string, vocabulary: Vocabulary, state: State): string {
     state.sentenceStart = false;
     return LONG_TOKEN;
   }
-  const normal = normalise(run);
+  const normal = normalise(run, 2 * run.length + 8);
   // Decoding may reveal blanks ("%20", a no-break space): the decoded text is split again, once. A chunk that grew
   // much (a ligature of a whole phrase, "ﷺ") is not read: nothing in it is worth the cost.
   if (normal === run) return scrubChunk(run, vocabulary, state);
