@@ -37,8 +37,26 @@ interface State {
   key: string;
 }
 
+// Short texts repeat (attribute values, span and scope names, units): their results are kept, a bounded number of
+// them per vocabulary, emptied when full. The result depends only on the text and the vocabulary.
+const MEMO_MAX_CHARS = 64;
+const MEMO_ENTRIES = 4096;
+const memo = new WeakMap<Vocabulary, Map<string, string>>();
+
 /** `text` with every token the vocabulary does not know replaced by a typed placeholder. */
 export function scrubText(text: string, vocabulary: Vocabulary = defaultVocabulary()): string {
+  if (text.length > MEMO_MAX_CHARS) return filterText(text, vocabulary);
+  let results = memo.get(vocabulary);
+  if (results === undefined) memo.set(vocabulary, (results = new Map()));
+  const known = results.get(text);
+  if (known !== undefined) return known;
+  const result = filterText(text, vocabulary);
+  if (results.size >= MEMO_ENTRIES) results.clear();
+  results.set(text, result);
+  return result;
+}
+
+function filterText(text: string, vocabulary: Vocabulary): string {
   const out: string[] = [];
   const state: State = { sentenceStart: true, cookieLine: false, key: "" };
   let start = 0;
