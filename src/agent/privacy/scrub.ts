@@ -47,7 +47,10 @@ const memo = new WeakMap<Vocabulary, Map<string, string>>();
 export function scrubText(text: string, vocabulary: Vocabulary = defaultVocabulary()): string {
   if (text.length > MEMO_MAX_CHARS) return filterText(text, vocabulary);
   let results = memo.get(vocabulary);
-  if (results === undefined) memo.set(vocabulary, (results = new Map()));
+  if (results === undefined) {
+    results = new Map();
+    memo.set(vocabulary, results);
+  }
   const known = results.get(text);
   if (known !== undefined) return known;
   const result = filterText(text, vocabulary);
