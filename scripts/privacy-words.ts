@@ -51,7 +51,7 @@ export function gatherProductWords(): ProductWords {
     const text = readFileSync(file, "utf8");
     for (const [, path] of [...text.matchAll(routeCall), ...text.matchAll(versionedRoute)]) {
       for (const segment of path!.split("/")) {
-        if (/^[a-z][a-z0-9._-]{0,40}$/.test(segment) || segment === ".well-known") routes.add(segment);
+        if (/^(?:[a-z][a-z0-9._-]{0,40}|\{[a-z][a-z_]{0,40}\})$/.test(segment) || segment === ".well-known") routes.add(segment);
       }
     }
     for (const [, name] of text.matchAll(metricName)) add(name!);
@@ -62,7 +62,7 @@ export function gatherProductWords(): ProductWords {
   }
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
   for (const name of [pkg.name as unknown as string, ...Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })]) add(name);
-  for (const route of routes) words.add(route);
+  for (const route of routes) if (!route.startsWith("{")) words.add(route);
   return { routes: [...routes].sort(), words: [...words].filter((word) => /^[a-z]/.test(word)).sort() };
 }
 

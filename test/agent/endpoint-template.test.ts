@@ -61,6 +61,11 @@ test("a leading HTTP method is kept, upper-cased", () => {
   assert.equal(endpointTemplate("delete https://h/crons/7?x=1"), "DELETE /crons/{cron_id}");
 });
 
+test("a segment in braces stays only when it is a placeholder the filter or the product writes", () => {
+  assert.equal(endpointTemplate("/users/{johnsmith}"), "/{param}/{param}");
+  assert.equal(endpointTemplate("/v2/auth/setup/{provider_id}"), "/v2/auth/setup/{provider_id}");
+});
+
 test("an already templated path comes back unchanged", () => {
   for (const path of ["/threads/{thread_id}/runs/{run_id}", "/v1/{param}/{id}/status", "POST /a2a/{assistant_id}"]) {
     assert.equal(endpointTemplate(path), path);

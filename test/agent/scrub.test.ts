@@ -80,6 +80,8 @@ test("credentials: the key stays, the value is <secret> whatever it is, English 
     ["Cookie: sid=ab12; theme=dark\nnext line", "Cookie: <secret> <secret>\nnext line"],
     ["session=ab12", "session=<secret>"],
     ["X-Api-Key: zz9 then more", "<text>-Api-Key: <secret> then more"],
+    ["pw='correct horse battery' done", "<text>=<secret>  ' done"],
+    ["password = 'correct horse',next=johnsmith42 done", "password = '<secret> ',next=<id> done"],
   ]);
 });
 

@@ -108,6 +108,17 @@ export const CLASSES: Record<string, fc.Arbitrary<Planted>> = {
           secrets: [secret],
         })),
     ),
+  "quoted passphrase": fc
+    .tuple(
+      pick(["password", "pw", "passphrase", "secret", "DB_PASSWORD"]),
+      pick(['="', "='", ": '", ' = "', '": "']),
+      fc.array(pick(["correct", "horse", "battery", "staple", "purple", "monkey", "dishwasher", "river"]), { minLength: 2, maxLength: 4 }),
+    )
+    .map(([key, sep, words]) => ({
+      kind: "quoted passphrase",
+      value: `${key}${sep}${words.join(" ")}${sep.trim().at(-1)} and more`,
+      secrets: words.slice(1).map((word, i) => `${words[i]} ${word}`),
+    })),
   "PEM block": fc.tuple(b64(48), b64(48)).map(([a, b]) => ({
     kind: "PEM block",
     value: `-----BEGIN RSA PRIVATE KEY-----\nMII${a}\n${b}==\n-----END RSA PRIVATE KEY-----`,
@@ -117,9 +128,13 @@ export const CLASSES: Record<string, fc.Arbitrary<Planted>> = {
     .tuple(pick(["Cookie: sid=", "Set-Cookie: session=", "cookie: JSESSIONID=", "session_id="]), alnum(3, 6))
     .map(([prefix, value]) => ({ kind: "cookie", value: `${prefix}${value}; Path=/`, secrets: [value] })),
   "home directory": fc
-    .tuple(pick(["/home/", "/Users/", "C:\\Users\\", "~"]), fc.stringMatching(/^[a-z]{3,6}[0-9]{0,2}$/))
+    .tuple(pick(["/home/", "/Users/", "C:\\Users\\", "~", "/users/{"]), fc.stringMatching(/^[a-z]{3,6}[0-9]{0,2}$/))
     .filter(([, user]) => user.length >= 4)
-    .map(([prefix, user]) => ({ kind: "home directory", value: `${prefix}${user}/.ssh/id_rsa`, secrets: [user] })),
+    .map(([prefix, user]) => ({
+      kind: "home directory",
+      value: `${prefix}${user}${prefix.endsWith("{") ? "}" : ""}/.ssh/id_rsa`,
+      secrets: [user],
+    })),
   "street address": fc
     .tuple(fc.integer({ min: 10, max: 9999 }), pick(LAST), pick(["Street", "Avenue", "Rd", "Lane", "st."]))
     .map(([number, street, type]) => ({

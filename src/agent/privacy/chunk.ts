@@ -14,6 +14,8 @@ export interface ChunkEnd {
   assign?: "=" | ":";
   /** That key, or the chunk's last word when no separator followed yet ("password" then ":"). */
   key: string;
+  /** The chunk ended inside a quoted value it opened ("pw='correct"): the quote, and whether a secret or a value. */
+  quote?: { char: string; mode: "secret" | "value" };
 }
 
 const scheme = /^([a-z][a-z0-9+.-]{0,31}):\/\//i;
@@ -56,6 +58,7 @@ function isAddress(core: string): boolean {
 
 /** Ends the value or secret that `=` or a credential's key started. */
 const valueEnd = new Set(["&", ";", ",", "|"]);
+const quoteChars = new Set(['"', "'", "`"]);
 /** Joins the words of a key (`X-Api-Key`, `db.password`, `api_key`). */
 const keyGlue = new Set(["-", ".", "_"]);
 
@@ -74,9 +77,12 @@ export function scrubCore(core: string, vocabulary: Vocabulary, start: ChunkStar
   let mode: ChunkStart["mode"] = start.mode;
   let sentenceStart = start.sentenceStart;
   let key = "";
+  let quote: string | undefined;
   for (const piece of scanPieces(core)) {
+    if (mode !== undefined && quoteChars.has(piece.text))
+      quote = quote === undefined ? piece.text : quote === piece.text ? undefined : quote;
     if (mode === "secret") {
-      if (!valueEnd.has(piece.text)) continue;
+      if (!valueEnd.has(piece.text) || quote !== undefined) continue;
       out.push(SECRET);
       mode = undefined;
     }
@@ -98,7 +104,7 @@ export function scrubCore(core: string, vocabulary: Vocabulary, start: ChunkStar
     sentenceStart = false;
   }
   if (mode === "secret") out.push(SECRET);
-  return { text: out.join(""), end: { key } };
+  return { text: out.join(""), end: { key, ...(quote !== undefined && mode !== undefined ? { quote: { char: quote, mode } } : {}) } };
 }
 
 /** Scheme (when a known word), host (an IP, or all product words, else <text>), templated path; no credentials or query. */

@@ -20,7 +20,9 @@ const collectionPlaceholders: ReadonlyMap<string, string> = new Map([
 
 const httpMethod = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT)\s+/i;
 const urlScheme = /^[a-z][a-z0-9+.-]{0,31}:\/\//i;
-const versionSegment = /^v\d{1,3}(?:(?:alpha|beta)\d{0,3})?$/;
+const versionSegment = /^v\d{1,2}(?:(?:alpha|beta)\d?)?$/;
+/** Placeholders a template may already hold: the filter's own (and the product's route parameters, in `routes`). */
+const placeholderNames: ReadonlySet<string> = new Set(["{param}", "{id}", ...collectionPlaceholders.values()]);
 const templatedSegment = /^\{[a-z][a-z0-9_]{0,40}\}$/;
 
 /**
@@ -68,7 +70,9 @@ function templatePath(path: string, routes: ReadonlySet<string>): string {
   const out = segments.map((segment) => {
     const placeholder = previous === undefined ? undefined : collectionPlaceholders.get(previous);
     previous = undefined;
-    if (segment === "" || templatedSegment.test(segment)) return segment;
+    // An already templated segment stays only when it names a placeholder the filter itself writes: "{johnsmith}"
+    // is a name in braces.
+    if (segment === "" || (templatedSegment.test(segment) && (placeholderNames.has(segment) || routes.has(segment)))) return segment;
     // A route word wins over an item of the collection before it: "/runs/stream", "/threads/search".
     if (collectionPlaceholders.has(segment) || versionSegment.test(segment) || routes.has(segment)) {
       previous = segment;

@@ -118,7 +118,7 @@ function plainWord(run: string, vocabulary: Vocabulary, state: State): string | 
 function scrubChunk(chunk: string, vocabulary: Vocabulary, state: State): string {
   if (chunk.length > MAX_TOKEN_CHARS) return LONG_TOKEN;
   if (state.cookieLine) return SECRET;
-  if (state.quote) return quotedChunk(chunk, state);
+  if (state.quote) return quotedChunk(chunk, vocabulary, state);
   let start = 0;
   while (start < chunk.length && leading.has(chunk[start]!)) start++;
   let end = chunk.length;
@@ -147,6 +147,7 @@ function scrubChunk(chunk: string, vocabulary: Vocabulary, state: State): string
   else if (separator) state.next = isSecretKey(key) ? "secret" : separator === "=" ? "value" : undefined;
   else if (mode === undefined && authSchemes.has(core.toLowerCase()) && /^\p{Lu}/u.test(core)) state.next = "secret";
   state.key = separator ? "" : key;
+  if (chunkEnd.quote && !trail.includes(chunkEnd.quote.char)) state.quote = { ...chunkEnd.quote, left: MAX_QUOTED_CHUNKS };
   return `${lead}${text}${trail}`;
 }
 
@@ -161,14 +162,21 @@ function afterSeparator(chunk: string, state: State): string {
   return chunk;
 }
 
-/** A chunk inside a quoted value: nothing of a secret shows, a value's words leave as <text>. */
-function quotedChunk(chunk: string, state: State): string {
+/**
+ * A chunk inside a quoted value: nothing of a secret shows, a value leaves as <text>. What follows the closing quote
+ * in the same chunk ("horse',next=1") is free text again.
+ */
+function quotedChunk(chunk: string, vocabulary: Vocabulary, state: State): string {
   const quote = state.quote!;
-  const closes = chunk.includes(quote.char) || --quote.left === 0;
-  if (closes) state.quote = undefined;
-  const closing = closes && chunk.includes(quote.char) ? chunk.slice(chunk.indexOf(quote.char)) : "";
-  if (quote.mode === "secret") return closing === "" ? "" : closing;
-  return chunk.replace(/[^\s"'`]+/g, TEXT);
+  const close = chunk.indexOf(quote.char);
+  if (close === -1) {
+    if (--quote.left === 0) state.quote = undefined;
+    return quote.mode === "secret" ? "" : TEXT;
+  }
+  state.quote = undefined;
+  const inside = close === 0 || quote.mode === "secret" ? "" : TEXT;
+  const rest = chunk.slice(close + 1);
+  return `${inside}${quote.char}${rest === "" ? "" : scrubChunk(rest, vocabulary, state)}`;
 }
 
 /** Calls `visit` for each run of blank and of non-blank characters of `text`, in order: one pass, no regex. */
