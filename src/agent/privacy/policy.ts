@@ -37,13 +37,18 @@ export function privacyPolicy(
   if (!Number.isFinite(slowSpanMs) || slowSpanMs < 0) {
     throw new RangeError(`slowSpanMs must be a non-negative number of milliseconds, got ${slowSpanMs}`);
   }
+  let vocabulary: Vocabulary | undefined;
   const allow = (position: Position): ReadonlySet<string> =>
     new Set([...defaultAllowlist[position], ...(options.extraAllow?.[position] ?? [])]);
   return {
     allow: { resource: allow("resource"), metrics: allow("metrics"), spans: allow("spans"), logs: allow("logs") },
     logMinSeverity,
     slowSpanNanos: BigInt(Math.round(slowSpanMs * 1_000_000)),
-    vocabulary: vocabularyFor(options.vocabulary ?? [], Object.values(options.extraAllow ?? {}).flat()),
+    // Built on first use, not at start: the word sets take tens of milliseconds the listener need not wait for.
+    get vocabulary() {
+      vocabulary ??= vocabularyFor(options.vocabulary ?? [], Object.values(options.extraAllow ?? {}).flat());
+      return vocabulary;
+    },
   };
 }
 
