@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { defaultAllowlist, filterLogs, privacyPolicy } from "../../src/agent/privacy/policy.ts";
+import { defaultAllowlist, filterLogs, filterTraces, privacyPolicy } from "../../src/agent/privacy/policy.ts";
 import { scrubText } from "../../src/agent/privacy/scrub.ts";
 import { defaultVocabulary } from "../../src/agent/privacy/vocabulary.ts";
-import { LogsRequest } from "../../src/protocol/otlp.ts";
+import { LogsRequest, TracesRequest } from "../../src/protocol/otlp.ts";
 import { PRODUCT_WORDS_PATH, productWordsJson } from "../../scripts/privacy-words.ts";
 
 test("product-words.json is what scripts/privacy-words.ts gathers from the code now (run it after adding a route or key)", () => {
@@ -41,4 +41,40 @@ test("privacy.vocabulary adds words to every text field, capitalised or not; it 
     filterLogs(request, privacyPolicy({ vocabulary: words })).request!.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.body!.stringValue;
   assert.equal(body([]), "Checkout for <text> failed at <text>: order <num>");
   assert.equal(body(["checkout", "Acme"]), "Checkout for <text> failed at Acme: order <num>");
+});
+
+test("method is one of a set: HTTP methods (upper-cased) and the agent server's JSON-RPC methods; anything else is _OTHER", () => {
+  const methodOf = (method: string) => {
+    const request = TracesRequest.parse({
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: "5b8efff798038103d269b633813fc60c",
+                  spanId: "eee19b7ec3c1b174",
+                  name: "POST /a2a/x",
+                  startTimeUnixNano: "1",
+                  endTimeUnixNano: "2",
+                  attributes: [{ key: "method", value: { stringValue: method } }],
+                  status: { code: 2 },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    return filterTraces(request, privacyPolicy({})).request!.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes[0]!.value.stringValue;
+  };
+  assert.deepEqual(["POST", "get", "message/send", "GetTask", "unknown", "alice@corp.example", "Maria"].map(methodOf), [
+    "POST",
+    "GET",
+    "message/send",
+    "GetTask",
+    "unknown",
+    "_OTHER",
+    "_OTHER",
+  ]);
 });

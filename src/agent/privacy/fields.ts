@@ -1,4 +1,5 @@
 import { METHODS } from "node:http";
+import { A2A_V03_METHODS, A2A_V1_METHODS } from "../../protocol/a2a.ts";
 import type { AnyValue, KeyValue } from "../../protocol/otlp.ts";
 import { endpointTemplate } from "./endpoint-template.ts";
 import { scrubText } from "./scrub.ts";
@@ -14,8 +15,13 @@ export interface AttributeTally {
   droppedAttributes: number;
 }
 
-/** HTTP methods (Node's list); anything else leaves as OpenTelemetry's `_OTHER`. */
+/** HTTP methods (Node's list). */
 const methods: ReadonlySet<string> = new Set(METHODS);
+/**
+ * The agent server's JSON-RPC methods (A2A v0.3 and v1.0, and its "unknown" and "invalid" for any other name or none),
+ * which its request metrics carry as `method`. Anything else leaves as OpenTelemetry's `_OTHER`.
+ */
+const rpcMethods: ReadonlySet<string> = new Set([...A2A_V03_METHODS, ...A2A_V1_METHODS, "unknown", "invalid"]);
 /** Attribute keys whose value is an HTTP status code, kept only from 100 to 599. */
 const statusKeys: ReadonlySet<string> = new Set(["http.status_code", "http.response.status_code", "status_code", "http_status", "status"]);
 // Units as OpenTelemetry and UCUM write them ("1", "s", "ms", "By", "KiBy/s"), and as the platform does ("seconds").
@@ -55,13 +61,18 @@ function scalarValue(key: string, value: AnyValue, vocabulary: Vocabulary): AnyV
     return value.intValue !== undefined ? { intValue: String(code) } : { stringValue: String(code) };
   }
   if (value.stringValue !== undefined) {
-    if (key === "method") return { stringValue: methods.has(value.stringValue.toUpperCase()) ? value.stringValue.toUpperCase() : "_OTHER" };
+    if (key === "method") return { stringValue: methodValue(value.stringValue) };
     return { stringValue: key === "endpoint" ? endpointTemplate(value.stringValue, vocabulary) : scrubText(value.stringValue, vocabulary) };
   }
   if (value.intValue !== undefined) return { intValue: value.intValue };
   if (value.boolValue !== undefined) return { boolValue: value.boolValue };
   if (value.doubleValue !== undefined) return { doubleValue: value.doubleValue };
   return undefined;
+}
+
+function methodValue(method: string): string {
+  if (rpcMethods.has(method)) return method;
+  return methods.has(method.toUpperCase()) ? method.toUpperCase() : "_OTHER";
 }
 
 /** Bodies leave as free text; a structured body cannot be vetted key by key, so only the fact of it leaves. */
