@@ -6,6 +6,13 @@ import { UsageMeasures } from "../protocol/usage-snapshot.ts";
 
 const AttributeKeys = z.array(z.string().min(1, { message: "must not be empty" })).default([]);
 
+// Words the privacy filter keeps in free text beside its own (letters first, then letters, digits, `_` or `-`): a word
+// can only be added, and no number, address or token fits the shape.
+const VocabularyWords = z
+  .array(z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, { message: "must be a word: a letter, then up to 63 letters, digits, _ or -" }))
+  .max(10_000)
+  .default([]);
+
 const ProxyUrl = z
   .string()
   .refine((url) => url === "" || (/^https?:\/\//.test(url) && URL.canParse(url)), { message: "must be an http(s) URL" })
@@ -83,6 +90,7 @@ export const AgentConfigFile = z.strictObject({
         .prefault({}),
       logSeverity: z.enum(["warning", "error"]).default("warning"),
       slowSpan: Duration.prefault("1s"),
+      vocabulary: VocabularyWords,
     })
     .prefault({}),
   selfTelemetry: z

@@ -40,18 +40,31 @@ test("privacy and self-telemetry keys: defaults, and a bad value names its key",
     allowAttributes: { resource: [], metrics: [], spans: [], logs: [] },
     logSeverity: "warning",
     slowSpan: 1_000,
+    vocabulary: [],
   });
   assert.deepEqual(config.selfTelemetry, { enabled: true, env: "self-hosted", exportInterval: 60_000 });
   assert.equal(config.limits.telemetryMaxBytes, 256 * 1024 ** 2);
   assert.throws(
     () =>
       load({
-        privacy: { logSeverity: "debug", allowAttributes: { metrics: [""] }, slowSpan: "soon" },
+        privacy: {
+          logSeverity: "debug",
+          allowAttributes: { metrics: [""] },
+          slowSpan: "soon",
+          vocabulary: ["checkout", "alice@corp.example"],
+        },
         limits: { telemetryMaxBytes: "lots" },
       }),
     (err: ConfigError) => {
       const text = err.problems.join("\n");
-      for (const key of ["privacy.logSeverity", "privacy.allowAttributes.metrics[0]", "privacy.slowSpan", "limits.telemetryMaxBytes"]) {
+      const keys = [
+        "privacy.logSeverity",
+        "privacy.allowAttributes.metrics[0]",
+        "privacy.slowSpan",
+        "privacy.vocabulary[1]",
+        "limits.telemetryMaxBytes",
+      ];
+      for (const key of keys) {
         assert.match(text, new RegExp(`^${key.replace(/[.[\]]/g, "\\$&")}:`, "m"), key);
       }
       return true;

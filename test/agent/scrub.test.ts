@@ -1,196 +1,169 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { LONG_TOKEN, MAX_TOKEN_CHARS, scrubText } from "../../src/agent/privacy/scrub.ts";
+import { createVocabulary } from "../../src/agent/privacy/vocabulary.ts";
 
-/** Asserts each secret is gone from the scrubbed text and returns the text for further checks. */
-function scrubbedWithout(text: string, secrets: string[]): string {
-  const out = scrubText(text);
-  for (const secret of secrets) assert.ok(!out.includes(secret), `${JSON.stringify(secret)} leaked in ${JSON.stringify(out)}`);
-  return out;
-}
+// Free text keeps only vocabulary words and punctuation; everything else leaves as a typed placeholder.
 
-test("ordinary operational messages pass unchanged", () => {
-  for (const text of [
-    "connection pool nearly exhausted",
-    "timeout after 30s waiting for postgres (pool_size=20)",
-    "retrying batch 3 of 7, max_tokens=4096, version 0.11.0",
-    "worker stopped at 2026-11-01T10:00:00Z",
+const cases = (pairs: [string, string][]) => {
+  for (const [text, expected] of pairs) assert.equal(scrubText(text), expected, JSON.stringify(text));
+};
+
+test("the issue's examples: constants stay, parameters become placeholders", () => {
+  cases([
+    ["slow query on table customer_orders took 2314 ms", "slow query on table <text> took <num> ms"],
+    ["user Maria Garcia logged in", "user <text> <text> logged in"],
+    ["Postgres connection pool nearly exhausted", "Postgres connection pool nearly exhausted"],
+    ["timeout after 30s waiting for postgres (pool_size=20)", "timeout after <num>s waiting for postgres (pool_size=<num>)"],
+    ["request latency", "request latency"],
+    ["platform_http_requests_latency", "platform_http_requests_latency"],
+  ]);
+});
+
+test("a capitalised word inside a sentence is a name unless the product's vocabulary has it", () => {
+  cases([
+    ["ticket closed by Rose", "ticket closed by <text>"],
+    ["Rose closed the ticket", "Rose closed the ticket"], // sentence-initial: a capital says nothing
+    ["refund approved. Bill will follow", "refund approved. Bill will follow"],
+    ["approved by Bill Young", "approved by <text> <text>"],
+    ["run failed: TimeoutError in Postgres", "run failed: TimeoutError in Postgres"],
+    ["KeyError raised by the HTTP client", "KeyError raised by the HTTP client"],
+    ["approved by BILL", "approved by <text>"],
+  ]);
+});
+
+test("numbers in any grouping leave as <num>: cards, phones, SSNs, dates, decimal IPs", () => {
+  cases([
+    ["card 4111.1111.1111.1111 declined", "card <num>.<num>.<num>.<num> declined"],
+    ["card 4111  1111  1111  1111", "card <num> <num> <num> <num>"],
+    ["card 4111/1111/1111/1111", "card <num>/<num>/<num>/<num>"],
+    ["call 415 555 0100 or 4155550100 or +1 (415) 555-0100", "call <num> <num> <num> or <num> or +<num> (<num>) <num>-<num>"],
+    ["ssn 123-45-6789 on file, born 1984-03-12", "<text> <num>-<num>-<num> on file, born <num>-<num>-<num>"],
+    ["from 3232235777", "from <num>"],
+  ]);
+});
+
+test("e-mail addresses become <email> under every disguise", () => {
+  for (const address of [
+    "alice.smith@corp.example",
+    "alice\u200b@corp.example",
+    "alice＠corp.example",
+    "alice%40corp.example",
+    "alice%2540corp.example",
+    "alice%2Bops%40corp.example",
+    "alice&#64;corp.example",
+    "alice&commat;corp.example",
+    "alice@intranet",
+    "mark@corp.example",
   ]) {
-    assert.equal(scrubText(text), text);
+    assert.equal(scrubText(`mail to ${address} bounced`), "mail to <email> bounced", address);
   }
 });
 
-test("e-mail addresses become <email>", () => {
-  const out = scrubbedWithout("invite sent to jane.doe+ops@example.co.uk by Bob_Smith@acme.io", [
-    "jane.doe",
-    "example.co.uk",
-    "Bob_Smith",
-    "acme.io",
+test("IP addresses become <ip>: dotted, with a port, IPv6, inside host names", () => {
+  cases([
+    ["from 203.0.113.7:5432 and [2001:db8::1]:443", "from <ip> and [<ip>"],
+    ["from fe80::1.", "from <ip>."],
+    ["host ip-10-1-2-3.ec2.internal is down", "host <text>-<ip>.<id>.internal is down"],
+    ["value 999.1.1.1 is not an address", "value <num>.<num>.<num>.<num> is not an address"],
   ]);
-  assert.equal(out, "invite sent to <email> by <email>");
 });
 
-test("Bearer and Basic credentials lose their token", () => {
-  const out = scrubbedWithout("Authorization: Bearer abc.DEF-123_x, then Basic dXNlcjpwYXNz", ["abc.DEF-123_x", "dXNlcjpwYXNz"]);
-  assert.equal(out, "Authorization: Bearer <redacted>, then Basic <redacted>");
-});
-
-test("JWTs become <jwt>", () => {
-  const token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqYW5lIn0.c2lnbmF0dXJl_x-1";
-  assert.equal(scrubbedWithout(`rejected token ${token} (expired)`, [token, "eyJzdWIi"]), "rejected token <jwt> (expired)");
-});
-
-test("secret assignments keep the key and lose the value", () => {
-  const out = scrubbedWithout(
-    'api_key=k1 password: "correct horse" X-Api-Key: zz9 token=t0k secret=s3 client_secret=cs {"access_token":"at-1"} key=plain',
-    ["k1", "correct horse", "zz9", "t0k", "s3", "=cs", "at-1", "plain"],
-  );
-  assert.match(out, /^api_key=<redacted> password: <redacted> X-Api-Key: <redacted> token=<redacted>/);
-});
-
-test("a secret after an innocent key is still found", () => {
-  scrubbedWithout("config: password=hunter2, url=x token=abc", ["hunter2", "abc"]);
-});
-
-test("well-known key prefixes are redacted whole", () => {
-  const keys = ["sk-ant-api03-AbC", "lsv2_pt_0123abcd", "lic-6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10-SECRET", "ghp_xyz", "xoxb-12-34-ab"];
-  const out = scrubbedWithout(`keys: ${keys.join(" ")}`, keys.concat(["6f1c8a52", "SECRET", "xyz"]));
-  assert.equal(out, "keys: <redacted> <redacted> <redacted> <redacted> <redacted>");
-});
-
-test("long tokens mixing letters and digits are redacted, long plain words are not", () => {
-  const sessionKey = "Zx81kQ0pLmN4vB7cR2tY9wE3";
-  const traceId = "5b8efff798038103d269b633813fc60c";
-  const out = scrubbedWithout(`session ${sessionKey} trace ${traceId} in internationalization_settings`, [sessionKey, traceId]);
-  assert.equal(out, "session <redacted> trace <redacted> in internationalization_settings");
-});
-
-test("a bare token is a secret: mixed case and digits from 20 characters, letters and digits from 24", () => {
-  // Attribute values are often a single word; the plain-word shortcut must stop where a token starts.
-  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY9wE3"), "<redacted>");
-  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2tY"), "<redacted>", "20 characters of mixed case and digits");
-  assert.equal(scrubText("Zx81kQ0pLmN4vB7cR2t"), "Zx81kQ0pLmN4vB7cR2t", "19 are not enough");
-  assert.equal(scrubText("5b8efff798038103d2"), "5b8efff798038103d2", "one case, under 24: kept");
-  for (const word of ["POST", "backend", "200", "", "sk", "Bearer"]) assert.equal(scrubText(word), word);
-  for (const [value, scrubbed] of [
-    ["sk-abc", "<redacted>"],
-    ["a@b.io", "<email>"],
-    ["10.1.2.3", "<ip>"],
-    ["Bearer abc", "Bearer <redacted>"],
-  ]) {
-    assert.equal(scrubText(value!), scrubbed);
-  }
-});
-
-test("UUIDs become <uuid>, in either case", () => {
-  const out = scrubbedWithout("tenant 6F1C8A52-3B7E-4C55-9A51-0D2F4E6B7A10 and 0b9e1d2c-7a44-4f0e-8c1b-5e6f7a8b9c0d.", [
-    "6F1C8A52",
-    "0b9e1d2c",
+test("credentials: the key stays, the value is <secret> whatever it is, English words too", () => {
+  cases([
+    ["pw=hunter", "<text>=<secret>"],
+    ["pass: swordfish", "pass: <secret>"],
+    ["passphrase=correct", "<text>=<secret>"],
+    ["password = 'correct horse battery'", "password = '<secret>  '"],
+    ["Authorization: Bearer 9f8e7d6c5b4a", "Authorization: Bearer <secret>"],
+    ['{"api_key": "secret"}', '{"<text>": "<secret>"}'],
+    ["Cookie: sid=ab12; theme=dark\nnext line", "Cookie: <secret> <secret>\nnext line"],
+    ["session=ab12", "session=<secret>"],
+    ["X-Api-Key: zz9 then more", "<text>-Api-Key: <secret> then more"],
+    ["pw='correct horse battery' done", "<text>=<secret>  ' done"],
+    ["password = 'correct horse',next=johnsmith42 done", "password = '<secret> ',next=<id> done"],
   ]);
-  assert.equal(out, "tenant <uuid> and <uuid>.");
 });
 
-test("IPv4 and IPv6 addresses become <ip>; times and version numbers stay", () => {
-  const out = scrubbedWithout("from 10.0.0.12:5432, fe80::1ff:fe23:4567:890a. [2001:db8::1]:443 and ::ffff:192.168.1.7 at 10:00:00", [
-    "10.0.0.12",
-    "fe80",
-    "2001:db8",
-    "192.168",
+test("known credential shapes are <secret>, ids <id>, whatever surrounds them", () => {
+  cases([
+    ["token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqYW5lIn0.c2lnbmF0dXJl expired", "token <secret> expired"],
+    ["keys sk-ant-api03-AbC ghp_xyz AKIAIOSFODNN7EXAMPLE", "keys <secret> <secret> <secret>"],
+    ["secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret <secret>"],
+    ["user 0b9e1d2c-7a44-4f0e-8c1b-5e6f7a8b9c0d", "user <id>"],
+    ["trace 5b8efff798038103d269b633813fc60c", "trace <secret>"],
   ]);
-  assert.equal(out, "from <ip>:5432, <ip>. [<ip>]:443 and <ip> at 10:00:00");
-  assert.equal(scrubText("value 999.1.1.1 is not an address"), "value 999.1.1.1 is not an address");
 });
 
-test("URLs keep scheme, host and templated path but lose credentials, query and fragment", () => {
-  assert.equal(scrubText("GET https://x.y/p?a=1#f failed"), "GET https://x.y/p failed");
-  const out = scrubbedWithout(
-    "call to https://admin:hunter2@api.acme.io:8443/threads/8d3e1f2a/runs/17?token=abc&email=jane@x.io#frag) failed.",
-    ["admin", "hunter2", "8d3e1f2a", "17", "token", "abc", "jane", "frag"],
-  );
-  assert.equal(out, "call to https://api.acme.io:8443/threads/{thread_id}/runs/{run_id}) failed.");
-  assert.equal(scrubText("see postgres://svc:pw@db:5432/app."), "see postgres://db:5432/app.");
+test("URLs keep a known scheme and the route template; host names and credentials, query and fragment go", () => {
+  cases([
+    [
+      "GET https://bob:pw123@api.acme.io:8443/threads/abc/runs?token=z#f failed",
+      "GET https://<text>:<num>/threads/{thread_id}/runs failed",
+    ],
+    ["see postgres://svc:pw@10.0.0.5:5432/app.", "see postgres://<ip>:<num>/{param}."],
+    ["GET /users/johnsmith?x=1", "GET /{param}/{param}"],
+    ["GET /v1/status", "GET /v1/status"],
+  ]);
+});
+
+test("symbols, other scripts and homoglyphs are not words", () => {
+  cases([
+    ["user jürgen müller", "user <text> <text>"],
+    ["user \u0430lice", "user <text>"], // Cyrillic а
+    ["user ⠁⠇⠊⠉⠑ logged in", "user <text> logged in"], // braille
+    ["user ｍａｒｉａ", "user maria"], // fullwidth letters normalise to a word: only a word leaves
+  ]);
+});
+
+test("the operator's privacy.vocabulary adds words, capitalised or not; the rule stays", () => {
+  const vocabulary = createVocabulary(["Acme", "checkout"]);
+  assert.equal(scrubText("Checkout failed at Acme for Maria", vocabulary), "Checkout failed at Acme for <text>");
+  assert.equal(scrubText("Checkout failed at Acme for Maria"), "Checkout failed at <text> for <text>");
 });
 
 test("adversarial megabyte inputs are scrubbed in one pass (no catastrophic backtracking)", () => {
   const megabyte = 1 << 20;
-  const seeds = [
-    "a",
-    "a@",
-    "a.",
-    "eyJa.",
-    "1.",
-    "a:",
-    "::",
-    "key",
-    'api_key:"',
-    "https://",
-    "x@y.",
-    "Bearer ",
-    "sk-",
-    "a1-",
-    `${"f".repeat(70)}=`,
-    "select ",
-    "SELECT a FROM t WHERE x='",
-    "1 ",
-    "1-",
-    "+1 ",
-    "(555) ",
-    "%40",
-    "a%",
-    "Ab1+/",
-    "Ab1=",
-    "/a.",
-    "ü@",
-    "AKIA",
-  ];
-  for (const seed of seeds) {
-    const text = seed.repeat(Math.ceil(megabyte / seed.length)).slice(0, megabyte);
-    // A pass over a megabyte takes milliseconds; backtracking over it, minutes: the bound is far from both.
+  const seeds = ["a", "a@", "a.", "eyJa.", "1.", "a:", "::", "key", 'api_key:"', "https://", "x@y.", "Bearer ", "sk-"]
+    .concat(["a1-", `${"f".repeat(70)}=`, "select ", "SELECT a FROM t WHERE x='", "1 ", "1-", "+1 ", "(555) ", "%40"])
+    .concat(["a%", "Ab1+/", "Ab1=", "/a.", "ü@", "AKIA", "%25", "&#", "\u200b", "ﷺ ", "password: '", "Cookie: "]);
+  // The bound is relative to a megabyte of plain words on the same machine at the same time (the machine may be
+  // loaded): a pass over a megabyte takes milliseconds to seconds, backtracking over it minutes to hours.
+  const timed = (text: string) => {
     const started = performance.now();
     scrubText(text);
-    const ms = performance.now() - started;
-    assert.ok(ms < 5_000, `seed ${JSON.stringify(seed)}: ${Math.round(ms)} ms for a megabyte`);
+    return performance.now() - started;
+  };
+  const plain = timed("word ".repeat(megabyte / 5));
+  for (const seed of seeds) {
+    const ms = timed(seed.repeat(Math.ceil(megabyte / seed.length)).slice(0, megabyte));
+    assert.ok(
+      ms < Math.max(5_000, 30 * plain),
+      `seed ${JSON.stringify(seed)}: ${Math.round(ms)} ms for a megabyte (plain words: ${Math.round(plain)} ms)`,
+    );
   }
   // A single megabyte-long token leaves as a placeholder, whole.
   assert.equal(scrubText("a1".repeat(megabyte / 2)), LONG_TOKEN);
 });
 
-test("a token longer than the detectors scan leaves as a placeholder; the text around it is scrubbed as usual", () => {
+test("a token longer than MAX_TOKEN_CHARS leaves as a placeholder unread; the text around it as usual", () => {
   const atLimit = "a1".repeat(MAX_TOKEN_CHARS / 2);
-  assert.equal(scrubText(`key ${atLimit} from 203.0.113.7`), "key <redacted> from <ip>");
+  assert.equal(scrubText(`key ${atLimit} from 203.0.113.7`), "key <secret> from <ip>");
   for (const token of [`${atLimit}x`, `https://bob:pw@h.example/?q=${"z".repeat(MAX_TOKEN_CHARS)}`, "é".repeat(MAX_TOKEN_CHARS + 1)]) {
-    assert.equal(scrubText(`mail alice@corp.example\n${token}\tthen 203.0.113.7`), `mail <email>\n${LONG_TOKEN}\tthen <ip>`);
+    assert.equal(scrubText(`mail alice@corp.example\n${token}\tthen 203.0.113.7`), `mail <email>\n${LONG_TOKEN} then <ip>`);
   }
-  // Blanks other than the space end a token too (a regex's \s): a long run of short words is kept.
-  const words = Array.from({ length: 2000 }, (_, i) => `w${i % 10}`).join("\u00a0");
-  assert.equal(scrubText(words), words);
+  // Blanks other than the space end a token too: a long run of short words is read word by word.
+  const words = Array.from({ length: 2000 }, () => "word").join("\u00a0");
+  assert.equal(scrubText(words), Array.from({ length: 2000 }, () => "word").join(" "));
 });
 
-test("SQL string literals of any length, blanks and escapes in them, become one ?", () => {
-  const literal = "it''s \\' a ".repeat(2_000_000);
+test("many megabytes of quoted text with blanks and escapes: linear time, nothing of it leaves", () => {
+  const literal = "it''s \\' a hunter2 ".repeat(250_000);
   const started = performance.now();
   const out = scrubText(`SELECT a FROM t WHERE x = '${literal}' AND y = "b c" AND z = 42`);
-  console.log(`a ${(literal.length / 2 ** 20).toFixed(0)} MiB SQL literal: ${Math.round(performance.now() - started)} ms`);
-  assert.equal(out, "SELECT a FROM t WHERE x = ? AND y = ? AND z = ?");
-  assert.equal(scrubText("UPDATE t SET a = 'unterminated, 4711"), "UPDATE t SET a = ?");
-});
-
-test("card numbers need a card network's range and the Luhn check: ordinary long numbers stay", () => {
-  for (const card of ["4111 1111 1111 1111", "5500-0000-0000-0004", "378282246310005", "6011111111111117", "2223003122003222"]) {
-    assert.equal(scrubText(`paid with ${card} today`), "paid with <card> today", card);
-  }
-  // Luhn-valid but outside every network's range, and Luhn-invalid in range: counters and ids, not cards.
-  for (const number of ["1234567890123452", "4111111111111112", "9999999999999995"]) {
-    assert.equal(scrubText(`processed ${number} bytes`), `processed ${number} bytes`, number);
-  }
-});
-
-test("SSNs, phone numbers and SQL literals; English that starts like SQL is left alone", () => {
-  assert.equal(scrubText("ssn 123-45-6789, not 000-12-3456"), "ssn <ssn>, not 000-12-3456");
-  assert.equal(scrubText("call +44 20 7946 0958 or (415) 555-0123"), "call <phone> or <phone>");
-  assert.equal(
-    scrubText("query failed: SELECT name FROM users WHERE email = 'a@b.io' AND age > 41"),
-    "query failed: SELECT name FROM users WHERE email = ? AND age > ?",
-  );
-  assert.equal(scrubText("update available: restart in 5 minutes"), "update available: restart in 5 minutes");
+  console.log(`${(literal.length / 2 ** 20).toFixed(0)} MiB of quoted text: ${Math.round(performance.now() - started)} ms`);
+  // Linear: minutes would mean backtracking; seconds is the pass itself, on a loaded machine.
+  assert.ok(performance.now() - started < 60_000);
+  assert.ok(!out.includes("hunter2"));
+  assert.ok(out.startsWith("SELECT a FROM <text> WHERE <text> = '<text>"), out.slice(0, 80));
 });

@@ -80,6 +80,7 @@ export class LocalApi {
         extraAllow: config.privacy.allowAttributes,
         logMinSeverity: SEVERITY[config.privacy.logSeverity],
         slowSpanMs: config.privacy.slowSpan,
+        vocabulary: config.privacy.vocabulary,
       }),
       cap: { streams: OTLP_SIGNALS, maxBytes: config.limits.telemetryMaxBytes },
       metrics,

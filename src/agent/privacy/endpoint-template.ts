@@ -1,6 +1,10 @@
+import { defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
+
 // Turns a request path into a route template, so an endpoint can be counted without the identifiers in it
-// leaving the instance. Segments are kept only when they look like a fixed route word; everything else
-// becomes a placeholder. Plain string scanning, no backtracking regexes: values come from the sender.
+// leaving the instance. A segment is kept only when it is a known route word (the product's routes, the platform's,
+// the operator's `privacy.vocabulary`); every other becomes a parameter, named after a known collection
+// (`/threads/{thread_id}`), else `{param}`: `/users/johnsmith` -> `/users/{param}`. Query and fragment go.
+// Plain string scanning, no backtracking regexes: values come from the sender.
 
 /** The segment after one of these collections names one item of it. Kept short: `store` is a route word, not a collection. */
 const collectionPlaceholders: ReadonlyMap<string, string> = new Map([
@@ -16,11 +20,9 @@ const collectionPlaceholders: ReadonlyMap<string, string> = new Map([
 
 const httpMethod = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT)\s+/i;
 const urlScheme = /^[a-z][a-z0-9+.-]{0,31}:\/\//i;
-const versionSegment = /^v\d{1,3}(?:(?:alpha|beta)\d{0,3})?$/;
-// Lower-case route words only: an upper-case letter, a digit, a dot, "@" or "%" is how names and ids give themselves
-// away (`/patients/jane.doe/records`, `/users/john%40corp.example`).
-// Dots only in `.well-known` and a route word's file name (`agent-card.json`, `openapi.yaml`): `jane.doe` is a name.
-const routeWord = /^(?:[a-z_-]{1,32}(?:\.(?:json|ya?ml|xml|txt|html?|js|css|ico|png|svg))?|\.well-known)$/;
+const versionSegment = /^v\d{1,2}(?:(?:alpha|beta)\d?)?$/;
+/** Placeholders a template may already hold: the filter's own (and the product's route parameters, in `routes`). */
+const placeholderNames: ReadonlySet<string> = new Set(["{param}", "{id}", ...collectionPlaceholders.values()]);
 const templatedSegment = /^\{[a-z][a-z0-9_]{0,40}\}$/;
 
 /**
@@ -36,7 +38,7 @@ export function looksLikeEndpoint(value: string): boolean {
  * `"GET https://h/threads/8d3e.../runs/17?x=1"` -> `"GET /threads/{thread_id}/runs/{run_id}"`.
  * Keeps an HTTP method word, drops scheme, host, query and fragment, and templates every path segment.
  */
-export function endpointTemplate(value: string): string {
+export function endpointTemplate(value: string, vocabulary: Vocabulary = defaultVocabulary()): string {
   let rest = value.trim();
   let method = "";
   const methodMatch = httpMethod.exec(rest);
@@ -45,7 +47,7 @@ export function endpointTemplate(value: string): string {
     rest = rest.slice(methodMatch[0].length);
   }
   rest = pathOnly(rest);
-  return method + templatePath(rest);
+  return method + templatePath(rest, vocabulary.routes);
 }
 
 function pathOnly(value: string): string {
@@ -62,19 +64,21 @@ function pathOnly(value: string): string {
   return end === -1 ? path : path.slice(0, end);
 }
 
-function templatePath(path: string): string {
+function templatePath(path: string, routes: ReadonlySet<string>): string {
   const segments = path.split("/");
   let previous: string | undefined;
   const out = segments.map((segment) => {
     const placeholder = previous === undefined ? undefined : collectionPlaceholders.get(previous);
     previous = undefined;
-    if (segment === "" || templatedSegment.test(segment)) return segment;
-    if (placeholder) return placeholder;
-    if (collectionPlaceholders.has(segment) || versionSegment.test(segment) || routeWord.test(segment)) {
+    // An already templated segment stays only when it names a placeholder the filter itself writes: "{johnsmith}"
+    // is a name in braces.
+    if (segment === "" || (templatedSegment.test(segment) && (placeholderNames.has(segment) || routes.has(segment)))) return segment;
+    // A route word wins over an item of the collection before it: "/runs/stream", "/threads/search".
+    if (collectionPlaceholders.has(segment) || versionSegment.test(segment) || routes.has(segment)) {
       previous = segment;
       return segment;
     }
-    return "{id}";
+    return placeholder ?? "{param}";
   });
   return out.join("/");
 }

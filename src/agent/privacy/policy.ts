@@ -1,12 +1,15 @@
-import type { AnyValue, KeyValue, LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesRequest } from "../../protocol/otlp.ts";
+import type { LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesRequest } from "../../protocol/otlp.ts";
 import { endpointTemplate, looksLikeEndpoint } from "./endpoint-template.ts";
+import { allowedAttributes as allowed, scrubBody, scrubMetricName, scrubUnit, scrubVersion } from "./fields.ts";
 import { scrubText } from "./scrub.ts";
+import { type Position, defaultAllowlist } from "./allowlist.ts";
+import { createVocabulary, defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
+
+export { defaultAllowlist } from "./allowlist.ts";
 
 // The allowlist filter between the instance's OTLP exporter and the outbox: only what the policy names
 // leaves. Every object that leaves is built field by field, so a field added to the schema later stays
 // home until someone decides it may go.
-
-type Position = "resource" | "metrics" | "spans" | "logs";
 
 export interface PrivacyPolicy {
   /** Attribute keys allowed to leave, per position (defaults below, extended by config, never by the sender). */
@@ -15,24 +18,15 @@ export interface PrivacyPolicy {
   logMinSeverity: number;
   /** Spans that did not fail (status.code 2) and are faster than this (nanoseconds, bigint) are dropped. Default 1 s. */
   slowSpanNanos: bigint;
+  /** The words free text may keep (vocabulary.ts): the built-in ones and the operator's `privacy.vocabulary`. */
+  vocabulary: Vocabulary;
 }
-
-/**
- * The attribute keys the platform collects (docs/PROTOCOL.md, "What operational telemetry carries"). Frozen:
- * widening it is a config decision, not a side effect.
- */
-export const defaultAllowlist: Readonly<Record<Position, readonly string[]>> = Object.freeze({
-  resource: Object.freeze(["resource.name", "env", "service.name"]),
-  metrics: Object.freeze(["endpoint", "method", "service_name"]),
-  spans: Object.freeze(["endpoint", "method", "service_name"]),
-  logs: Object.freeze(["component", "pool_size", "error_type"]),
-});
 
 const WARNING = 13;
 const DEFAULT_SLOW_SPAN_MS = 1000;
 
 export function privacyPolicy(
-  options: { extraAllow?: Partial<Record<Position, string[]>>; logMinSeverity?: number; slowSpanMs?: number } = {},
+  options: { extraAllow?: Partial<Record<Position, string[]>>; logMinSeverity?: number; slowSpanMs?: number; vocabulary?: string[] } = {},
 ): PrivacyPolicy {
   const logMinSeverity = options.logMinSeverity ?? WARNING;
   const slowSpanMs = options.slowSpanMs ?? DEFAULT_SLOW_SPAN_MS;
@@ -43,13 +37,24 @@ export function privacyPolicy(
   if (!Number.isFinite(slowSpanMs) || slowSpanMs < 0) {
     throw new RangeError(`slowSpanMs must be a non-negative number of milliseconds, got ${slowSpanMs}`);
   }
+  let vocabulary: Vocabulary | undefined;
   const allow = (position: Position): ReadonlySet<string> =>
     new Set([...defaultAllowlist[position], ...(options.extraAllow?.[position] ?? [])]);
   return {
     allow: { resource: allow("resource"), metrics: allow("metrics"), spans: allow("spans"), logs: allow("logs") },
     logMinSeverity,
     slowSpanNanos: BigInt(Math.round(slowSpanMs * 1_000_000)),
+    // Built on first use, not at start: the word sets take tens of milliseconds the listener need not wait for.
+    get vocabulary() {
+      vocabulary ??= vocabularyFor(options.vocabulary ?? [], Object.values(options.extraAllow ?? {}).flat());
+      return vocabulary;
+    },
   };
+}
+
+/** The built-in vocabulary (built once) unless the operator adds words or attribute keys. */
+function vocabularyFor(words: string[], attributeKeys: string[]): Vocabulary {
+  return words.length > 0 || attributeKeys.length > 0 ? createVocabulary(words, attributeKeys) : defaultVocabulary();
 }
 
 export interface FilterResult<T> {
@@ -65,6 +70,8 @@ export interface FilterResult<T> {
 }
 
 type Tally = Omit<FilterResult<unknown>, "request">;
+/** The attribute keys allowed at one position, and the words free text may keep. */
+type Allow = { keys: ReadonlySet<string>; vocabulary: Vocabulary };
 type Resource = MetricsRequest["resourceMetrics"][number]["resource"];
 type Scope = NonNullable<MetricsRequest["resourceMetrics"][number]["scopeMetrics"][number]["scope"]>;
 type DataPoint = NonNullable<Metric["gauge"]>["dataPoints"][number];
@@ -76,11 +83,16 @@ export function filterMetrics(request: MetricsRequest, policy: PrivacyPolicy): F
   for (const { resource, scopeMetrics } of request.resourceMetrics) {
     const scopesLeft: MetricsRequest["resourceMetrics"][number]["scopeMetrics"] = [];
     for (const { scope, metrics } of scopeMetrics) {
-      const metricsLeft = metrics.flatMap((metric) => filterMetric(metric, policy.allow.metrics, tally));
-      if (metricsLeft.length > 0) scopesLeft.push({ ...filterScope(scope, tally), metrics: metricsLeft });
+      const metricsLeft = metrics.flatMap((metric) =>
+        filterMetric(metric, { keys: policy.allow.metrics, vocabulary: policy.vocabulary }, tally),
+      );
+      if (metricsLeft.length > 0) scopesLeft.push({ ...filterScope(scope, policy.vocabulary, tally), metrics: metricsLeft });
     }
     if (scopesLeft.length > 0) {
-      resourceMetrics.push({ resource: filterResource(resource, policy.allow.resource, tally), scopeMetrics: scopesLeft });
+      resourceMetrics.push({
+        resource: filterResource(resource, { keys: policy.allow.resource, vocabulary: policy.vocabulary }, tally),
+        scopeMetrics: scopesLeft,
+      });
     }
   }
   return result({ resourceMetrics }, resourceMetrics.length, tally);
@@ -96,11 +108,17 @@ export function filterTraces(request: TracesRequest, policy: PrivacyPolicy): Fil
       tally.droppedItems += spans.length - spansLeft.length;
       tally.kept += spansLeft.length;
       if (spansLeft.length > 0) {
-        scopesLeft.push({ ...filterScope(scope, tally), spans: spansLeft.map((span) => filterSpan(span, policy.allow.spans, tally)) });
+        scopesLeft.push({
+          ...filterScope(scope, policy.vocabulary, tally),
+          spans: spansLeft.map((span) => filterSpan(span, { keys: policy.allow.spans, vocabulary: policy.vocabulary }, tally)),
+        });
       }
     }
     if (scopesLeft.length > 0) {
-      resourceSpans.push({ resource: filterResource(resource, policy.allow.resource, tally), scopeSpans: scopesLeft });
+      resourceSpans.push({
+        resource: filterResource(resource, { keys: policy.allow.resource, vocabulary: policy.vocabulary }, tally),
+        scopeSpans: scopesLeft,
+      });
     }
   }
   return result({ resourceSpans }, resourceSpans.length, tally);
@@ -115,14 +133,18 @@ export function filterLogs(request: LogsRequest, policy: PrivacyPolicy): FilterR
       const recordsLeft: LogRecord[] = [];
       for (const record of logRecords) {
         const severity = effectiveSeverity(record);
-        if (severity >= policy.logMinSeverity) recordsLeft.push(filterLogRecord(record, severity, policy.allow.logs, tally));
+        if (severity >= policy.logMinSeverity)
+          recordsLeft.push(filterLogRecord(record, severity, { keys: policy.allow.logs, vocabulary: policy.vocabulary }, tally));
         else tally.droppedItems++;
       }
       tally.kept += recordsLeft.length;
-      if (recordsLeft.length > 0) scopesLeft.push({ ...filterScope(scope, tally), logRecords: recordsLeft });
+      if (recordsLeft.length > 0) scopesLeft.push({ ...filterScope(scope, policy.vocabulary, tally), logRecords: recordsLeft });
     }
     if (scopesLeft.length > 0) {
-      resourceLogs.push({ resource: filterResource(resource, policy.allow.resource, tally), scopeLogs: scopesLeft });
+      resourceLogs.push({
+        resource: filterResource(resource, { keys: policy.allow.resource, vocabulary: policy.vocabulary }, tally),
+        scopeLogs: scopesLeft,
+      });
     }
   }
   return result({ resourceLogs }, resourceLogs.length, tally);
@@ -132,44 +154,19 @@ function result<T>(request: T, resources: number, tally: Tally): FilterResult<T>
   return { request: resources > 0 ? request : null, ...tally };
 }
 
-// ---- attributes ----
-
-function allowedAttributes(attributes: readonly KeyValue[], allow: ReadonlySet<string>, tally: Tally) {
-  const kept: KeyValue[] = [];
-  for (const { key, value } of attributes) {
-    const scalar = allow.has(key) ? scalarValue(key, value) : undefined;
-    if (scalar) kept.push({ key, value: scalar });
-  }
-  const dropped = attributes.length - kept.length;
-  tally.droppedAttributes += dropped;
-  return { attributes: kept, dropped };
-}
-
-/** A copy holding only the scalar, scrubbed; undefined for structured or empty values, which cannot be vetted. */
-function scalarValue(key: string, value: AnyValue): AnyValue | undefined {
-  if (value.arrayValue !== undefined || value.kvlistValue !== undefined || value.bytesValue !== undefined) return undefined;
-  if (value.stringValue !== undefined) {
-    return { stringValue: key === "endpoint" ? endpointTemplate(value.stringValue) : scrubText(value.stringValue) };
-  }
-  if (value.intValue !== undefined) return { intValue: value.intValue };
-  if (value.boolValue !== undefined) return { boolValue: value.boolValue };
-  if (value.doubleValue !== undefined) return { doubleValue: value.doubleValue };
-  return undefined;
-}
-
-function filterResource(resource: Resource, allow: ReadonlySet<string>, tally: Tally): Resource {
-  const { attributes, dropped } = allowedAttributes(resource.attributes, allow, tally);
+function filterResource(resource: Resource, allow: Allow, tally: Tally): Resource {
+  const { attributes, dropped } = allowed(resource.attributes, allow.keys, allow.vocabulary, tally);
   return { attributes, droppedAttributesCount: resource.droppedAttributesCount + dropped };
 }
 
 /** Scope attributes describe the instrumentation library, never the platform: none leave. */
-function filterScope(scope: Scope | undefined, tally: Tally): { scope?: Scope } {
+function filterScope(scope: Scope | undefined, vocabulary: Vocabulary, tally: Tally): { scope?: Scope } {
   if (scope === undefined) return {};
   tally.droppedAttributes += scope.attributes.length;
   return {
     scope: {
-      name: scrubText(scope.name),
-      version: scrubText(scope.version),
+      name: scrubText(scope.name, vocabulary),
+      version: scrubVersion(scope.version, vocabulary),
       attributes: [],
       droppedAttributesCount: scope.droppedAttributesCount + scope.attributes.length,
     },
@@ -179,13 +176,18 @@ function filterScope(scope: Scope | undefined, tally: Tally): { scope?: Scope } 
 // ---- metrics ----
 
 /** The metric with its data points' attributes filtered; no metric when it has no data points to say anything. */
-function filterMetric(metric: Metric, allow: ReadonlySet<string>, tally: Tally): Metric[] {
+function filterMetric(metric: Metric, allow: Allow, tally: Tally): Metric[] {
   const points = (metric.gauge ?? metric.sum)?.dataPoints ?? [];
   if (points.length === 0) return [];
   const dataPoints = points.map((point) => filterDataPoint(point, allow, tally));
   tally.kept += dataPoints.length;
   // Free text too, from the sender: a name can carry an e-mail ("logins.alice@corp.example"), a unit a password.
-  const base = { name: scrubText(metric.name), unit: scrubText(metric.unit), description: scrubText(metric.description) };
+  const { vocabulary } = allow;
+  const base = {
+    name: scrubMetricName(metric.name, vocabulary),
+    unit: scrubUnit(metric.unit, vocabulary),
+    description: scrubText(metric.description, vocabulary),
+  };
   if (metric.sum) {
     const { aggregationTemporality, isMonotonic } = metric.sum;
     return [{ ...base, sum: { dataPoints, aggregationTemporality, isMonotonic } }];
@@ -193,9 +195,9 @@ function filterMetric(metric: Metric, allow: ReadonlySet<string>, tally: Tally):
   return [{ ...base, gauge: { dataPoints } }];
 }
 
-function filterDataPoint(point: DataPoint, allow: ReadonlySet<string>, tally: Tally): DataPoint {
+function filterDataPoint(point: DataPoint, allow: Allow, tally: Tally): DataPoint {
   return withoutUndefined({
-    attributes: allowedAttributes(point.attributes, allow, tally).attributes,
+    attributes: allowed(point.attributes, allow.keys, allow.vocabulary, tally).attributes,
     startTimeUnixNano: point.startTimeUnixNano,
     timeUnixNano: point.timeUnixNano,
     asDouble: point.asDouble,
@@ -210,14 +212,14 @@ function isFailedOrSlow(span: Span, slowSpanNanos: bigint): boolean {
   return span.status.code === 2 || BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano) >= slowSpanNanos;
 }
 
-function filterSpan(span: Span, allow: ReadonlySet<string>, tally: Tally): Span {
-  const { attributes, dropped } = allowedAttributes(span.attributes, allow, tally);
+function filterSpan(span: Span, allow: Allow, tally: Tally): Span {
+  const { attributes, dropped } = allowed(span.attributes, allow.keys, allow.vocabulary, tally);
   return withoutUndefined({
     traceId: span.traceId,
     spanId: span.spanId,
     parentSpanId: span.parentSpanId,
     flags: span.flags,
-    name: looksLikeEndpoint(span.name) ? endpointTemplate(span.name) : scrubText(span.name),
+    name: looksLikeEndpoint(span.name) ? endpointTemplate(span.name, allow.vocabulary) : scrubText(span.name, allow.vocabulary),
     kind: span.kind,
     startTimeUnixNano: span.startTimeUnixNano,
     endTimeUnixNano: span.endTimeUnixNano,
@@ -229,17 +231,17 @@ function filterSpan(span: Span, allow: ReadonlySet<string>, tally: Tally): Span 
     links: [],
     droppedLinksCount: span.droppedLinksCount + span.links.length,
     status: withoutUndefined({
-      message: span.status.message === undefined ? undefined : scrubText(span.status.message),
+      message: span.status.message === undefined ? undefined : scrubText(span.status.message, allow.vocabulary),
       code: span.status.code,
     }),
   });
 }
 
-function filterEvent(event: SpanEvent, allow: ReadonlySet<string>, tally: Tally): SpanEvent {
-  const { attributes, dropped } = allowedAttributes(event.attributes, allow, tally);
+function filterEvent(event: SpanEvent, allow: Allow, tally: Tally): SpanEvent {
+  const { attributes, dropped } = allowed(event.attributes, allow.keys, allow.vocabulary, tally);
   return {
     timeUnixNano: event.timeUnixNano,
-    name: scrubText(event.name),
+    name: scrubText(event.name, allow.vocabulary),
     attributes,
     droppedAttributesCount: event.droppedAttributesCount + dropped,
   };
@@ -261,33 +263,20 @@ function effectiveSeverity(record: LogRecord): number {
   return severityByText.get(record.severityText.trim().toLowerCase()) ?? 0;
 }
 
-function filterLogRecord(record: LogRecord, severity: number, allow: ReadonlySet<string>, tally: Tally): LogRecord {
-  const { attributes, dropped } = allowedAttributes(record.attributes, allow, tally);
+function filterLogRecord(record: LogRecord, severity: number, allow: Allow, tally: Tally): LogRecord {
+  const { attributes, dropped } = allowed(record.attributes, allow.keys, allow.vocabulary, tally);
   return withoutUndefined({
     timeUnixNano: record.timeUnixNano,
     observedTimeUnixNano: record.observedTimeUnixNano,
     severityNumber: severity,
-    severityText: scrubText(record.severityText),
-    body: scrubBody(record.body),
+    severityText: scrubText(record.severityText, allow.vocabulary),
+    body: scrubBody(record.body, allow.vocabulary),
     attributes,
     droppedAttributesCount: record.droppedAttributesCount + dropped,
     flags: record.flags,
     traceId: record.traceId,
     spanId: record.spanId,
   });
-}
-
-/** Bodies leave as scrubbed text; a structured body cannot be vetted key by key, so only the fact of it leaves. */
-function scrubBody(body: AnyValue | undefined): AnyValue {
-  if (body === undefined) return { stringValue: "" };
-  if (body.arrayValue !== undefined || body.kvlistValue !== undefined || body.bytesValue !== undefined) {
-    return { stringValue: "[structured body removed]" };
-  }
-  if (body.stringValue !== undefined) return { stringValue: scrubText(body.stringValue) };
-  if (body.boolValue !== undefined) return { stringValue: String(body.boolValue) };
-  if (body.intValue !== undefined) return { stringValue: body.intValue };
-  if (body.doubleValue !== undefined) return { stringValue: String(body.doubleValue) };
-  return { stringValue: "" };
 }
 
 /** Optional fields the sender left out stay out, rather than leaving as explicit undefined. */

@@ -1,147 +1,197 @@
-import { isIPv6 } from "node:net";
-import { endpointTemplate } from "./endpoint-template.ts";
+import { type ChunkStart, scrubCore } from "./chunk.ts";
+import { normalise } from "./normalise.ts";
+import { defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
+import { isSecretKey, keepWord, SECRET, TEXT } from "./words.ts";
 
-// Removes secrets and identifiers from free text (log bodies, span names, status messages). The text comes
-// from the sender, so every pattern must run in linear time: each one starts only where a run of its
-// characters starts (a negative lookbehind), and bounded or disjoint quantifiers leave nothing to backtrack.
-// Passes run in order; later passes never see what an earlier one removed. A run of non-blank characters longer than
-// MAX_TOKEN_CHARS is replaced before any pass sees it: the detectors' cost and their regex backtracking stack grow with
-// the run they match (a 6 MiB word overflowed the stack), and no identifier or secret worth keeping is that long.
+// Free text (log bodies, span names, status and exception messages, event names, metric descriptions, attribute
+// values) keeps only what is known to be safe: words of the vocabulary and punctuation. Every other token leaves as
+// a typed placeholder (<num>, <email>, <ip>, <id>, <secret>, <text>), so "user Maria Garcia logged in from 10.0.0.7"
+// leaves as "user <text> <text> logged in from <ip>". A filter that removes what it recognises as private misses
+// every shape it has not seen; this one needs to recognise only what may stay.
+// Bounded: one pass over the text by runs of non-blank characters ("chunks"); a chunk longer than MAX_TOKEN_CHARS
+// leaves as LONG_TOKEN unread, so normalising and scanning a chunk costs a bounded amount, and nothing recurses.
 
-const urlPattern = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/?#"'<>`]*[^\s?#"'<>`]*(?:[?#][^\s"'<>`]*)?/gi;
-// A bare absolute path in text ("GET /users/john.smith/settings", "/patients/jane.doe/records"): templated like an
-// endpoint. It starts after a blank, a quote or the start, never inside a word, a number or a URL.
-const barePath = /(?<![\w/.:%@-])\/[^\s"'<>`?#()]*(?:[?#][^\s"'<>`()]*)?/g;
-const authScheme = /\b(Bearer|Basic)[ \t]+[^\s"',;]+/gi;
-const jwt = /(?<![\w-])eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
-// `api_key=...`, `"password": "..."`, `X-Api-Key: ...`: the key keeps, the value goes. "tokens" (counts) is not a secret.
-const secretAssignment =
-  /(?<![\w.-])([\w.-]{0,64}?(?:key|token|password|passwd|pwd|secret|credentials?))(["']?[ \t]{0,3}[:=][ \t]{0,3})(?:"[^"\n]{0,256}"?|'[^'\n]{0,256}'?|[^\s,;&"'<>]+)/gi;
-const prefixedSecret = /(?<![\w-])(?:sk-|lsv2_|lic-|ghp_|gho_|ghs_|ghu_|github_pat_|xox[abposr]-)[\w-]+/g;
-// AWS access key ids (AKIA for users, ASIA for temporary credentials, and the other documented prefixes).
-const awsKeyId = /(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])/g;
-// Base64 secrets (an AWS secret access key is 40 of these characters): a run with upper and lower case letters and
-// digits, or with + or /, and no path shape (it does not start with "/").
-const base64Secret = /(?<![A-Za-z0-9+/=])[A-Za-z0-9][A-Za-z0-9+/]{19,}={0,2}(?![A-Za-z0-9+/=])/g;
-// E-mail addresses, in any script (IDN) and with "@" percent-encoded as in a URL (dave%40corp.example).
-const email = /(?<![\p{L}\p{N}.+_%-])[\p{L}\p{N}.+_-]+(?:@|%40)[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/giu;
-// Digit runs with optional single spaces or dashes: card numbers are kept apart from other numbers by Luhn.
-const cardCandidate = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
-// US social security numbers as written: 123-45-6789 (the areas never issued are left alone).
-const ssn = /(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])/g;
-// Phone numbers: an international "+CC ..." or the "(555) 123-4567" / "555-123-4567" / "555.123.4567" shapes.
-const phone =
-  /(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,3}|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-])/g;
-// SQL with literals: quoted strings and numbers become "?" (OpenTelemetry's db statement sanitisation, in spirit).
-// A statement's shape, not only its first word ("call to ..." and "update available" are English), wherever it
-// starts ("query failed: SELECT ..."): each keyword found is checked in place (sticky), over a bounded stretch.
-const sqlKeyword = /\b(?:SELECT|INSERT|UPDATE|DELETE|WITH|MERGE|CALL|EXEC)/gi;
-const sqlShape =
-  /(?:SELECT\b[^;]{0,160}?\bFROM\b|INSERT\s+INTO\b|UPDATE\s+[\w."`[\]]{1,128}\s+SET\b|DELETE\s+FROM\b|WITH\s+\w{1,64}\s+AS\s*\(|MERGE\s+INTO\b|CALL\s+[\w.]{1,128}\s*\(|EXEC(?:UTE)?\s+[\w.]{1,128})/iy;
-
-/** Where an SQL statement starts in `text`, or -1. */
-function sqlStart(text: string): number {
-  sqlKeyword.lastIndex = 0;
-  for (let match = sqlKeyword.exec(text); match; match = sqlKeyword.exec(text)) {
-    sqlShape.lastIndex = match.index;
-    if (sqlShape.test(text)) return match.index;
-  }
-  return -1;
-}
-const sqlNumber = /(?<![\w$.])-?\d+(?:\.\d+)?(?![\w$])/g;
-
-/**
- * SQL with its quoted strings and numbers replaced by "?". Strings are found by a scan, not a regex: one may be
- * megabytes long with blanks in it, and a regex loop over it overflows the backtracking stack.
- */
-function sqlWithoutLiterals(sql: string): string {
-  const parts: string[] = [];
-  let from = 0;
-  for (let i = 0; i < sql.length; i++) {
-    if (sql[i] !== "'" && sql[i] !== '"') continue;
-    parts.push(sql.slice(from, i).replace(sqlNumber, "?"), "?");
-    i = closingQuote(sql, i);
-    from = i + 1;
-  }
-  parts.push(sql.slice(from).replace(sqlNumber, "?"));
-  return parts.join("");
-}
-
-/** Where the string opened at `open` ends: its closing quote (after `\\x` escapes, and `''` inside '...'), or the end. */
-function closingQuote(sql: string, open: number): number {
-  const quote = sql[open];
-  for (let i = open + 1; i < sql.length; i++) {
-    if (sql[i] === "\\") i++;
-    else if (sql[i] === quote) {
-      if (quote === "'" && sql[i + 1] === "'") i++;
-      else return i;
-    }
-  }
-  return sql.length - 1;
-}
-const uuid = /(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])/gi;
-const ipv6Candidate = /(?<![\w:.])[0-9a-f:.]*:[0-9a-f:.]*/gi;
-const ipv4 = /(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/g;
-// Long tokens that mix letters and digits: API keys, session ids, trace ids pasted into messages.
-const longToken = /(?<![\w-])[\w-]{24,}/g;
-const hasLetter = /[a-z]/i;
-
-/** The longest run of non-blank characters the detectors scan; a longer one leaves as LONG_TOKEN, unread. */
+/** The longest run of non-blank characters the filter reads; a longer one leaves as LONG_TOKEN. */
 export const MAX_TOKEN_CHARS = 1024;
-export const LONG_TOKEN = "<long-token>";
-const hasDigit = /\d/;
+export const LONG_TOKEN = TEXT;
 
-// Values no pattern below can match, and most attribute values ("POST", "backend", "200"): up to 12 letters and
-// digits, or a lower-case word with digits (an AWS key id needs upper case, a card number 13 digits, a token 20).
-const plainWord = /^(?:[a-zA-Z0-9]{0,12}|[a-z][a-z0-9]{0,18})$/;
+// Leading and trailing marks that are not part of a token: brackets, quotes, sentence punctuation.
+const leading = new Set(["(", "[", "{", "<", '"', "'", "`"]);
+const trailing = new Set([")", "]", "}", ">", '"', "'", "`", ".", ",", ";", ":", "!", "?", "="]);
+const sentenceEnd = /[.!?:]/;
+const quotes = new Set(['"', "'", "`"]);
+/** Words after which the next chunk is a credential ("Bearer abc", "Authorization: Basic dXNl"). */
+const authSchemes = new Set(["bearer", "basic", "digest", "token", "negotiate"]);
+/** How many chunks a quoted secret or value may span ("password: 'correct horse battery staple'"). */
+const MAX_QUOTED_CHUNKS = 64;
+
+interface State {
+  sentenceStart: boolean;
+  /** What the next chunk is: a credential or a key=value's value. */
+  next?: ChunkStart["mode"];
+  /** Inside a quoted secret or value: the closing quote and how many more chunks it may take. */
+  quote?: { char: string; left: number; mode: NonNullable<ChunkStart["mode"]> };
+  /** After "Cookie:" every chunk up to the end of the line is the cookie. */
+  cookieLine: boolean;
+  /** The last chunk's trailing key, waiting for a separator chunk ("password" then "=" then "x"). */
+  key: string;
+}
+
+// Short texts repeat (attribute values, span and scope names, units): their results are kept, a bounded number of
+// them per vocabulary, emptied when full. The result depends only on the text and the vocabulary.
+const MEMO_MAX_CHARS = 64;
+const MEMO_ENTRIES = 4096;
+const memo = new WeakMap<Vocabulary, Map<string, string>>();
+
+/** `text` with every token the vocabulary does not know replaced by a typed placeholder. */
+export function scrubText(text: string, vocabulary: Vocabulary = defaultVocabulary()): string {
+  if (text.length > MEMO_MAX_CHARS) return filterText(text, vocabulary);
+  let results = memo.get(vocabulary);
+  if (results === undefined) {
+    results = new Map();
+    memo.set(vocabulary, results);
+  }
+  const known = results.get(text);
+  if (known !== undefined) return known;
+  const result = filterText(text, vocabulary);
+  if (results.size >= MEMO_ENTRIES) results.clear();
+  results.set(text, result);
+  return result;
+}
+
+function filterText(text: string, vocabulary: Vocabulary): string {
+  const out: string[] = [];
+  const state: State = { sentenceStart: true, cookieLine: false, key: "" };
+  let start = 0;
+  while (start < text.length) {
+    const blank = isBlank(text.charCodeAt(start));
+    let end = start + 1;
+    while (end < text.length && isBlank(text.charCodeAt(end)) === blank) end++;
+    const run = text.slice(start, end);
+    start = end;
+    if (blank) {
+      const newline = run.includes("\n") || run.includes("\r");
+      out.push(newline ? "\n" : " ");
+      if (newline) Object.assign(state, { sentenceStart: true, cookieLine: false, next: undefined, quote: undefined, key: "" });
+    } else out.push(plainWord(run, vocabulary, state) ?? scrubRun(run, vocabulary, state));
+  }
+  return out.join("");
+}
+
+function scrubRun(run: string, vocabulary: Vocabulary, state: State): string {
+  if (run.length > MAX_TOKEN_CHARS) {
+    state.sentenceStart = false;
+    return LONG_TOKEN;
+  }
+  const normal = normalise(run, 2 * run.length + 8);
+  // Decoding may reveal blanks ("%20", a no-break space): the decoded text is split again, once. A chunk that grew
+  // much (a ligature of a whole phrase, "ﷺ") is not read: nothing in it is worth the cost.
+  if (normal === run) return scrubChunk(run, vocabulary, state);
+  if (normal.length > 2 * run.length + 8) return TEXT;
+  const out: string[] = [];
+  forEachRun(normal, (piece, isBlank) => out.push(isBlank ? " " : scrubChunk(piece, vocabulary, state)));
+  return out.join("");
+}
 
 /**
- * `text` with e-mails, credentials, keys and tokens, card numbers, SSNs, phone numbers, UUIDs, IP addresses, URL
- * credentials and query strings replaced by placeholders, and SQL literals by "?".
+ * The common chunk, a word of ASCII letters and digits with perhaps a full stop or comma after it, taken without the
+ * general machinery (the same rule, faster); undefined for any other chunk, or when the state is not plain.
  */
-export function scrubText(text: string): string {
-  if (plainWord.test(text)) return text;
-  const bounded = withoutLongTokens(text);
-  const statement = sqlStart(bounded);
-  const sql = statement >= 0 ? bounded.slice(0, statement) + sqlWithoutLiterals(bounded.slice(statement)) : bounded;
-  return sql
-    .replace(urlPattern, scrubUrl)
-    .replace(barePath, (path) => endpointTemplate(path))
-    .replace(authScheme, (_match, scheme: string) => `${scheme} <redacted>`)
-    .replace(jwt, "<jwt>")
-    .replace(awsKeyId, "<redacted>")
-    .replace(secretAssignment, (_match, key: string, separator: string) => `${key}${separator}<redacted>`)
-    .replace(prefixedSecret, "<redacted>")
-    .replace(email, "<email>")
-    .replace(uuid, "<uuid>")
-    .replace(ipv6Candidate, scrubIpv6)
-    .replace(ipv4, (match, ...octets: string[]) => (octets.slice(0, 4).every((o) => Number(o) <= 255) ? "<ip>" : match))
-    .replace(ssn, (match, area: string, group: string, serial: string) => (validSsn(area, group, serial) ? "<ssn>" : match))
-    .replace(cardCandidate, (match) => (isCardNumber(match.replace(/[ -]/g, "")) ? "<card>" : match))
-    .replace(phone, "<phone>")
-    .replace(base64Secret, (match) => (looksSecret(match) ? "<redacted>" : match))
-    .replace(longToken, (match) => (hasLetter.test(match) && hasDigit.test(match) ? "<redacted>" : match));
-}
-
-/** `text` with each run of more than MAX_TOKEN_CHARS non-blank characters replaced by LONG_TOKEN: one pass, no regex. */
-function withoutLongTokens(text: string): string {
-  const parts: string[] = [];
-  let kept = 0; // text before this index is in `parts`
-  let start = 0; // where the current run of non-blank characters starts
-  for (let i = 0; i <= text.length; i++) {
-    if (i < text.length && !isBlank(text.charCodeAt(i))) continue;
-    if (i - start > MAX_TOKEN_CHARS) {
-      parts.push(text.slice(kept, start), LONG_TOKEN);
-      kept = i;
-    }
-    start = i + 1;
+function plainWord(run: string, vocabulary: Vocabulary, state: State): string | undefined {
+  if (run.length > 64 || state.next !== undefined || state.quote !== undefined || state.cookieLine) return undefined;
+  let end = run.length;
+  const last = run.charCodeAt(end - 1);
+  if (last === 46 || last === 44 || last === 33 || last === 63) end--; // . , ! ?
+  if (end === 0) return undefined;
+  for (let i = 0; i < end; i++) {
+    const code = run.charCodeAt(i);
+    if (!((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122))) return undefined;
   }
-  if (kept === 0) return text;
-  parts.push(text.slice(kept));
-  return parts.join("");
+  const word = end === run.length ? run : run.slice(0, end);
+  const kept = keepWord(word, vocabulary, { sentenceStart: state.sentenceStart, value: false });
+  state.sentenceStart = end < run.length && last !== 44;
+  state.key = end === run.length ? word : "";
+  if (end === run.length && authSchemes.has(word.toLowerCase()) && run.charCodeAt(0) <= 90) state.next = "secret";
+  return end === run.length ? kept : kept + run[end];
 }
 
-/** The characters a regex's `\s` matches (so no pass's run of `[^\s]` can be longer than MAX_TOKEN_CHARS). */
+function scrubChunk(chunk: string, vocabulary: Vocabulary, state: State): string {
+  if (chunk.length > MAX_TOKEN_CHARS) return LONG_TOKEN;
+  if (state.cookieLine) return SECRET;
+  if (state.quote) return quotedChunk(chunk, vocabulary, state);
+  let start = 0;
+  while (start < chunk.length && leading.has(chunk[start]!)) start++;
+  let end = chunk.length;
+  while (end > start && trailing.has(chunk[end - 1]!)) end--;
+  const lead = chunk.slice(0, start);
+  const core = chunk.slice(start, end);
+  const trail = chunk.slice(end);
+  const mode = state.next;
+  state.next = undefined;
+  if (mode === "secret" && authSchemes.has(core.toLowerCase())) {
+    // "Authorization: Bearer abc": the scheme may show, the credential after it may not.
+    state.next = "secret";
+    return chunk;
+  }
+  if (mode && lead !== "" && quotes.has(lead.at(-1)!) && !trail.includes(lead.at(-1)!)) {
+    // A quoted value that goes on past this chunk: the rest of it, up to the closing quote, is the same value.
+    state.quote = { char: lead.at(-1)!, left: MAX_QUOTED_CHUNKS, mode };
+    return `${lead}${mode === "secret" ? SECRET : scrubCore(core, vocabulary, { sentenceStart: false, mode }).text}`;
+  }
+  if (core === "") return afterSeparator(chunk, state);
+  const { text, end: chunkEnd } = scrubCore(core, vocabulary, { sentenceStart: state.sentenceStart, mode });
+  state.sentenceStart = sentenceEnd.test(trail);
+  const key = chunkEnd.key;
+  const separator = trail.includes("=") ? "=" : trail.includes(":") ? ":" : undefined;
+  if (separator && /^(?:set-)?cookie$/i.test(key)) state.cookieLine = true;
+  else if (separator) state.next = isSecretKey(key) ? "secret" : separator === "=" ? "value" : undefined;
+  else if (mode === undefined && authSchemes.has(core.toLowerCase()) && /^\p{Lu}/u.test(core)) state.next = "secret";
+  state.key = separator ? "" : key;
+  if (chunkEnd.quote && !trail.includes(chunkEnd.quote.char)) state.quote = { ...chunkEnd.quote, left: MAX_QUOTED_CHUNKS };
+  return `${lead}${text}${trail}`;
+}
+
+/** A chunk of punctuation only: "=" or ":" standing alone between a key and its value ("password = x"). */
+function afterSeparator(chunk: string, state: State): string {
+  if (state.key !== "" && (chunk === "=" || chunk === ":")) {
+    if (/^(?:set-)?cookie$/i.test(state.key) && chunk === ":") state.cookieLine = true;
+    else state.next = isSecretKey(state.key) ? "secret" : chunk === "=" ? "value" : undefined;
+  } else if (chunk === "=") state.next = "value";
+  state.key = "";
+  if (sentenceEnd.test(chunk)) state.sentenceStart = true;
+  return chunk;
+}
+
+/**
+ * A chunk inside a quoted value: nothing of a secret shows, a value leaves as <text>. What follows the closing quote
+ * in the same chunk ("horse',next=1") is free text again.
+ */
+function quotedChunk(chunk: string, vocabulary: Vocabulary, state: State): string {
+  const quote = state.quote!;
+  const close = chunk.indexOf(quote.char);
+  if (close === -1) {
+    if (--quote.left === 0) state.quote = undefined;
+    return quote.mode === "secret" ? "" : TEXT;
+  }
+  state.quote = undefined;
+  const inside = close === 0 || quote.mode === "secret" ? "" : TEXT;
+  const rest = chunk.slice(close + 1);
+  return `${inside}${quote.char}${rest === "" ? "" : scrubChunk(rest, vocabulary, state)}`;
+}
+
+/** Calls `visit` for each run of blank and of non-blank characters of `text`, in order: one pass, no regex. */
+function forEachRun(text: string, visit: (run: string, blank: boolean) => void): void {
+  let start = 0;
+  while (start < text.length) {
+    const blank = isBlank(text.charCodeAt(start));
+    let end = start + 1;
+    while (end < text.length && isBlank(text.charCodeAt(end)) === blank) end++;
+    visit(text.slice(start, end), blank);
+    start = end;
+  }
+}
+
+/** Blank characters (what a regex's `\s` matches, less U+FEFF: a zero-width character is stripped, not a blank). */
 function isBlank(code: number): boolean {
   if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
   if (code < 0xa0) return false;
@@ -153,67 +203,6 @@ function isBlank(code: number): boolean {
     code === 0x2029 ||
     code === 0x202f ||
     code === 0x205f ||
-    code === 0x3000 ||
-    code === 0xfeff
+    code === 0x3000
   );
-}
-
-/** A base64-looking run that is a secret rather than a word: + or /, or upper and lower case and a digit. */
-function looksSecret(run: string): boolean {
-  if (/[+/]/.test(run)) return /[A-Za-z]/.test(run) && /\d/.test(run);
-  return /[A-Z]/.test(run) && /[a-z]/.test(run) && /\d/.test(run);
-}
-
-/** A card network's number range (Amex, Diners, Visa, Mastercard, Discover, UnionPay, JCB) that passes the Luhn check. */
-function isCardNumber(digits: string): boolean {
-  return /^(?:3[0-9]|4|5[1-5]|2[2-7]|6[0-9])/.test(digits) && luhn(digits);
-}
-
-/** The Luhn check of a 13 to 19 digit number: how card numbers are told from other long numbers. */
-function luhn(digits: string): boolean {
-  if (digits.length < 13 || digits.length > 19) return false;
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
-
-/** An SSN as issued: no area 000, 666 or 900-999, no group 00, no serial 0000. */
-function validSsn(area: string, group: string, serial: string): boolean {
-  return area !== "000" && area !== "666" && area[0] !== "9" && group !== "00" && serial !== "0000";
-}
-
-/** Keeps scheme, host and port and the templated path; drops credentials, query and fragment. */
-function scrubUrl(match: string): string {
-  // Sentence punctuation after a URL is not part of it. Trimmed by hand: a `[.,]+$` regex backtracks.
-  let end = match.length;
-  while (end > 0 && ".,;:!)]".includes(match[end - 1]!)) end--;
-  const url = match.slice(0, end);
-  const trailing = match.slice(end);
-
-  const authorityStart = url.indexOf("://") + 3;
-  let authorityEnd = authorityStart;
-  while (authorityEnd < url.length && !"/?#".includes(url[authorityEnd]!)) authorityEnd++;
-  const authority = url.slice(authorityStart, authorityEnd);
-  const host = authority.slice(authority.lastIndexOf("@") + 1);
-
-  let pathEnd = authorityEnd;
-  while (pathEnd < url.length && !"?#".includes(url[pathEnd]!)) pathEnd++;
-  const path = url.slice(authorityEnd, pathEnd);
-  return `${url.slice(0, authorityStart)}${host}${path === "" ? "" : endpointTemplate(path)}${trailing}`;
-}
-
-function scrubIpv6(match: string): string {
-  // Longest textual IPv6 is 45 characters; a longer run of hex, dots and colons is something else.
-  if (match.length > 64) return match;
-  // A sentence may end right after the address ("from fe80::1."): try without trailing dots and colons.
-  let end = match.length;
-  while (end > 2 && !isIPv6(match.slice(0, end)) && ".:".includes(match[end - 1]!)) end--;
-  return isIPv6(match.slice(0, end)) ? `<ip>${match.slice(end)}` : match;
 }

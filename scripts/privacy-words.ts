@@ -1,0 +1,73 @@
+// node scripts/privacy-words.ts: writes src/agent/privacy/product-words.json, the product's own words that the
+// privacy filter keeps in free text beside the English word list: route segments, metric names, error codes, config
+// keys and the names of the packages it is built from, all read from the code, so the list grows with the product.
+// test/agent/privacy-vocabulary.test.ts fails when the file is not what this writes.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+export const PRODUCT_WORDS_PATH = join(root, "src/agent/privacy/product-words.json");
+
+export interface ProductWords {
+  /** Path segments of the routes the product serves or calls, kept by the endpoint template. */
+  routes: string[];
+  /** Whole identifiers (metric names, error codes, config keys, package names) and the words they are made of. */
+  words: string[];
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+// A route: a path a server registers (`.get("/healthz", ...)`), or a versioned or A2A path anywhere ("/v1/status",
+// `${url}/v1/metrics`, "/a2a/{assistant_id}/.well-known/agent-card.json"); file system paths are neither.
+const routeCall = /\.(?:get|post|put|patch|delete)\(\s*["'`](\/[A-Za-z0-9._{}/-]{0,200})["'`]/g;
+const versionedRoute = /["'`](?:\$\{[^}`]{0,80}\})?(\/(?:v\d{1,2}|a2a)\/[A-Za-z0-9._{}/-]{0,200})["'`]/g;
+const metricName = /(?:\bname:\s*|create(?:Gauge|Counter|Histogram|UpDownCounter|ObservableGauge)\(\s*)"([a-z][a-z0-9_]{2,100})"/g;
+const errorCode = /\b(EGRESS_ERR_[A-Z0-9_]+)\b/g;
+const yamlKey = /^\s*(?:- )?([A-Za-z][A-Za-z0-9_]*):/gm;
+
+/** An identifier and its parts (snake_case, kebab-case, dotted and camelCase split), lower-cased. */
+export function identifierWords(identifier: string): string[] {
+  const parts = identifier
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter((part) => /^[A-Za-z]{2,}$/.test(part));
+  return [identifier.toLowerCase(), ...parts.map((part) => part.toLowerCase())];
+}
+
+export function gatherProductWords(): ProductWords {
+  const routes = new Set<string>();
+  const words = new Set<string>();
+  const add = (identifier: string) => {
+    for (const word of identifierWords(identifier)) words.add(word);
+  };
+  // The filter's own sources are left out: their comments hold examples of what must not be kept.
+  for (const file of sourceFiles(join(root, "src")).filter((path) => !path.startsWith(join(root, "src/agent/privacy")))) {
+    const text = readFileSync(file, "utf8");
+    for (const [, path] of [...text.matchAll(routeCall), ...text.matchAll(versionedRoute)]) {
+      for (const segment of path!.split("/")) {
+        if (/^(?:[a-z][a-z0-9._-]{0,40}|\{[a-z][a-z_]{0,40}\})$/.test(segment) || segment === ".well-known") routes.add(segment);
+      }
+    }
+    for (const [, name] of text.matchAll(metricName)) add(name!);
+    for (const [, code] of text.matchAll(errorCode)) add(code!);
+  }
+  for (const file of readdirSync(join(root, "config")).filter((name) => name.endsWith(".yaml"))) {
+    for (const [, key] of readFileSync(join(root, "config", file), "utf8").matchAll(yamlKey)) add(key!);
+  }
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
+  for (const name of [pkg.name as unknown as string, ...Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })]) add(name);
+  for (const route of routes) if (!route.startsWith("{")) words.add(route);
+  return { routes: [...routes].sort(), words: [...words].filter((word) => /^[a-z]/.test(word)).sort() };
+}
+
+export function productWordsJson(): string {
+  return `${JSON.stringify(gatherProductWords(), null, 1)}\n`;
+}
+
+if (import.meta.main) writeFileSync(PRODUCT_WORDS_PATH, productWordsJson());

