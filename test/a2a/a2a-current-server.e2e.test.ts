@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import { Role, TaskState, type ListTasksRequest, type Message, type SendMessageRequest, type StreamResponse, type Task } from "@a2a-js/sdk";
+import { TaskState, type ListTasksRequest, type Message, type StreamResponse, type Task } from "@a2a-js/sdk";
 import { ClientFactory, type Client } from "@a2a-js/sdk/client";
+import { asTask, userMessage } from "../helpers/a2a-v1-sdk.ts";
 import { startService, tempDir, waitFor, type ServiceProcess } from "../helpers/processes.ts";
 
 // A2A v1.0 as the platform's current agent server serves it (issue 31, section 4), on a real `a2a serve` process:
@@ -29,27 +30,6 @@ before(async () => {
 after(async () => {
   if (server) assert.equal(await server.stop(), 0, `a clean stop; output:\n${server.output()}`);
 });
-
-const userMessage = (text: string, ids: { contextId?: string; taskId?: string } = {}): SendMessageRequest => ({
-  tenant: "",
-  metadata: undefined,
-  configuration: undefined,
-  message: {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-    contextId: ids.contextId ?? "",
-    taskId: ids.taskId ?? "",
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  },
-});
-
-const asTask = (result: Task | Message): Task => {
-  assert.ok("status" in result && "id" in result, `a task, not ${JSON.stringify(result)}`);
-  return result;
-};
 
 const texts = (task: { history: Message[] }) =>
   task.history.map((m) => (m.parts[0]?.content?.$case === "text" ? m.parts[0].content.value : undefined));

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import { Role, TaskState, type Message, type Part, type SendMessageRequest, type StreamResponse, type Task } from "@a2a-js/sdk";
+import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
+import { asTask, userMessage } from "../helpers/a2a-v1-sdk.ts";
 import { startService, tempDir, type ServiceProcess } from "../helpers/processes.ts";
 
 // Our agent server (a real `egress-agent a2a serve` process) driven by the newest official A2A JS client,
@@ -31,27 +32,6 @@ before(async () => {
 after(async () => {
   if (server) assert.equal(await server.stop(), 0, `a clean stop; output:\n${server.output()}`);
 });
-
-const userMessage = (text: string, ids: { contextId?: string; taskId?: string } = {}): SendMessageRequest => ({
-  tenant: "",
-  metadata: undefined,
-  configuration: undefined,
-  message: {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-    contextId: ids.contextId ?? "",
-    taskId: ids.taskId ?? "",
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  },
-});
-
-const asTask = (result: Task | Message): Task => {
-  assert.ok("status" in result && "id" in result, `a task, not ${JSON.stringify(result)}`);
-  return result;
-};
 
 const textOf = (message: Message | undefined): string | undefined => {
   const content = message?.parts[0]?.content;
