@@ -4,27 +4,38 @@ import type { Logger } from "pino";
 export const STOP_DEADLINE_MS = 25_000;
 
 /**
- * How every serving command ends: waits for SIGTERM or SIGINT, then stops the service. A stop that takes longer
- * than the deadline exits 1 with a message instead of hanging; what each service keeps across that (the
- * sidecar's outbox, the agent server's tasks) is its own stop's business.
+ * How every serving command runs and ends: starts the service, waits for SIGTERM or SIGINT, then stops it. The
+ * signal handlers go in before the start, so a supervisor's SIGTERM while the service is still starting (or just
+ * after it logged "listening") is a clean stop once the start completes, never the default action that kills the
+ * process mid-write. A stop that takes longer than the deadline exits 1 with a message instead of hanging; what
+ * each service keeps across that (the sidecar's outbox, the agent server's tasks) is its own stop's business.
  */
 export async function serveUntilSignal(service: {
   name: string;
   logger: Logger;
-  stop: () => Promise<void>;
+  start: () => Promise<{ stop: () => Promise<void> }>;
   deadlineMs?: number;
 }): Promise<void> {
   const { name, logger, deadlineMs = STOP_DEADLINE_MS } = service;
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGTERM", resolve);
-    process.once("SIGINT", resolve);
-  });
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
+  const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  let started: { stop: () => Promise<void> };
+  try {
+    started = await service.start();
+  } catch (err) {
+    process.removeListener("SIGTERM", onSignal);
+    process.removeListener("SIGINT", onSignal);
+    throw err;
+  }
+  const signal = await signalled;
   logger.info({ signal }, `${name} stopping`);
   const deadline = setTimeout(() => {
     logger.error(`${name}: stop took over ${deadlineMs / 1000} s; exiting`);
     process.exit(1);
   }, deadlineMs);
   deadline.unref();
-  await service.stop();
+  await started.stop();
   logger.info(`${name} stopped`);
 }

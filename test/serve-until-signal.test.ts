@@ -6,8 +6,11 @@ import { test } from "node:test";
 const helper = new URL("../src/serve-until-signal.ts", import.meta.url).href;
 const logger = new URL("../src/log.ts", import.meta.url).href;
 
-/** Runs a service whose stop takes `stopMs` (never, when null), sends it SIGTERM once it serves, and reports. */
-async function serveAndTerminate(stopMs: number | null): Promise<{ code: number | null; messages: string[] }> {
+/**
+ * Runs a service that says "serving" and then takes `startRestMs` more to finish starting (a service that logs it
+ * listens before its start returns), whose stop takes `stopMs` (never, when null); sends it SIGTERM on "serving".
+ */
+async function serveAndTerminate(stopMs: number | null, startRestMs = 0): Promise<{ code: number | null; messages: string[] }> {
   const script = `
     import { serveUntilSignal } from ${JSON.stringify(helper)};
     import { createLogger } from ${JSON.stringify(logger)};
@@ -16,9 +19,13 @@ async function serveAndTerminate(stopMs: number | null): Promise<{ code: number 
       if (${stopMs} === null) return; // a stop that never ends
       setTimeout(() => { clearInterval(serving); resolve(); }, ${stopMs ?? 0});
     });
-    const served = serveUntilSignal({ name: "demo service", logger: createLogger("info"), stop, deadlineMs: 300 });
-    process.stdout.write(JSON.stringify({ msg: "serving" }) + "\\n");
-    await served;
+    const start = async () => {
+      process.stdout.write(JSON.stringify({ msg: "serving" }) + "\\n");
+      await new Promise((resolve) => setTimeout(resolve, ${startRestMs}));
+      process.stdout.write(JSON.stringify({ msg: "started" }) + "\\n");
+      return { stop };
+    };
+    await serveUntilSignal({ name: "demo service", logger: createLogger("info"), start, deadlineMs: 300 });
   `;
   const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
@@ -38,11 +45,17 @@ async function serveAndTerminate(stopMs: number | null): Promise<{ code: number 
 test("SIGTERM stops a service: it says it is stopping, stops, says so, and exits 0", async () => {
   const { code, messages } = await serveAndTerminate(50);
   assert.equal(code, 0);
-  assert.deepEqual(messages, ["serving", "demo service stopping", "demo service stopped"]);
+  assert.deepEqual(messages, ["serving", "started", "demo service stopping", "demo service stopped"]);
+});
+
+test("a SIGTERM while the service is still starting stops it cleanly once started, exit 0 (not killed mid-start)", async () => {
+  const { code, messages } = await serveAndTerminate(50, 300);
+  assert.equal(code, 0);
+  assert.deepEqual(messages, ["serving", "started", "demo service stopping", "demo service stopped"]);
 });
 
 test("a stop that hangs past the deadline exits 1 with a message instead of hanging", async () => {
   const { code, messages } = await serveAndTerminate(null);
   assert.equal(code, 1);
-  assert.deepEqual(messages, ["serving", "demo service stopping", "demo service: stop took over 0.3 s; exiting"]);
+  assert.deepEqual(messages, ["serving", "started", "demo service stopping", "demo service: stop took over 0.3 s; exiting"]);
 });

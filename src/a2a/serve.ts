@@ -9,33 +9,36 @@ import { startAgentServer } from "./server.ts";
 export async function runAgentServer(settings: z.output<typeof ServeSettings>): Promise<void> {
   const logger = createLogger(settings.logLevel);
   const graphs = await loadGraphConfig(settings.config);
-  const server = await startAgentServer({
-    graphs,
-    listen: settings.listen,
-    dataDir: settings.dataDir,
-    databaseUri: settings.DATABASE_URI,
-    databaseSchema: settings.DATABASE_SCHEMA,
-    replicaTimeoutMs: settings.replicaTimeout,
-    streamHeartbeatMs: settings.streamHeartbeat,
-    publicUrl: settings.publicUrl,
-    sidecar: settings.sidecarUrl
-      ? {
-          url: settings.sidecarUrl,
-          tenantId: settings.tenantId!,
-          organizationId: settings.organizationId!,
-          intervalMs: settings.reportInterval,
-        }
-      : undefined,
-    tracing: settings.PLATFORM_API_KEY
-      ? {
-          endpoint: settings.PLATFORM_ENDPOINT,
-          apiKey: settings.PLATFORM_API_KEY,
-          project: settings.PLATFORM_PROJECT,
-          exportIntervalMs: settings.traceExportInterval,
-        }
-      : undefined,
-    logger,
-  });
+  const start = async () => {
+    const server = await startAgentServer({
+      graphs,
+      listen: settings.listen,
+      dataDir: settings.dataDir,
+      databaseUri: settings.DATABASE_URI,
+      databaseSchema: settings.DATABASE_SCHEMA,
+      replicaTimeoutMs: settings.replicaTimeout,
+      streamHeartbeatMs: settings.streamHeartbeat,
+      publicUrl: settings.publicUrl,
+      sidecar: settings.sidecarUrl
+        ? {
+            url: settings.sidecarUrl,
+            tenantId: settings.tenantId!,
+            organizationId: settings.organizationId!,
+            intervalMs: settings.reportInterval,
+          }
+        : undefined,
+      tracing: settings.PLATFORM_API_KEY
+        ? {
+            endpoint: settings.PLATFORM_ENDPOINT,
+            apiKey: settings.PLATFORM_API_KEY,
+            project: settings.PLATFORM_PROJECT,
+            exportIntervalMs: settings.traceExportInterval,
+          }
+        : undefined,
+      logger,
+    });
+    return { stop: () => server.close() };
+  };
   // Running tasks get 10 s of the deadline to finish, then are canceled (server.close).
-  await serveUntilSignal({ name: "agent server", logger, stop: () => server.close() });
+  await serveUntilSignal({ name: "agent server", logger, start });
 }

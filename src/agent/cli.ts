@@ -19,9 +19,13 @@ async function start(options: { config?: string; listen?: string; newOutbox?: bo
   // Warnings and errors also become the sidecar's own telemetry logs (when config.telemetry.logs is on).
   const logTap = new WarningLogTap();
   const logger = createLogger(config.logLevel, undefined, logTap, [config.licenseKey]);
-  const agent = await startAgent(config, { logger, logTap, newOutbox: options.newOutbox });
   // Nothing may keep a stopping sidecar past 10 s; records not yet sent stay in the outbox.
-  await serveUntilSignal({ name: "sidecar", logger, stop: () => agent.stop(), deadlineMs: 10_000 });
+  await serveUntilSignal({
+    name: "sidecar",
+    logger,
+    start: () => startAgent(config, { logger, logTap, newOutbox: options.newOutbox }),
+    deadlineMs: 10_000,
+  });
 }
 
 /** Writes billing records whose interval starts at or after --since as JSON lines: the offline true-up. */

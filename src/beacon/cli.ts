@@ -18,8 +18,14 @@ const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 async function serve(options: { config?: string; listen?: string }): Promise<void> {
   const config = loadBeaconConfig(options.config, { listen: options.listen });
   const logger = createLogger(config.logLevel);
-  const beacon = await startBeacon(config, { logger });
-  await serveUntilSignal({ name: "beacon", logger, stop: () => beacon.close() });
+  await serveUntilSignal({
+    name: "beacon",
+    logger,
+    start: async () => {
+      const beacon = await startBeacon(config, { logger });
+      return { stop: () => beacon.close() };
+    },
+  });
 }
 
 async function openIssuer(configFile: string | undefined): Promise<{ issuer: TokenIssuer; licenses: LicenseRegistry }> {

@@ -7,6 +7,12 @@ import { startControlPlane } from "./server.ts";
 export async function runControlPlane(options: { config?: string; listen?: string }): Promise<void> {
   const config = loadControlPlaneConfig(options.config, process.env, { listen: options.listen });
   const logger = createLogger(config.logLevel);
-  const controlPlane = await startControlPlane(config, { logger });
-  await serveUntilSignal({ name: "control plane", logger, stop: () => controlPlane.close() });
+  await serveUntilSignal({
+    name: "control plane",
+    logger,
+    start: async () => {
+      const controlPlane = await startControlPlane(config, { logger });
+      return { stop: () => controlPlane.close() };
+    },
+  });
 }
