@@ -1,6 +1,7 @@
 // Generators of private values of every class the privacy filter must keep home, and the disguises an attacker
 // (or an odd client) wraps them in, for the property test. Seeded by fast-check, so a failure names its seed and path.
 import fc from "fast-check";
+import { defaultVocabulary } from "../../src/agent/privacy/vocabulary.ts";
 
 /** A planted value and the parts of it that must not leave (compared case-insensitively). */
 export interface Planted {
@@ -17,10 +18,11 @@ const b64 = (n: number) =>
   fc.stringMatching(new RegExp(`^[A-Za-z0-9_-]{${n}}$`)).filter((s) => /\d/.test(s) && /[A-Z]/.test(s) && /[a-z]/.test(s));
 const hex = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`)).filter((s) => /\d/.test(s));
 
-// First names include those that are English words too (Rose, Bill, Mark); surnames are not English words, so a
-// name in lower case is still a name (see the README: a name made only of English words, in lower case, is English).
+// First names and surnames include those that are English words too (Rose, Bill, Mark; Green, Young, Brown): in lower
+// case, or first in a sentence, they are still a person's. Grace stays a word: "grace period" is the product's.
 const FIRST = ["Maria", "Rose", "Bill", "Mark", "Grace", "Peter", "Jürgen", "Aisha", "Wei", "Olga", "Carol", "Ruby"];
-const LAST = ["Garcia", "Nguyen", "Kowalski", "Okafor", "Schmidt", "Fernández", "Yamamoto", "Iyer", "Oyelaran", "Müller"];
+const LAST = ["Garcia", "Nguyen", "Kowalski", "Okafor", "Schmidt", "Fernández", "Yamamoto", "Iyer", "Green", "Young", "Brown", "White"];
+const productWords = defaultVocabulary().product;
 const SEPARATORS = ["", " ", "  ", "-", ".", "/"];
 
 const luhnComplete = (body: string): string => {
@@ -39,9 +41,11 @@ export const CLASSES: Record<string, fc.Arbitrary<Planted>> = {
   email: fc
     .tuple(alnum(4, 10), pick(["", "+ops", "+billing7"]), fc.stringMatching(/^[a-z]{3,8}$/), pick([".example", ".example.co.uk", ""]))
     .map(([local, tag, host, tld]) => ({ kind: "email", value: `${local}${tag}@${host}${tld}`, secrets: [local, `${local}${tag}@`] })),
-  name: fc
-    .tuple(pick(FIRST), pick(LAST), pick(["", "Dr. "]))
-    .map(([first, last, title]) => ({ kind: "name", value: `${title}${first} ${last}`, secrets: [`${first} ${last}`, last] })),
+  name: fc.tuple(pick(FIRST), pick(LAST), pick(["", "Dr. "])).map(([first, last, title]) => ({
+    kind: "name",
+    value: `${title}${first} ${last}`,
+    secrets: [`${first} ${last}`, last, ...(productWords.has(first.toLowerCase()) ? [] : [first])],
+  })),
   phone: fc
     .tuple(digits(3), digits(3), digits(4), pick(["", "+1 ", "+1-", "(", "001 "]), pick([" ", "-", ".", "", "  "]))
     .map(([area, exchange, line, prefix, sep]) => {
@@ -135,6 +139,21 @@ export const CLASSES: Record<string, fc.Arbitrary<Planted>> = {
       value: `${prefix}${user}${prefix.endsWith("{") ? "}" : ""}/.ssh/id_rsa`,
       secrets: [user],
     })),
+  "credential in a sentence": fc
+    .tuple(
+      pick(["the password is", "Password was set to", "passphrase for user", "the pin is", "your token is", "secret now"]),
+      pick(["swordfish", "dragon", "sunshine", "letmein", "orange", "monkey", "river", "Tr0ub4dor"]),
+    )
+    .map(([lead, secret]) => ({ kind: "credential in a sentence", value: `${lead} ${secret}`, secrets: [` ${secret}`] })),
+  "host name of words": fc
+    .tuple(pick(["payments", "orders", "billing", "mail", "files", "staging", "north"]), pick(["internal", "prod", "eu", "office"]))
+    .chain(([service, zone]) =>
+      pick([".corp", ".example", ".local", ".co.uk", ""]).map((tld) => ({
+        kind: "host name of words",
+        value: `${service}.${zone}${tld}`,
+        secrets: [`${service}.${zone}`],
+      })),
+    ),
   "street address": fc
     .tuple(fc.integer({ min: 10, max: 9999 }), pick(LAST), pick(["Street", "Avenue", "Rd", "Lane", "st."]))
     .map(([number, street, type]) => ({

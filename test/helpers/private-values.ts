@@ -54,4 +54,9 @@ export const CORPUS: Record<string, Private> = {
   "lower-case name in a path": { value: "/users/johnsmith", secrets: ["johnsmith"] },
   "lower-case name in a request": { value: "GET /users/johnsmith/settings", secrets: ["johnsmith"] },
   "name in a sentence": { value: "refund approved by Maria Garcia", secrets: ["maria", "garcia"] },
+  // Leaks of the first v3 filter: names and values made only of English words.
+  "lower-case name of English words": { value: "refund approved by mark green", secrets: ["mark green", "green"] },
+  "a name first in the text": { value: "Bill approved the refund", secrets: ["bill "] },
+  "credential value in a sentence": { value: "the password is swordfish", secrets: ["swordfish"] },
+  "host name made of words": { value: "connected to payments.internal.corp", secrets: ["payments.internal", "internal.corp"] },
 };

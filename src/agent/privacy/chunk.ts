@@ -26,6 +26,7 @@ const jwt = /^eyJ[\w-]*\.[\w-]*/;
 const providerKey =
   /^(?:sk-|sk_|pk_|rk_|lsv2_|lic-|ghp_|gho_|ghs_|ghu_|ghr_|github_pat_|xox[abposr]-|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|AIza|glpat-|npm_|whsec_)/;
 const base64Run = /^[A-Za-z0-9+/_-]{16,}={0,2}$/;
+const dottedName = /^[A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)+$/;
 const windowsPath = /^[A-Za-z]:[\\/]/;
 const ipWithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 
@@ -40,6 +41,9 @@ function wholeShape(core: string, vocabulary: Vocabulary): string | undefined {
   if (windowsPath.test(core)) return `${core.slice(0, 2)}${endpointTemplate(core.slice(2).replaceAll("\\", "/"), vocabulary)}`;
   if (core.length <= 64 && (core.includes(".") || core.includes(":")) && isAddress(core)) return IP;
   if (core.length === 36 && uuid.test(core)) return ID;
+  // A dotted name (a host, a file, a module: "payments.internal.corp") leaves only when the product knows it whole
+  // (an attribute key: "service.name"): English words alone, or the product's, make a host name too ("billing.internal").
+  if (core.includes(".") && dottedName.test(core)) return vocabulary.product.has(core.toLowerCase()) ? core : TEXT;
   if (core.length < 4) return undefined;
   if (jwt.test(core) || providerKey.test(core)) return SECRET;
   if (core.length >= 16 && base64Run.test(core) && /\d/.test(core) && /[A-Za-z]/.test(core) && (/[A-Z]/.test(core) || /[+/]/.test(core))) {

@@ -1,4 +1,5 @@
 import { type ChunkStart, scrubCore } from "./chunk.ts";
+import { carriesOn, credentialWindow, isCredentialNoun, WINDOW } from "./credential-sentence.ts";
 import { normalise } from "./normalise.ts";
 import { defaultVocabulary, type Vocabulary } from "./vocabulary.ts";
 import { isSecretKey, keepWord, SECRET, TEXT } from "./words.ts";
@@ -35,6 +36,8 @@ interface State {
   cookieLine: boolean;
   /** The last chunk's trailing key, waiting for a separator chunk ("password" then "=" then "x"). */
   key: string;
+  /** How many more words may stand before a credential's value in a sentence ("password is x"); 0 when none. */
+  credential: number;
 }
 
 // Short texts repeat (attribute values, span and scope names, units): their results are kept, a bounded number of
@@ -61,7 +64,7 @@ export function scrubText(text: string, vocabulary: Vocabulary = defaultVocabula
 
 function filterText(text: string, vocabulary: Vocabulary): string {
   const out: string[] = [];
-  const state: State = { sentenceStart: true, cookieLine: false, key: "" };
+  const state: State = { sentenceStart: true, cookieLine: false, key: "", credential: 0 };
   let start = 0;
   while (start < text.length) {
     const blank = isBlank(text.charCodeAt(start));
@@ -72,7 +75,8 @@ function filterText(text: string, vocabulary: Vocabulary): string {
     if (blank) {
       const newline = run.includes("\n") || run.includes("\r");
       out.push(newline ? "\n" : " ");
-      if (newline) Object.assign(state, { sentenceStart: true, cookieLine: false, next: undefined, quote: undefined, key: "" });
+      if (newline)
+        Object.assign(state, { sentenceStart: true, cookieLine: false, next: undefined, quote: undefined, key: "", credential: 0 });
     } else out.push(plainWord(run, vocabulary, state) ?? scrubRun(run, vocabulary, state));
   }
   return out.join("");
@@ -108,10 +112,16 @@ function plainWord(run: string, vocabulary: Vocabulary, state: State): string | 
     if (!((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122))) return undefined;
   }
   const word = end === run.length ? run : run.slice(0, end);
-  const kept = keepWord(word, vocabulary, { sentenceStart: state.sentenceStart, value: false });
+  let kept = keepWord(word, vocabulary, { sentenceStart: state.sentenceStart, value: false });
+  const lower = word.toLowerCase();
+  if (state.credential > 0 || isCredentialNoun(lower)) {
+    const credential = credentialWindow(lower, kept, state.credential);
+    kept = credential.out;
+    state.credential = end < run.length ? 0 : credential.window;
+  }
   state.sentenceStart = end < run.length && last !== 44;
   state.key = end === run.length ? word : "";
-  if (end === run.length && authSchemes.has(word.toLowerCase()) && run.charCodeAt(0) <= 90) state.next = "secret";
+  if (end === run.length && authSchemes.has(lower) && run.charCodeAt(0) <= 90) state.next = "secret";
   return end === run.length ? kept : kept + run[end];
 }
 
@@ -139,6 +149,13 @@ function scrubChunk(chunk: string, vocabulary: Vocabulary, state: State): string
     return `${lead}${mode === "secret" ? SECRET : scrubCore(core, vocabulary, { sentenceStart: false, mode }).text}`;
   }
   if (core === "") return afterSeparator(chunk, state);
+  const credential = mode === undefined ? state.credential : 0;
+  state.credential = 0;
+  const lower = core.toLowerCase();
+  // A quoted word after the noun is its value, whatever word it is ("password is 'correct horse'").
+  const quoted = lead !== "" && quotes.has(lead.at(-1)!);
+  if (credential > 0 && (quoted || !carriesOn(lower))) return credentialValue(lead, trail, state, quoted ? 0 : credential - 1);
+  if (mode === undefined && trail === "") state.credential = isCredentialNoun(lower) ? WINDOW : Math.max(credential - 1, 0);
   const { text, end: chunkEnd } = scrubCore(core, vocabulary, { sentenceStart: state.sentenceStart, mode });
   state.sentenceStart = sentenceEnd.test(trail);
   const key = chunkEnd.key;
@@ -151,8 +168,20 @@ function scrubChunk(chunk: string, vocabulary: Vocabulary, state: State): string
   return `${lead}${text}${trail}`;
 }
 
+/** The value of a credential named in a sentence ("password is 'swordfish'"), the rest of its quote included. */
+function credentialValue(lead: string, trail: string, state: State, window: number): string {
+  // Not a word the vocabulary knows (the general path's chunks are not plain words): the value may still follow.
+  if (trail === "") state.credential = window;
+  const quote = lead.at(-1);
+  if (quote !== undefined && quotes.has(quote) && !trail.includes(quote))
+    state.quote = { char: quote, left: MAX_QUOTED_CHUNKS, mode: "secret" };
+  state.sentenceStart = sentenceEnd.test(trail);
+  return `${lead}${SECRET}${trail}`;
+}
+
 /** A chunk of punctuation only: "=" or ":" standing alone between a key and its value ("password = x"). */
 function afterSeparator(chunk: string, state: State): string {
+  state.credential = 0;
   if (state.key !== "" && (chunk === "=" || chunk === ":")) {
     if (/^(?:set-)?cookie$/i.test(state.key) && chunk === ":") state.cookieLine = true;
     else state.next = isSecretKey(state.key) ? "secret" : chunk === "=" ? "value" : undefined;
