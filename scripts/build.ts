@@ -1,7 +1,7 @@
 // npm run build: src/ bundled into dist/cli.js (plus chunks for what loads on first use), which
 // bin/egress-agent.js runs. One bundled file starts ~35% faster than Node resolving and compiling a few hundred
 // module files (bench/RESULTS.md). Type checking is `npm run typecheck`; this only strips types.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { build, type Plugin } from "esbuild";
 
 /**
@@ -77,6 +77,8 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     logLevel: "warning",
   });
   writeRuntimePackage(outdir);
+  // Read at run time beside the bundle's chunks (src/agent/privacy/vocabulary.ts says why it is not bundled).
+  copyFileSync(new URL("../src/agent/privacy/english-words.txt", import.meta.url), `${outdir}/english-words.txt`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildDist(process.argv[2]);

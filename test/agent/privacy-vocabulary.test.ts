@@ -5,17 +5,17 @@ import { defaultAllowlist, filterLogs, filterTraces, privacyPolicy } from "../..
 import { scrubText } from "../../src/agent/privacy/scrub.ts";
 import { defaultVocabulary } from "../../src/agent/privacy/vocabulary.ts";
 import { LogsRequest, TracesRequest } from "../../src/protocol/otlp.ts";
-import { ENGLISH_WORDS_PATH, englishWordsJson, PRODUCT_WORDS_PATH, productWordsJson } from "../../scripts/privacy-words.ts";
+import { ENGLISH_WORDS_PATH, englishWordsText, PRODUCT_WORDS_PATH, productWordsJson } from "../../scripts/privacy-words.ts";
 
 test("product-words.json is what scripts/privacy-words.ts gathers from the code now (run it after adding a route or key)", () => {
   assert.equal(readFileSync(PRODUCT_WORDS_PATH, "utf8"), productWordsJson());
 });
 
-test("english-words.json is the word lists as scripts/privacy-words.ts joins them, and every word of it is found", () => {
+test("english-words.txt is the word lists as scripts/privacy-words.ts joins them, and every word of it is found", () => {
   const written = readFileSync(ENGLISH_WORDS_PATH, "utf8");
-  assert.equal(written, englishWordsJson());
+  assert.equal(written, englishWordsText());
   const { english } = defaultVocabulary();
-  const listed = (JSON.parse(written) as string).split("\n");
+  const listed = written.trimEnd().split("\n");
   assert.ok(listed.length > 35_000, `${listed.length} words`);
   assert.deepEqual(
     listed.filter((word) => !english.has(word)),

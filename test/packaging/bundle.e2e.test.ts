@@ -34,12 +34,19 @@ test("the bundle npm run build makes runs the beacon and the sidecar: transactio
     const batch = traceTransactions(5);
     assert.equal((await postJson(`${agent.url}/v1/transactions`, { trace_transactions: batch })).status, 202);
     const metrics = {
-      resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "m", gauge: { dataPoints: [{ timeUnixNano: "1", asInt: 2 }] } }] }] }],
+      resourceMetrics: [
+        {
+          scopeMetrics: [
+            { metrics: [{ name: "m", description: "slow requests by tenant", gauge: { dataPoints: [{ timeUnixNano: "1", asInt: 2 }] } }] },
+          ],
+        },
+      ],
     };
     assert.equal((await postJson(`${agent.url}/v1/metrics`, metrics)).status, 200);
     await waitFor(async () => (await getJson(`${agent.url}/v1/status`)).streams.billing.completed === 5, 15_000, "5 delivered");
     assert.deepEqual([...storedTransactions(beaconFixture.dataDir).keys()].sort(), batch.map((t) => t.id).sort());
-    // The OTLP path loads a lazily split chunk (protobuf) only on demand; the JSON one must work from the bundle too.
+    // The OTLP path loads a lazily split chunk (protobuf) only on demand; the JSON one must work from the bundle too,
+    // and its privacy filter reads the English word list from the file beside the bundle (the description's words).
     await waitFor(async () => (await getJson(`${agent.url}/v1/status`)).streams.metrics.pending === 0, 15_000, "metrics sent");
   } finally {
     await agent.stop();

@@ -1,8 +1,8 @@
 import * as dns from "node:dns";
+import { readFileSync } from "node:fs";
 import { METHODS, STATUS_CODES } from "node:http";
 import { constants } from "node:os";
 import { defaultAllowlist } from "./allowlist.ts";
-import englishWords from "./english-words.json" with { type: "json" };
 import product from "./product-words.json" with { type: "json" };
 
 // The words the privacy filter keeps in free text; everything else leaves as a placeholder. Three sources:
@@ -115,39 +115,45 @@ export function createVocabulary(operatorWords: readonly string[] = [], attribut
   };
 }
 
+/**
+ * The English list, read on first use from the file beside this module (dist/ holds a copy, scripts/build.ts): as a
+ * file it is one string in memory; bundled as a literal it was that string, the module's source text again and
+ * V8's table of its 40,000 line ends, 1.4 MiB of heap more for the sidecar's life (bench/RESULTS.md).
+ */
+export const ENGLISH_WORDS_FILE = new URL("./english-words.txt", import.meta.url);
+
 let english: SortedWords | undefined;
 const sortedWords = () => {
-  english ??= new SortedWords(englishWords);
+  english ??= new SortedWords(readFileSync(ENGLISH_WORDS_FILE, "utf8").trimEnd());
   return english;
 };
 
 /**
- * A sorted word list kept as the one string it ships as (words joined by newlines), searched by bisection: about
- * half a MiB where a Set of its 40,000 words, and the arrays it was made from, held over 5 MiB for the process's life.
+ * A sorted word list kept as the one string it ships as (a word a line), searched by bisection over its characters:
+ * about a third of a MiB where a Set of its 40,000 words, and the arrays it was made from, held over 5 MiB for the
+ * process's life. No index of the words is built: a loop over the 360,000 characters was hot enough for V8 to bring
+ * in its optimising compiler, 5 MiB of the node binary paged in on the first telemetry export of an idle sidecar.
  */
 class SortedWords {
   readonly #text: string;
-  /** Where each word starts in #text; one more entry past the end. */
-  readonly #starts: Uint32Array;
 
   constructor(text: string) {
     this.#text = text;
-    let count = 1;
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) count++;
-    this.#starts = new Uint32Array(count + 1);
-    let word = 1;
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.#starts[word++] = i + 1;
-    this.#starts[count] = text.length + 1;
   }
 
   has(word: string): boolean {
-    let [low, high] = [0, this.#starts.length - 2];
-    while (low <= high) {
+    const text = this.#text;
+    // [low, high): character positions where words start (or the end); each step drops the word at the middle.
+    let [low, high] = [0, text.length];
+    while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = this.#compare(word, this.#starts[middle]!, this.#starts[middle + 1]! - 1);
+      const start = middle === 0 ? 0 : text.lastIndexOf("\n", middle - 1) + 1;
+      const newline = text.indexOf("\n", start);
+      const end = newline === -1 ? text.length : newline;
+      const order = this.#compare(word, start, end);
       if (order === 0) return true;
-      if (order < 0) high = middle - 1;
-      else low = middle + 1;
+      if (order < 0) high = start;
+      else low = end + 1;
     }
     return false;
   }
