@@ -35,7 +35,7 @@ test("on PostgreSQL, a failed start leaves no connection (pool, LISTEN) to the d
   assert.equal(await connectionsTo(database.name), 0);
 
   const { lingeredMs, output } = await lifeAfterFailedStart(`
-    import pino from "pino";
+    import { createLogger } from ${JSON.stringify(srcModule("log.ts"))};
     import { loadGraphConfig } from ${JSON.stringify(srcModule("a2a/graph-config.ts"))};
     import { startAgentServer } from ${JSON.stringify(srcModule("a2a/server.ts"))};
     await startAgentServer({
@@ -43,7 +43,7 @@ test("on PostgreSQL, a failed start leaves no connection (pool, LISTEN) to the d
       listen: { host: "127.0.0.1", port: ${port} },
       dataDir: ${JSON.stringify(tempDir("a2a-start-child-"))},
       databaseUri: ${JSON.stringify(database.url)},
-      logger: pino({ level: "silent" }),
+      logger: createLogger("silent"),
     }).catch((err) => console.log("start failed:", err.code));
   `);
   assert.match(output, /start failed: EADDRINUSE/);

@@ -42,7 +42,12 @@ async function runOnce(refusals: number) {
     .addEdge("answer", END)
     .compile({ checkpointer: new MemorySaver() });
   const assistant: Assistant = { graphId: "g", uuid: randomUUID(), description: "", graph: graph as never, hasMessages: true };
-  const message = { kind: "message" as const, role: "user" as const, messageId: randomUUID(), parts: [{ kind: "text" as const, text: "hi" }] };
+  const message = {
+    kind: "message" as const,
+    role: "user" as const,
+    messageId: randomUUID(),
+    parts: [{ kind: "text" as const, text: "hi" }],
+  };
   const started = await runner.start(assistant, { message }, { threadId: undefined, parent: context.active() }, "refuse");
   const events: StreamEvent[] = [];
   for await (const event of started.events()) events.push(event);

@@ -36,11 +36,11 @@ test("on PostgreSQL, a failed start leaves no connection to the database, and th
   assert.equal(await connectionsTo(database.name), 0);
 
   const { lingeredMs, output } = await lifeAfterFailedStart(`
-    import pino from "pino";
+    import { createLogger } from ${JSON.stringify(srcModule("log.ts"))};
     import { loadBeaconConfig } from ${JSON.stringify(srcModule("beacon/config.ts"))};
     import { startBeacon } from ${JSON.stringify(srcModule("beacon/server.ts"))};
     const config = loadBeaconConfig(${JSON.stringify(fixture.configPath)}, { listen: "127.0.0.1:${port}" }, {});
-    await startBeacon(config, { logger: pino({ level: "silent" }) }).catch((err) => console.log("start failed:", err.code));
+    await startBeacon(config, { logger: createLogger("silent") }).catch((err) => console.log("start failed:", err.code));
   `);
   assert.match(output, /start failed: EADDRINUSE/);
   assert.ok(lingeredMs !== undefined && lingeredMs < 3_000, `the process lived on after its failed start: ${lingeredMs} ms; ${output}`);

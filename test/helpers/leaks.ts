@@ -1,8 +1,11 @@
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import type { TestContext } from "node:test";
 import Database from "better-sqlite3";
 import { query } from "./postgres.ts";
+import { tempDir } from "./processes.ts";
 
 // What a service's failed start or its close could leave behind: a SQLite file still open, PostgreSQL connections, a
 // timer or socket that keeps the process alive.
@@ -51,12 +54,15 @@ export async function connectionsTo(name: string): Promise<number> {
 }
 
 /**
- * Runs `script` (an ES module: it may import src/ by absolute path) in a Node process of its own, which must print
+ * Runs `script` (an ES module: it may import src/ by URL) in a Node process of its own, which must print
  * "start failed" when the service's start rejects, and must not exit by itself: resolves with how long the process
  * lived after that line (a timer, socket or child left behind keeps it alive) and its output. Killed after `limitMs`.
  */
 export function lifeAfterFailedStart(script: string, limitMs = 20_000): Promise<{ lingeredMs: number | undefined; output: string }> {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+  // A file, not `-e`: the control plane's local deployer takes the process's argv[1] for its own entry point.
+  const file = join(tempDir("failed-start-"), "start.mjs");
+  writeFileSync(file, script);
+  const child = spawn(process.execPath, [file], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   let failedAt: number | undefined;
   const onData = (chunk: Buffer) => {
