@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import Database from "better-sqlite3";
 import pino from "pino";
 import { loadBeaconConfig } from "../../src/beacon/config.ts";
 import { startBeacon } from "../../src/beacon/server.ts";
@@ -8,7 +10,7 @@ import { HttpServer } from "../../src/http/server.ts";
 import { testLicense } from "../helpers/fixtures.ts";
 import { connectionsTo, exclusiveLock, lifeAfterFailedStart, srcModule, takenPort } from "../helpers/leaks.ts";
 import { freshDatabase } from "../helpers/postgres.ts";
-import { beaconConfig } from "../helpers/processes.ts";
+import { beaconConfig, runCli } from "../helpers/processes.ts";
 
 // A beacon that cannot start (its port taken) leaves nothing open: not beacon.db, not a PostgreSQL connection, not
 // a timer that keeps its process alive. And a close whose first step throws still closes the rest.
@@ -65,4 +67,23 @@ test("a close whose HTTP server throws still closes the store, and reports the s
   });
   await assert.rejects(beacon.close(), /the server would not close/);
   assert.equal(exclusiveLock(join(fixture.dataDir, "beacon.db")), "ok", "beacon.db was closed all the same");
+});
+
+test("a beacon.db of a newer beacon: `beacon` exits 1 naming EGRESS_ERR_BEACON_SCHEMA, and the file is left as it was, closed", async () => {
+  const { fixture } = config("127.0.0.1:0");
+  mkdirSync(fixture.dataDir, { recursive: true });
+  const newer = new Database(join(fixture.dataDir, "beacon.db"));
+  newer.pragma("user_version = 99");
+  newer.close();
+  const result = await runCli(["beacon", "--config", fixture.configPath]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(
+    result.stderr,
+    /EGRESS_ERR_BEACON_SCHEMA: beacon\.db has schema version 99, newer than this beacon \(\d+\); upgrade the beacon/,
+  );
+  await assert.rejects(startBeacon(loadBeaconConfig(fixture.configPath, {}, {}), { logger: silent }), { code: "EGRESS_ERR_BEACON_SCHEMA" });
+  assert.equal(exclusiveLock(join(fixture.dataDir, "beacon.db")), "ok", "the refused file is not left open");
+  const after = new Database(join(fixture.dataDir, "beacon.db"), { readonly: true });
+  assert.equal(after.pragma("user_version", { simple: true }), 99);
+  after.close();
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import pino from "pino";
@@ -8,7 +8,7 @@ import { loadControlPlaneConfig } from "../../src/controlplane/config.ts";
 import { startControlPlane } from "../../src/controlplane/server.ts";
 import { HttpServer } from "../../src/http/server.ts";
 import { exclusiveLock, lifeAfterFailedStart, srcModule, takenPort } from "../helpers/leaks.ts";
-import { tempDir } from "../helpers/processes.ts";
+import { runCli, tempDir } from "../helpers/processes.ts";
 
 // A control plane that cannot start (its port taken) leaves controlplane.db closed and its process free to exit;
 // a close whose first step throws still closes the database.
@@ -50,4 +50,18 @@ test("a close whose HTTP server throws still closes controlplane.db, and reports
   });
   await assert.rejects(controlPlane.close(), /the server would not close/);
   assert.equal(exclusiveLock(join(file.dataDir, "controlplane.db")), "ok", "controlplane.db was closed all the same");
+});
+
+test("a secrets.key that is not a key: `controlplane serve` exits 1 naming EGRESS_ERR_SECRET_KEY, with controlplane.db closed", async () => {
+  const file = configFile("127.0.0.1:0");
+  mkdirSync(file.dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(file.dataDir, "secrets.key"), "not-a-key\n", { mode: 0o600 });
+  await assert.rejects(startControlPlane(loadControlPlaneConfig(file.path, {}), { logger: silent }), {
+    code: "EGRESS_ERR_SECRET_KEY",
+    message: /secrets\.key is not a 32-byte base64 key: restore it from the backup of controlplane\.db/,
+  });
+  assert.equal(exclusiveLock(join(file.dataDir, "controlplane.db")), "ok");
+  const result = await runCli(["controlplane", "serve", "--config", file.path]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, /EGRESS_ERR_SECRET_KEY: .*secrets\.key is not a 32-byte base64 key/);
 });

@@ -96,7 +96,7 @@ export class PostgresMeasures implements MeasuresSource {
         const value = result.rows.length === 1 && row?.length === 1 ? row[0] : undefined;
         const count = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
         if (!Number.isSafeInteger(count) || (count as number) < 0) {
-          throw new Error(`must return one row with one non-negative integer, got ${result.rows.length} row(s)`);
+          throw new MeasuresUnavailableError(`must return one row with one non-negative integer, got ${result.rows.length} row(s)`);
         }
         counts[name] = count as number;
       }
