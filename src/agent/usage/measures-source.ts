@@ -101,7 +101,9 @@ export class PostgresMeasures implements MeasuresSource {
         counts[name] = count as number;
       }
     } catch (err) {
-      const { code, message } = err as { code?: string; message: string };
+      const { message } = err as Error;
+      // PostgreSQL's SQLSTATE, not the code of our own refusal of the answer.
+      const code = err instanceof MeasuresUnavailableError ? undefined : (err as { code?: string }).code;
       const why = code === "42601" && /multiple commands/.test(message) ? "must be a single read-only statement: " : "";
       throw new MeasuresUnavailableError(`usage.postgres.queries.${measure}: ${why}${code ? `${code} ` : ""}${message}`);
     } finally {
