@@ -72,6 +72,8 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
     const reporter =
       settings.sidecar &&
       new SidecarReporter({ ...settings.sidecar, sidecarUrl: settings.sidecar.url.replace(/\/+$/, ""), store, logger, now });
+    // Closed after the requests and runs (closers run in reverse): its last report counts them all.
+    if (reporter) closers.add(() => reporter.stop());
     const runner = new TaskRunner({ store, bus: persistence.bus, tracer: tracing.tracer, logger, now, sessionId: (a) => a.uuid });
     // A run writes its thread's checkpoints only while it holds its lease (a stalled replica's run would overwrite the turn
     // another replica ran meanwhile).
@@ -92,11 +94,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
     }
     const server = agentServerRoutes(settings, { persistence, runner, tracing, reporter });
     const url = await server.listen(settings.listen);
-    // Closed in reverse: requests and runs end first, then the reporter sends the last counts.
-    if (reporter) {
-      reporter.start();
-      closers.add(() => reporter.stop());
-    }
+    reporter?.start();
     closers.add(async () => {
       const closed = server.close();
       try {

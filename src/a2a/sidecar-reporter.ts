@@ -146,10 +146,10 @@ export class SidecarReporter {
     }
   }
 
-  /** Reports every run counted so far (the running interval closed early) and flushes the metrics. */
+  /** Reports every run counted so far (the running interval closed early) and flushes the metrics; never started (a failed start), only the latter. */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    await this.flush(true);
+    if (this.#timer) await this.flush(true);
     await this.#provider.shutdown().catch(() => undefined);
   }
 }
