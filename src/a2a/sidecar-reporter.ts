@@ -146,7 +146,10 @@ export class SidecarReporter {
     }
   }
 
-  /** Reports every run counted so far (the running interval closed early) and flushes the metrics; never started (a failed start), only the latter. */
+  /**
+   * Reports every run counted so far (the running interval closed early) and flushes the metrics; a reporter never
+   * started (its server's start failed) only closes its metrics.
+   */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     if (this.#timer) await this.flush(true);
