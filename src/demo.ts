@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
+import { Closers } from "./closers.ts";
+import { EgressError } from "./errors.ts";
 import pino from "pino";
 import { stringify } from "yaml";
 import { startAgent } from "./agent/daemon.ts";
@@ -46,7 +48,7 @@ function sampleTransactions(n: number, now: number): TraceTransaction[] {
 /** The JSON answer of a local service the demo started (read within the local API's cap, as every answer is). */
 async function answerOf(response: Response, url: string): Promise<unknown> {
   const text = await readCappedText(response, LOCAL_ANSWER_CAP, url);
-  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 500)}`);
+  if (!response.ok) throw new EgressError("EGRESS_ERR_DEMO", `${url} answered ${response.status}: ${text.slice(0, 500)}`);
   return JSON.parse(text);
 }
 
@@ -70,7 +72,7 @@ async function waitForTelemetry(beaconDataDir: string, sent: ReturnType<typeof s
     } finally {
       store.close();
     }
-    if (Date.now() > deadline) throw new Error("the demo's telemetry did not reach the beacon in time");
+    if (Date.now() > deadline) throw new EgressError("EGRESS_ERR_DEMO", "the demo's telemetry did not reach the beacon in time");
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -85,7 +87,8 @@ async function waitForDelivery(url: string, timeoutMs: number): Promise<AgentSta
     const status = (await answerOf(await fetch(`${url}/v1/status`, { redirect: "manual" }), `${url}/v1/status`)) as AgentStatus;
     const billing = status.streams.billing!;
     if (billing.pending + billing.sending === 0) return status;
-    if (Date.now() > deadline) throw new Error(`not delivered within ${timeoutMs / 1000} s: ${JSON.stringify(billing)}`);
+    if (Date.now() > deadline)
+      throw new EgressError("EGRESS_ERR_DEMO", `not delivered within ${timeoutMs / 1000} s: ${JSON.stringify(billing)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -100,28 +103,33 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
   const dir = mkdtempSync(join(tmpdir(), "egress-demo-"));
   const out = (line = "") => process.stdout.write(`${line}\n`);
   const licenseKey = `lic-demo-${randomUUID()}`;
-  writeFileSync(
-    join(dir, "beacon.yaml"),
-    stringify({
-      listen: "127.0.0.1:0",
-      dataDir: join(dir, "beacon"),
-      logLevel: "info",
-      licenses: [{ key: licenseKey, id: "demo-license", organizationId: DEMO_ORG, expiresAt: "2099-12-31T00:00:00Z", seats: 10 }],
-    }),
-  );
-  const beaconConfig = loadBeaconConfig(join(dir, "beacon.yaml"));
-  const beacon = await startBeacon(beaconConfig, { logger: createLogger("info", pino.destination(join(dir, "beacon.log"))) });
-
-  writeFileSync(
-    join(dir, "egress.yaml"),
-    stringify({ beaconUrl: beacon.url, listen: "127.0.0.1:0", dataDir: join(dir, "agent"), intervals: { flush: "200ms" } }),
-  );
-  const agentConfig = loadAgentConfig({ file: join(dir, "egress.yaml"), env: { PLATFORM_LICENSE_KEY: licenseKey } });
-  const agent = await startAgent(agentConfig, {
-    logger: createLogger("info", pino.destination(join(dir, "sidecar.log")), undefined, [licenseKey]),
-  });
-
+  // Closed in reverse, each even when one before it throws: the sidecar, the beacon, then the directory.
+  const closers = new Closers();
+  closers.add(() => (options.keep ? out(`\ndata, configs and logs kept in ${dir}`) : rmSync(dir, { recursive: true, force: true })));
   try {
+    writeFileSync(
+      join(dir, "beacon.yaml"),
+      stringify({
+        listen: "127.0.0.1:0",
+        dataDir: join(dir, "beacon"),
+        logLevel: "info",
+        licenses: [{ key: licenseKey, id: "demo-license", organizationId: DEMO_ORG, expiresAt: "2099-12-31T00:00:00Z", seats: 10 }],
+      }),
+    );
+    const beaconConfig = loadBeaconConfig(join(dir, "beacon.yaml"));
+    const beacon = await startBeacon(beaconConfig, { logger: createLogger("info", pino.destination(join(dir, "beacon.log"))) });
+    closers.add(() => beacon.close());
+
+    writeFileSync(
+      join(dir, "egress.yaml"),
+      stringify({ beaconUrl: beacon.url, listen: "127.0.0.1:0", dataDir: join(dir, "agent"), intervals: { flush: "200ms" } }),
+    );
+    const agentConfig = loadAgentConfig({ file: join(dir, "egress.yaml"), env: { PLATFORM_LICENSE_KEY: licenseKey } });
+    const agent = await startAgent(agentConfig, {
+      logger: createLogger("info", pino.destination(join(dir, "sidecar.log")), undefined, [licenseKey]),
+    });
+    closers.add(() => agent.stop());
+
     out("egress-agent demo: a local beacon and a local sidecar, talking over loopback");
     out(`  beacon   ${beacon.url}   license demo-license (generated key, never printed)`);
     out(`  sidecar  ${agent.url}   outbox ${join(dir, "agent", "outbox.db")}`);
@@ -173,10 +181,7 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
       delivered: () => waitForDelivery(agent.url, 30_000),
     });
   } finally {
-    await agent.stop();
-    await beacon.close();
-    if (options.keep) out(`\ndata, configs and logs kept in ${dir}`);
-    else rmSync(dir, { recursive: true, force: true });
+    await closers.closeAll();
   }
 }
 

@@ -83,8 +83,9 @@ export const ERRORS = {
   },
   EGRESS_ERR_INTERNAL: {
     status: 500,
-    meaning: "The server failed in a way it did not expect (a bug, or a failure of its machine).",
-    fix: "Look in the server's log for the `request failed` line at that time, and report it.",
+    exit: 1,
+    meaning: "The server (or a command) failed in a way it did not expect: a bug, or a failure of its machine.",
+    fix: "Look in the server's log for the `request failed` line at that time (a command prints the message), and report it.",
   },
 
   // The sidecar
@@ -197,6 +198,12 @@ export const ERRORS = {
     meaning: "A command that asks the sidecar (`status`, `audit`) could not reach its local API.",
     fix: "Start the sidecar, or point `--url` at its local API.",
   },
+  EGRESS_ERR_DEMO: {
+    exit: 1,
+    meaning:
+      "`egress-agent demo` did not see its sample data arrive: a local service it started answered with an error, or the records or telemetry did not reach the beacon within 30 s.",
+    fix: "Run it again with `--keep` and read `beacon.log` and `sidecar.log` in the directory it names.",
+  },
   EGRESS_ERR_SIDECAR_ANSWER: {
     exit: 1,
     meaning: "The sidecar's local API answered a command (`status`, `audit`) with something other than 200.",
@@ -237,7 +244,7 @@ export const ERRORS = {
   EGRESS_ERR_DATABASE: {
     exit: 3,
     meaning:
-      "The beacon or the agent server cannot open its PostgreSQL database (the beacon's `database.url`, the agent server's `DATABASE_URI`): unreachable, refused, unknown database, or a schema newer than the service.",
+      "The beacon or the agent server cannot open its PostgreSQL database (the beacon's `database.url`, the agent server's `DATABASE_URI`): unreachable, refused, or an unknown database.",
     fix: "Check the URL (`database.url` or `BEACON_DATABASE_URL`; `DATABASE_URI`) and that the server is up; the message has PostgreSQL's error code.",
   },
   EGRESS_ERR_DATABASE_UNAVAILABLE: {
@@ -245,6 +252,12 @@ export const ERRORS = {
     meaning:
       "The beacon's or the agent server's PostgreSQL database cannot be reached just now (a restart, a failover, a connection the server ended, every connection busy for 5 s); nothing of the request was kept. `/readyz` answers the same while it lasts; the service reconnects by itself.",
     fix: "Send the request again after Retry-After (the sidecar does so by itself); if it lasts, check the database server and the URL (`database.url`, `DATABASE_URI`).",
+  },
+  EGRESS_ERR_BEACON_SCHEMA: {
+    exit: 1,
+    meaning:
+      "The beacon's store (`beacon.db`, or its PostgreSQL database) has a schema version newer than this beacon: a newer beacon has used it. Nothing was changed.",
+    fix: "Run the beacon of that newer version (or later); every replica on one database must be of it.",
   },
   EGRESS_ERR_NO_DATA: {
     exit: 1,
@@ -327,6 +340,18 @@ export const ERRORS = {
     status: 502,
     meaning: "The token endpoint's answer is not a JSON object with an `access_token`, or is over 64 KiB.",
     fix: "Check that `tokenUrl` is the provider's OAuth token endpoint.",
+  },
+  EGRESS_ERR_SECRET_KEY: {
+    exit: 1,
+    meaning:
+      "The control plane's secret key (`secrets.key` in its data dir) is not a 32-byte base64 key, or a secret sealed in `controlplane.db` does not open with it (the key was replaced, or the database restored without it). At start the control plane exits 1; a request that needs the secret is answered 500 with this code in the log.",
+    fix: "Restore `secrets.key` from the same backup as `controlplane.db`; the secrets sealed under a lost key must be set again.",
+  },
+  EGRESS_ERR_REVISION_STEP: {
+    logOnly: true,
+    meaning:
+      "A revision's step failed (create, build or deploy): the revision is CREATE_FAILED, BUILD_FAILED or DEPLOY_FAILED, and its status message says why (its graph config missing or failing to load, its agent server not starting, a file of its directory the control plane refuses).",
+    fix: "Read the revision's status message (`egress-agent deployments revisions`), fix the source, its secrets or the config it names, and update the deployment again.",
   },
   EGRESS_ERR_CONTROL_PLANE: {
     exit: 1,

@@ -41,3 +41,13 @@ export class DataDirError extends EgressError {
     super(code, message);
   }
 }
+
+/**
+ * A state the code never means to reach (a route naming a body budget the server lacks, a value the config schema
+ * let through): a bug. Catalogued like any other error, so even a bug's message has a code an operator can report.
+ */
+export class InternalError extends EgressError {
+  constructor(message: string) {
+    super("EGRESS_ERR_INTERNAL", message);
+  }
+}

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
 import { redactUrl } from "../config/redact.ts";
+import { Closers } from "../closers.ts";
 import { EgressError } from "../errors.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { SqliteTaskStore, type TaskStore } from "./task-store.ts";
@@ -37,18 +38,14 @@ export async function openPersistence(settings: {
 }): Promise<Persistence> {
   if (!settings.databaseUri) {
     const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
-    const checkpointer = SqliteSaver.fromConnString(join(settings.dataDir, "threads.db"));
-    const store = new SqliteTaskStore(join(settings.dataDir, "tasks.db"), settings.intervalMs);
-    return {
-      engine: "sqlite",
-      checkpointer,
-      store,
-      async ready() {},
-      async close() {
-        await store.close();
-        checkpointer.db.close();
-      },
-    };
+    const closers = new Closers();
+    return closers.starting(async () => {
+      const checkpointer = SqliteSaver.fromConnString(join(settings.dataDir, "threads.db"));
+      closers.add(() => checkpointer.db.close());
+      const store = new SqliteTaskStore(join(settings.dataDir, "tasks.db"), settings.intervalMs);
+      closers.add(() => store.close());
+      return { engine: "sqlite", checkpointer, store, async ready() {}, close: () => closers.closeAll() };
+    });
   }
   // Loaded only when used: an embedded agent server never pays for the PostgreSQL client.
   const [pgPool, { PostgresSaver }, { PostgresTaskStore }, { ReplicaBus }, { DatabaseUnavailableError }] = await Promise.all([
@@ -63,6 +60,8 @@ export async function openPersistence(settings: {
   const searchPath = `-c search_path=${schema}`;
   const { logger } = settings;
   const pool = pgPool.openPool({ url: settings.databaseUri, max: 10, options: searchPath }, logger, "agent server");
+  const closers = new Closers();
+  closers.add(() => pool.end());
   const listenSettings = pgPool.connectionSettings(settings.databaseUri, { options: searchPath });
   try {
     const checkpointer = new PostgresSaver(pool, undefined, { schema });
@@ -75,7 +74,9 @@ export async function openPersistence(settings: {
       client.release();
     }
     const store = await PostgresTaskStore.open(pool, settings.intervalMs, settings.replicaTimeoutMs);
+    closers.add(() => store.close());
     const bus = await ReplicaBus.open(pool, () => pgPool.guardedClient(listenSettings, logger, "agent server LISTEN"), logger);
+    closers.add(() => bus.close());
     return {
       engine: "postgresql",
       checkpointer,
@@ -87,14 +88,10 @@ export async function openPersistence(settings: {
         });
         if (!bus.connected) throw new DatabaseUnavailableError(new Error("the LISTEN connection is reconnecting"));
       },
-      async close() {
-        await bus.close();
-        await store.close();
-        await pool.end();
-      },
+      close: () => closers.closeAll(),
     };
   } catch (err) {
-    await pool.end().catch(() => {});
+    await closers.closeAll().catch(() => {});
     const code = (err as { code?: string }).code;
     throw new EgressError(
       "EGRESS_ERR_DATABASE",

@@ -1,5 +1,8 @@
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { RpcErrorCode, TERMINAL_STATES, type StreamEvent, type Task } from "../protocol/a2a.ts";
+import { RpcErrorCode, TERMINAL_STATES, type Message, type StreamEvent, type Task } from "../protocol/a2a.ts";
+import { textParts } from "./messages.ts";
+import { status } from "./task-context.ts";
 import type { EventLog } from "./event-log.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { RpcError } from "./rpc-error.ts";
@@ -69,6 +72,47 @@ export async function endRun(
     ended = (await store.get(taskId))?.task ?? task;
   } else if (task.artifacts?.[0]) {
     events.push({ kind: "artifact-update", taskId, contextId, artifact: task.artifacts[0], lastChunk: true });
+  }
+  events.push({ kind: "status-update", taskId, contextId, status: ended.status, final: true });
+  return ended;
+}
+
+/**
+ * A run whose end `endRun` could not store (`cause`: the database away past the give-up time, or a write it
+ * refuses) ends failed rather than stay "submitted": the submitted task with a message saying so (the run's output
+ * left out, it may be what was refused), stored in one try while the lease holds, and its subscribers get that final
+ * status. Never throws: a task that cannot be stored either stays unfinished in the store until this server stops
+ * (the next start, or another replica, fails it); the log says so.
+ */
+export async function endUnstored(
+  run: { store: TaskStore; lease: Lease; events: EventLog<StreamEvent>; logger: Logger },
+  submitted: Task,
+  sessionId: string,
+  now: () => number,
+  cause: unknown,
+): Promise<Task> {
+  const { store, lease, events, logger } = run;
+  const { taskId, contextId } = lease;
+  logger.error({ err: cause, taskId, contextId }, "a task's end could not be stored; the task is failed");
+  const message: Message = {
+    kind: "message",
+    role: "agent",
+    messageId: randomUUID(),
+    parts: textParts("The run ended, but the agent server could not store its result; send the message again."),
+    contextId,
+    taskId,
+  };
+  const at = now();
+  let ended: Task = {
+    ...submitted,
+    status: status("failed", at, message),
+    history: [...(submitted.history ?? []), message],
+    artifacts: [],
+  };
+  try {
+    if (!(await store.finish(ended, lease, sessionId, at))) ended = (await store.get(taskId))?.task ?? ended;
+  } catch (err) {
+    logger.error({ err, taskId, contextId }, "the failed task could not be stored either; it stays unfinished until this server stops");
   }
   events.push({ kind: "status-update", taskId, contextId, status: ended.status, final: true });
   return ended;

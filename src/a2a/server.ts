@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
+import { Closers } from "../closers.ts";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpServer } from "../http/server.ts";
 import { defaultEventStreamLimits } from "../http/sse-writer.ts";
@@ -11,9 +12,9 @@ import { SidecarReporter } from "./sidecar-reporter.ts";
 import { TaskRunner } from "./task-runner.ts";
 import type { TaskStore } from "./task-store.ts";
 import { fenceCheckpointer } from "./fenced-checkpointer.ts";
-import { openPersistence } from "./persistence.ts";
+import { openPersistence, type Persistence } from "./persistence.ts";
 import { ReplicaWatch } from "./replica-watch.ts";
-import { createTracing, type TracingSettings } from "./tracing.ts";
+import { createTracing, type Tracing, type TracingSettings } from "./tracing.ts";
 import { announceHealth } from "../health-file.ts";
 import { registerA2aRoutes } from "./rpc-route.ts";
 
@@ -52,48 +53,80 @@ export interface AgentServer {
 /**
  * The agent server: each graph of graph.json as an A2A assistant (POST /a2a/{assistant_id}, JSON-RPC 2.0 with
  * SSE for message/stream), its agent card, and a health route. Threads are kept by LangGraph's SQLite
- * checkpointer, tasks by the task store; runs are reported to the egress sidecar when one is configured.
+ * checkpointer, tasks by the task store; runs are reported to the egress sidecar when one is configured. Each part
+ * registers its closer as it starts: a start that fails at any step (the database, the port taken) closes what it
+ * had opened, and close() runs every closer even when one throws.
  */
 export async function startAgentServer(settings: AgentServerSettings): Promise<AgentServer> {
   const { logger, graphs } = settings;
   const now = settings.now ?? Date.now;
   mkdirSync(settings.dataDir, { recursive: true });
   const replicaTimeoutMs = settings.replicaTimeoutMs ?? 30_000;
-  const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000, replicaTimeoutMs });
-  const { store } = persistence;
-  const tracing = createTracing(settings.tracing);
-  const reporter =
-    settings.sidecar &&
-    new SidecarReporter({ ...settings.sidecar, sidecarUrl: settings.sidecar.url.replace(/\/+$/, ""), store, logger, now });
-  const runner = new TaskRunner({
-    store,
-    bus: persistence.bus,
-    tracer: tracing.tracer,
-    logger,
-    now,
-    sessionId: (assistant) => assistant.uuid,
+  const closers = new Closers();
+  const { url, engine } = await closers.starting(async () => {
+    const persistence = await openPersistence({ ...settings, intervalMs: settings.sidecar?.intervalMs ?? 60_000, replicaTimeoutMs });
+    closers.add(() => persistence.close());
+    const { store } = persistence;
+    const tracing = createTracing(settings.tracing);
+    closers.add(() => tracing.shutdown());
+    const reporter =
+      settings.sidecar &&
+      new SidecarReporter({ ...settings.sidecar, sidecarUrl: settings.sidecar.url.replace(/\/+$/, ""), store, logger, now });
+    // Closed after the requests and runs (closers run in reverse): its last report counts them all.
+    if (reporter) closers.add(() => reporter.stop());
+    const runner = new TaskRunner({ store, bus: persistence.bus, tracer: tracing.tracer, logger, now, sessionId: (a) => a.uuid });
+    // A run writes its thread's checkpoints only while it holds its lease (a stalled replica's run would overwrite the turn
+    // another replica ran meanwhile).
+    const checkpointer = fenceCheckpointer(persistence.checkpointer, {
+      store,
+      leaseOf: (id) => runner.leaseOf(id),
+      lost: (l) => runner.lost(l),
+    });
+    for (const assistant of graphs.assistants) assistant.graph.checkpointer = checkpointer;
+    // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go,
+    // and each learns at its heartbeat which of its own runs another took over (it stalled), and stops them.
+    if (persistence.engine === "postgresql") {
+      const watch = new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), runs: runner, logger, now });
+      closers.add(() => watch.stop());
+      await watch.start();
+    } else {
+      await failInterrupted(store, settings, now);
+    }
+    const server = agentServerRoutes(settings, { persistence, runner, tracing, reporter });
+    const url = await server.listen(settings.listen);
+    reporter?.start();
+    closers.add(async () => {
+      const closed = server.close();
+      try {
+        await runner.stop(STOP_GRACE_MS);
+      } finally {
+        await closed;
+      }
+    });
+    return { url, engine: persistence.engine };
   });
-  // A run writes its thread's checkpoints only while it holds its lease (a stalled replica's run would overwrite the turn
-  // another replica ran meanwhile).
-  const checkpointer = fenceCheckpointer(persistence.checkpointer, {
-    store,
-    leaseOf: (id) => runner.leaseOf(id),
-    lost: (l) => runner.lost(l),
-  });
-  for (const assistant of graphs.assistants) assistant.graph.checkpointer = checkpointer;
-  // One process fails at start what its last stop left running; replicas fail a silent replica's tasks as they go,
-  // and each learns at its heartbeat which of its own runs another took over (it stalled), and stops them.
-  const watch =
-    persistence.engine === "postgresql"
-      ? new ReplicaWatch({ store, timeoutMs: replicaTimeoutMs, failed: interrupted(now), runs: runner, logger, now })
-      : undefined;
-  if (watch) await watch.start();
-  else await failInterrupted(store, settings, now);
-  const byId = new Map<string, Assistant>();
-  for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
+  logger.info(
+    {
+      url,
+      assistants: graphs.assistants.map((a) => ({ graph_id: a.graphId, assistant_id: a.uuid })),
+      a2a: !graphs.disableA2a,
+      sidecar: settings.sidecar?.url ?? null,
+      tracing: settings.tracing !== undefined,
+      database: engine,
+    },
+    "agent server listening",
+  );
+  announceHealth(url, "/ok");
+  return { url, close: () => closers.closeAll() };
+}
 
+/** The HTTP server: health and readiness, and the A2A routes of each assistant. */
+function agentServerRoutes(
+  settings: AgentServerSettings,
+  parts: { persistence: Persistence; runner: TaskRunner; tracing: Tracing; reporter: SidecarReporter | undefined },
+): HttpServer {
   const server = new HttpServer({
-    logger,
+    logger: settings.logger,
     bodyLimit: { bytes: BODY_LIMIT },
     eventStreams: {
       heartbeatMs: settings.streamHeartbeatMs ?? defaultEventStreamLimits.heartbeatMs,
@@ -105,38 +138,17 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
   server.get("/healthz", health, { reserved: true, quiet: true });
   // Liveness stays 200 while the database is away (a restart would not bring it back); readiness does not.
   const ready = async () => {
-    await persistence.ready();
+    await parts.persistence.ready();
     return { ready: true };
   };
   server.get("/readyz", ready, { reserved: true, quiet: true });
-  if (!graphs.disableA2a) registerA2aRoutes(server, { settings, byId, runner, tracer: tracing.tracer, reporter });
-
-  const url = await server.listen(settings.listen);
-  reporter?.start();
-  logger.info(
-    {
-      url,
-      assistants: graphs.assistants.map((a) => ({ graph_id: a.graphId, assistant_id: a.uuid })),
-      a2a: !graphs.disableA2a,
-      sidecar: settings.sidecar?.url ?? null,
-      tracing: settings.tracing !== undefined,
-      database: persistence.engine,
-    },
-    "agent server listening",
-  );
-  announceHealth(url, "/ok");
-  return {
-    url,
-    async close() {
-      const closed = server.close();
-      await runner.stop(STOP_GRACE_MS);
-      await closed;
-      await reporter?.stop();
-      await tracing.shutdown();
-      await watch?.stop();
-      await persistence.close();
-    },
-  };
+  const { graphs } = settings;
+  if (!graphs.disableA2a) {
+    const byId = new Map<string, Assistant>();
+    for (const assistant of graphs.assistants) byId.set(assistant.graphId, assistant).set(assistant.uuid, assistant);
+    registerA2aRoutes(server, { settings, byId, runner: parts.runner, tracer: parts.tracing.tracer, reporter: parts.reporter });
+  }
+  return server;
 }
 
 /** Tasks the last stop left running are failed, with a message saying so. */

@@ -15,6 +15,7 @@ export const AGENT_SERVER_SERVICE = "agent-server";
  * at most 100 problems, ~20 KiB). (The OTLP metrics exporter caps its own reads, at 4 MiB.)
  */
 export const SIDECAR_ANSWER_CAP = 64 * KiB;
+const RETRYING = "reporting runs to the sidecar failed; retrying next interval";
 
 export interface SidecarReporterOptions {
   /** The egress sidecar's local API, e.g. http://127.0.0.1:4318. */
@@ -131,7 +132,8 @@ export class SidecarReporter {
       const text = await readCappedText(response, SIDECAR_ANSWER_CAP, url);
       if (response.status !== 202) {
         const answer = { status: response.status, body: parseAnswerText(text), contentType: mediaType(response) };
-        throw new Error(`the sidecar answered ${describeRemoteError(answer)}`);
+        logger.warn({ reason: `the sidecar answered ${describeRemoteError(answer)}`, transactions: counts.length }, RETRYING);
+        return;
       }
       await store.reported(counts.map((count) => count.transactionId));
       logger.info(
@@ -140,14 +142,17 @@ export class SidecarReporter {
       );
     } catch (err) {
       const reason = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-      logger.warn({ reason, transactions: counts.length }, "reporting runs to the sidecar failed; retrying next interval");
+      logger.warn({ reason, transactions: counts.length }, RETRYING);
     }
   }
 
-  /** Reports every run counted so far (the running interval closed early) and flushes the metrics. */
+  /**
+   * Reports every run counted so far (the running interval closed early) and flushes the metrics; a reporter never
+   * started (its server's start failed) only closes its metrics.
+   */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    await this.flush(true);
+    if (this.#timer) await this.flush(true);
     await this.#provider.shutdown().catch(() => undefined);
   }
 }

@@ -17,7 +17,7 @@ import type { Assistant } from "./graph-config.ts";
 import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
-import { abortLost, cancelElsewhere, endRun, followElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
+import { abortLost, cancelElsewhere, endRun, endUnstored, followElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
 import { busyContext, contextFor, type EndedTaskPolicy, status } from "./task-context.ts";
 import type { HistoryView } from "./task-history.ts";
 import type { TaskQuery } from "./task-list.ts";
@@ -156,18 +156,13 @@ export class TaskRunner {
     const { store, tracer, logger, now } = this.#options;
     const { id: taskId, contextId } = submitted;
     const threadId = run.trace.threadId ?? contextId;
-    const span = tracer.startSpan(
-      `graph ${assistant.graphId}`,
-      {
-        attributes: {
-          [THREAD_ID_ATTRIBUTE]: threadId,
-          "a2a.context_id": contextId,
-          "a2a.task_id": taskId,
-          "platform.assistant_id": assistant.graphId,
-        },
-      },
-      run.trace.parent,
-    );
+    const attributes = {
+      [THREAD_ID_ATTRIBUTE]: threadId,
+      "a2a.context_id": contextId,
+      "a2a.task_id": taskId,
+      "platform.assistant_id": assistant.graphId,
+    };
+    const span = tracer.startSpan(`graph ${assistant.graphId}`, { attributes }, run.trace.parent);
     const update = (state: TaskState, message?: Message): void => {
       const task = { ...submitted, status: status(state, now(), message) };
       this.#live.set(taskId, task);
@@ -225,7 +220,11 @@ export class TaskRunner {
     const closing = ending.message && ending.message !== added.at(-1) ? [ending.message] : [];
     const history = [...(submitted.history ?? []), ...added, ...closing];
     const task = { ...submitted, status: status(ending.state, now(), ending.message), history, artifacts };
-    const ended = await endRun({ store, logger, ...run }, task, this.#options.sessionId(assistant), now);
+    const sessionId = this.#options.sessionId(assistant);
+    const ended = await endRun({ store, logger, ...run }, task, sessionId, now).catch((err: unknown) => {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "the task's end could not be stored" });
+      return endUnstored({ store, logger, ...run }, submitted, sessionId, now, err);
+    });
     this.#live.set(taskId, ended);
     span.setAttribute("a2a.task_state", ended.status.state);
     span.end();

@@ -141,11 +141,16 @@ export class SqliteTaskStore implements TaskStore {
 
   constructor(path: string, intervalMs: number, staleMs = 30_000) {
     this.#db = new Database(path);
-    this.#db.pragma("journal_mode = WAL");
-    this.#db.pragma("synchronous = FULL");
-    this.#db.pragma("busy_timeout = 5000");
-    this.#db.exec(SCHEMA);
-    migrate(this.#db);
+    try {
+      this.#db.pragma("journal_mode = WAL");
+      this.#db.pragma("synchronous = FULL");
+      this.#db.pragma("busy_timeout = 5000");
+      this.#db.exec(SCHEMA);
+      migrate(this.#db);
+    } catch (err) {
+      this.#db.close(); // a file it refuses (damaged, another schema) is not left open
+      throw err;
+    }
     this.#intervalMs = intervalMs;
     this.#staleMs = staleMs;
     const db = this.#db;

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { Closers } from "../closers.ts";
 import { HttpServer } from "../http/server.ts";
 import { readKeyedFile } from "../config/load.ts";
 import { Authenticator } from "./authenticate.ts";
@@ -15,51 +16,49 @@ export interface RunningBeacon {
   close(): Promise<void>;
 }
 
-/** Opens the store and signing key, serves the beacon routes on `config.listen`. */
+/**
+ * Opens the signing key and the store, serves the beacon routes on `config.listen`. Each part registers its closer
+ * as it starts: a start that fails at any step (a bad key or TLS file, the database unreachable, the port taken)
+ * closes what it had opened, and close() closes the server then the store, the store even when the server throws.
+ */
 export async function startBeacon(config: BeaconConfig, options: { logger: Logger; now?: () => Date }): Promise<RunningBeacon> {
   const now = options.now ?? (() => new Date());
-  const tokens = await TokenIssuer.open({
-    dataDir: config.dataDir,
-    signingKeyFile: config.signingKeyFile,
-    ttlMs: config.tokenTtl,
-    now,
+  const { logger } = options;
+  const closers = new Closers();
+  const url = await closers.starting(async () => {
+    const tokens = await TokenIssuer.open({
+      dataDir: config.dataDir,
+      signingKeyFile: config.signingKeyFile,
+      ttlMs: config.tokenTtl,
+      now,
+    });
+    const store = await openBeaconStorage(config, { logger });
+    closers.add(() => store.close());
+    const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
+    const https = config.tls.certFile
+      ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
+      : null;
+    const server = new HttpServer({
+      logger,
+      bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" },
+      limits: config.http,
+      limitsKey: "http",
+      tls: https ?? undefined,
+      logRequests: true,
+    });
+    registerBeaconRoutes(server, { store, auth, tokens, now });
+    closers.add(() => server.close());
+    return server.listen(config.listen);
   });
-  const store = await openBeaconStorage(config, { logger: options.logger });
-  const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
-
-  const https = config.tls.certFile
-    ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
-    : null;
-  const server = new HttpServer({
-    logger: options.logger,
-    bodyLimit: { bytes: config.bodyLimit, key: "bodyLimit" },
-    limits: config.http,
-    limitsKey: "http",
-    tls: https ?? undefined,
-    logRequests: true,
-  });
-  registerBeaconRoutes(server, { store, auth, tokens, now });
-  const close = async () => {
-    await server.close();
-    await store.close();
-  };
-
-  let url: string;
-  try {
-    url = await server.listen(config.listen);
-  } catch (err) {
-    await close();
-    throw err;
-  }
   const database = config.database.url ? "postgresql" : "sqlite";
   if (config.database.url && !config.signingKeyFile) {
     // Replicas on one database but each with its own key: a token from one is refused by the others.
-    options.logger.warn(
+    logger.warn(
       { dataDir: config.dataDir },
       "database.url is set but signingKeyFile is not: this replica signs with a key of its own data dir; give every replica the same signingKeyFile",
     );
   }
-  options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
+  logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
   announceHealth(url, "/healthz");
-  return { url, close };
+  return { url, close: () => closers.closeAll() };
 }

@@ -97,6 +97,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
       await storage.#migrate();
     } catch (err) {
       await pool.end();
+      if (err instanceof EgressError) throw err;
       const code = (err as { code?: string }).code;
       throw new EgressError(
         "EGRESS_ERR_DATABASE",
@@ -113,7 +114,8 @@ export class PostgresBeaconStorage implements BeaconStorage {
       const { rows } = await client.query<{ version: number }>("SELECT version FROM beacon_schema");
       const version = rows[0]?.version ?? 0;
       if (version > SCHEMA_VERSION) {
-        throw new Error(
+        throw new EgressError(
+          "EGRESS_ERR_BEACON_SCHEMA",
           `the database has beacon schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`,
         );
       }

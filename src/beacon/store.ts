@@ -112,12 +112,17 @@ export class BeaconStore {
     } else {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       this.#db = new Database(path);
-      this.#db.pragma("journal_mode = WAL");
-      // Files a beacon before this one left readable to all are made owner-only (new ones are, by the umask).
-      for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
-      this.#db.pragma("synchronous = FULL");
-      tuneForIngest(this.#db);
-      this.#migrate();
+      try {
+        this.#db.pragma("journal_mode = WAL");
+        // Files a beacon before this one left readable to all are made owner-only (new ones are, by the umask).
+        for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+        this.#db.pragma("synchronous = FULL");
+        tuneForIngest(this.#db);
+        this.#migrate();
+      } catch (err) {
+        this.#db.close(); // a refused file (a newer schema) is not left open
+        throw err;
+      }
     }
     this.#db.pragma("busy_timeout = 5000");
     // Positional parameters: binding an object's named ones cost 25% more per row (bench/: drain).
@@ -134,7 +139,10 @@ export class BeaconStore {
   #migrate(): void {
     const version = this.#db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
-      throw new Error(`beacon.db has schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`);
+      throw new EgressError(
+        "EGRESS_ERR_BEACON_SCHEMA",
+        `beacon.db has schema version ${version}, newer than this beacon (${SCHEMA_VERSION}); upgrade the beacon`,
+      );
     }
     // Before 4 the table is rebuilt (its key changed each time): rows are copied oldest first, ids as bytes.
     const rebuild = version > 0 && version < SCHEMA_VERSION;

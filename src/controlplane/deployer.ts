@@ -1,3 +1,4 @@
+import { EgressError } from "../errors.ts";
 import type { DeploymentSource, SourceRevisionConfig } from "../protocol/controlplane.ts";
 
 /** One revision of one deployment, as a deployer gets it. */
@@ -19,8 +20,10 @@ export interface Serving {
 }
 
 /** A step that failed; its message (no secrets) becomes the revision's status_message. */
-export class DeployerError extends Error {
-  override name = "DeployerError";
+export class DeployerError extends EgressError {
+  constructor(message: string) {
+    super("EGRESS_ERR_REVISION_STEP", message);
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, rmSync } from "node:fs";
+import { DeployerError } from "./deployer.ts";
 
 /**
  * The files the control plane itself writes and reads in a deployment's directory (the build's and the agent
@@ -27,7 +28,7 @@ export function openDeploymentFile(path: string, mode: "append" | "truncate"): n
     closeSync(fd);
     rmSync(path, { recursive: true, force: true });
   }
-  throw new Error(`${path}: the deployment keeps replacing it`);
+  throw new DeployerError(`${path}: the deployment keeps replacing it`);
 }
 
 /** The most of a log a failure summary reads: its error lines are at the end. */

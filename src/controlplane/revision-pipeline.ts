@@ -99,7 +99,10 @@ export class RevisionPipeline {
       // A failed deploy stopped the previous process first: nothing serves the deployment now.
       if (step === DEPLOY) this.#store.setServing(target.deploymentId, undefined, null);
       this.#store.move(id, step.working, step.failed, message);
-      log.warn({ status: step.failed, reason: message }, "revision failed");
+      log.warn(
+        { status: step.failed, reason: message, code: err instanceof DeployerError ? err.code : "EGRESS_ERR_INTERNAL" },
+        "revision failed",
+      );
       return false;
     }
     const next: RevisionStatus = step === CREATE ? "AWAITING_BUILD" : "AWAITING_DEPLOY";

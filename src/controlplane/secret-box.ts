@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { EgressError } from "../errors.ts";
 
 const KEY_FILE = "secrets.key";
 
@@ -15,7 +16,12 @@ export class SecretBox {
     const path = join(dataDir, KEY_FILE);
     if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" });
     this.#key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
-    if (this.#key.length !== 32) throw new Error(`${path} is not a 32-byte base64 key`);
+    if (this.#key.length !== 32) {
+      throw new EgressError(
+        "EGRESS_ERR_SECRET_KEY",
+        `${path} is not a 32-byte base64 key: restore it from the backup of controlplane.db (the secrets sealed in it need this key)`,
+      );
+    }
   }
 
   /** "v1.<iv>.<tag>.<ciphertext>", base64url parts. */
@@ -28,10 +34,20 @@ export class SecretBox {
 
   open(sealed: string): string {
     const [version, iv, tag, body] = sealed.split(".");
-    if (version !== "v1" || !iv || !tag || body === undefined) throw new Error("not a sealed value");
-    const decipher = createDecipheriv("aes-256-gcm", this.#key, Buffer.from(iv, "base64url"));
-    decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+    if (version !== "v1" || !iv || !tag || body === undefined) {
+      throw new EgressError("EGRESS_ERR_SECRET_KEY", "a secret stored in controlplane.db is not a sealed value: the database is damaged");
+    }
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", this.#key, Buffer.from(iv, "base64url"));
+      decipher.setAuthTag(Buffer.from(tag, "base64url"));
+      return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+    } catch {
+      // GCM's tag check: the key is not the one it was sealed with, or the value was changed.
+      throw new EgressError(
+        "EGRESS_ERR_SECRET_KEY",
+        "a secret stored in controlplane.db does not open with secrets.key: the key was replaced, or the database restored without its key",
+      );
+    }
   }
 
   /** A secret of its own for `label` (HMAC under the key): the same across restarts, stored nowhere. */

@@ -2,6 +2,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 
 import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
+import { Closers } from "../closers.ts";
 import { ConfigError } from "../errors.ts";
 import { HttpServer } from "../http/server.ts";
 import { ApiKeys } from "./api-keys.ts";
@@ -46,58 +47,75 @@ export async function startControlPlane(
     config.deployer === "local" && !options.deployer ? resolveIsolation(config.agentServer, { logger, bwrap: options.bwrap }) : undefined;
   makeDataDir(config.dataDir);
   if (isolation && "uidBase" in isolation && isolation.uidBase !== undefined) refuseUnreachableDataDir(config.dataDir);
-  const dbPath = join(config.dataDir, "controlplane.db");
-  // Owner-only, whatever the umask: with a user per deployment, the data dir is traversable by every deployment's
-  // user. SQLite gives its -wal and -shm files the database's mode.
+  const closers = new Closers();
+  const url = await closers.starting(async () => {
+    const db = openDatabase(config.dataDir);
+    closers.add(() => db.close());
+    const box = new SecretBox(config.dataDir);
+    const store = new DeploymentStore(db, box, now, config.agentServer.tenantId);
+    const deployer = options.deployer ?? makeDeployer(config, { isolation, box, logger });
+    const pipeline = new RevisionPipeline(store, deployer, logger);
+    // Before the database closes: revision work in flight (reconcile's included) writes its end.
+    closers.add(() => pipeline.idleAll());
+    const server = new HttpServer({ logger, bodyLimit: { bytes: BODY_LIMIT }, logRequests: true });
+    server.get("/ok", () => ({ ok: true }), { reserved: true, quiet: true });
+    registerDeploymentRoutes(server, { store, pipeline, deployer, apiKeys });
+    registerAuthRoutes(server, { db, providers: config.auth.providers, stateTtlMs: config.auth.stateTtl, apiKeys, box, logger, now });
+    closers.add(() => server.close());
+    await pipeline.reconcile();
+    return server.listen(config.listen);
+  });
+  logger.info({ url, deployer: config.deployer, apiKeys: apiKeys.size }, "control plane listening");
+  announceHealth(url, "/ok");
+  return { url, close: () => closers.closeAll() };
+}
+
+/** controlplane.db in the data dir, owner-only whatever the umask. */
+function openDatabase(dataDir: string): Database.Database {
+  const dbPath = join(dataDir, "controlplane.db");
+  // With a user per deployment, the data dir is traversable by every deployment's user. SQLite gives its -wal and
+  // -shm files the database's mode.
   for (const path of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
   closeSync(openSync(dbPath, "a", 0o600));
   const db = new Database(dbPath);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
-  db.pragma("busy_timeout = 5000");
-  const box = new SecretBox(config.dataDir);
-  const store = new DeploymentStore(db, box, now, config.agentServer.tenantId);
-  const deployer =
-    options.deployer ??
-    (config.deployer === "kubernetes"
-      ? new KubernetesDeployer({
-          ...config.kubernetes,
-          agentServer: config.agentServer,
-          databaseUriSecret: config.kubernetes.databaseUriSecret,
-          logger: logger.child({ component: "kubernetes-deployer" }),
-        })
-      : new LocalDeployer({
-          dataDir: config.dataDir,
-          agentServer: {
-            ...config.agentServer,
-            isolation: isolation!,
-            startTimeoutMs: config.agentServer.startTimeout,
-            databases:
-              config.agentServer.databaseUri === undefined
-                ? undefined
-                : new DeploymentDatabases(config.agentServer.databaseUri, (id) => box.derive(`deployment-database:${id}`), logger),
-          },
-          logger: logger.child({ component: "local-deployer" }),
-        }));
-  const pipeline = new RevisionPipeline(store, deployer, logger);
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    db.pragma("busy_timeout = 5000");
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
 
-  const server = new HttpServer({ logger, bodyLimit: { bytes: BODY_LIMIT }, logRequests: true });
-  server.get("/ok", () => ({ ok: true }), { reserved: true, quiet: true });
-  registerDeploymentRoutes(server, { store, pipeline, deployer, apiKeys });
-  registerAuthRoutes(server, { db, providers: config.auth.providers, stateTtlMs: config.auth.stateTtl, apiKeys, box, logger, now });
-
-  await pipeline.reconcile();
-  const url = await server.listen(config.listen);
-  logger.info({ url, deployer: config.deployer, apiKeys: apiKeys.size }, "control plane listening");
-  announceHealth(url, "/ok");
-  return {
-    url,
-    async close() {
-      await server.close();
-      await pipeline.idleAll();
-      db.close();
+/** The deployer the config names: Kubernetes, or local processes (isolated as `isolation` says). */
+function makeDeployer(
+  config: ControlPlaneConfig,
+  parts: { isolation: ReturnType<typeof resolveIsolation> | undefined; box: SecretBox; logger: Logger },
+): Deployer {
+  const { box, logger } = parts;
+  if (config.deployer === "kubernetes") {
+    return new KubernetesDeployer({
+      ...config.kubernetes,
+      agentServer: config.agentServer,
+      databaseUriSecret: config.kubernetes.databaseUriSecret,
+      logger: logger.child({ component: "kubernetes-deployer" }),
+    });
+  }
+  return new LocalDeployer({
+    dataDir: config.dataDir,
+    agentServer: {
+      ...config.agentServer,
+      isolation: parts.isolation!,
+      startTimeoutMs: config.agentServer.startTimeout,
+      databases:
+        config.agentServer.databaseUri === undefined
+          ? undefined
+          : new DeploymentDatabases(config.agentServer.databaseUri, (id) => box.derive(`deployment-database:${id}`), logger),
     },
-  };
+    logger: logger.child({ component: "local-deployer" }),
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { HttpError } from "../errors.ts";
+import { HttpError, InternalError } from "../errors.ts";
 import { budgetKey, type HttpLimits } from "./limits.ts";
 
 /**
@@ -78,7 +78,7 @@ export class BodyBudgets {
   get(budgetClass: string | undefined): BodyBudget {
     if (budgetClass === undefined) return this.#shared;
     const budget = this.#classes.get(budgetClass);
-    if (!budget) throw new Error(`budget class "${budgetClass}" is not one of this server's (http limits' bodyBudgets)`);
+    if (!budget) throw new InternalError(`budget class "${budgetClass}" is not one of this server's (http limits' bodyBudgets)`);
     return budget;
   }
 

@@ -273,8 +273,8 @@ test("empty scopes and resources are removed; nothing left gives a null request"
 });
 
 test("the policy rejects settings that would let everything out", () => {
-  assert.throws(() => privacyPolicy({ logMinSeverity: 0 }), RangeError);
-  assert.throws(() => privacyPolicy({ slowSpanMs: -1 }), RangeError);
+  assert.throws(() => privacyPolicy({ logMinSeverity: 0 }), { code: "EGRESS_ERR_INTERNAL", message: /logMinSeverity must be/ });
+  assert.throws(() => privacyPolicy({ slowSpanMs: -1 }), { code: "EGRESS_ERR_INTERNAL", message: /slowSpanMs must be/ });
   assert.equal(privacyPolicy({ slowSpanMs: 250 }).slowSpanNanos, 250_000_000n);
   assert.equal(policy.slowSpanNanos, SECOND);
   assert.equal(policy.logMinSeverity, 13);

@@ -191,7 +191,10 @@ test("postgresql: a schema newer than this beacon is refused, and left as it was
   const config = BeaconConfig.parse({ database: { url: database.url } });
   await (await openBeaconStorage(config)).close();
   await query(database.url, "UPDATE beacon_schema SET version = 99");
-  await assert.rejects(openBeaconStorage(config), /schema version 99, newer than this beacon/);
+  await assert.rejects(openBeaconStorage(config), {
+    code: "EGRESS_ERR_BEACON_SCHEMA",
+    message: /schema version 99, newer than this beacon/,
+  });
   assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 99 }]);
 });
 

@@ -72,3 +72,40 @@ test("the README and docs/ name only codes the catalogue has (a renamed or remov
   );
   assert.deepEqual(stale, []);
 });
+
+/**
+ * Error classes of src/ that extend Error itself, not the catalogue's EgressError, and why each never reaches a user
+ * as it is: each is caught where it is thrown and turned into a catalogued error, an answer of its protocol, or a retry.
+ */
+const UNCATALOGUED_CLASSES: Record<string, string> = {
+  EgressError: "the catalogue's base",
+  RpcError: "an A2A JSON-RPC error: its code is the protocol's (-32001 task not found, ...)",
+  OtlpRequestShapeError: "caught by the OTLP routes and answered as OTLP's INVALID_ARGUMENT",
+  RetryableDeliveryError: "inside the shipper's retry loop",
+  LicenseRefused: "inside the license check: ends its retries",
+  LicenseAnswerFailed: "inside the license check: retried, its message kept for `status`",
+  ContextBusyError: "turned into the A2A -32004 error",
+  LeaseLostError: "a fenced run's checkpoint write: the run is aborted",
+};
+
+test("src/ throws no uncatalogued error: no `throw new Error(`, and a new error class extends EgressError", () => {
+  const found: { at: string; what: string }[] = [];
+  for (const file of readdirSync(SRC, { recursive: true, encoding: "utf8" })) {
+    if (!file.endsWith(".ts")) continue;
+    readFileSync(join(SRC, file), "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        const at = `src/${file}:${i + 1}`;
+        if (/\bthrow new Error\(/.test(line)) found.push({ at, what: "throw new Error(" });
+        for (const [, name] of line.matchAll(/\bclass (\w+) extends (?:Error|TypeError|RangeError)\b/g)) {
+          if (!(name! in UNCATALOGUED_CLASSES)) found.push({ at, what: `class ${name} extends Error` });
+        }
+      });
+  }
+  assert.deepEqual(
+    found,
+    [],
+    "throw a catalogued error (EgressError with a code of src/error-codes.ts, or a subclass; InternalError for a bug), " +
+      "or list an internal signal that never reaches a user in UNCATALOGUED_CLASSES with why",
+  );
+});

@@ -22,7 +22,10 @@ interface CachedToken {
   keyHash: string;
 }
 
+/** The beacon refused the license (403): not tried again until the next round. */
 class LicenseRefused extends Error {}
+/** The beacon's answer (its status, its body, its token) was not a license: tried again with backoff. */
+class LicenseAnswerFailed extends Error {}
 
 export interface OnlineLicenseOptions {
   client: BeaconTransport;
@@ -196,13 +199,13 @@ export class OnlineLicense {
         : `license verification answered ${describeRemoteError(response)}`;
     if (problem !== undefined) {
       this.#failed(problem);
-      throw new Error(problem);
+      throw new LicenseAnswerFailed(problem);
     }
     const { token } = response.body as VerifyResponse; // as beaconAnswers.license checked
     const check = await checkLicenseToken(token, this.#o.vendorKey, new Date(this.#now()));
     if (!check.ok) {
       this.#failed(`the beacon's token is ${check.reason}`);
-      throw new Error(this.#lastError!);
+      throw new LicenseAnswerFailed(this.#lastError!);
     }
     const recovered = this.#lastError !== null;
     this.#accept(token, check.claims, this.#now());

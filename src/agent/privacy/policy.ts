@@ -1,3 +1,4 @@
+import { InternalError } from "../../errors.ts";
 import type { LogRecord, LogsRequest, Metric, MetricsRequest, Span, TracesRequest } from "../../protocol/otlp.ts";
 import { endpointTemplate, looksLikeEndpoint } from "./endpoint-template.ts";
 import { allowedAttributes as allowed, scrubBody, scrubMetricName, scrubUnit, scrubVersion } from "./fields.ts";
@@ -32,10 +33,10 @@ export function privacyPolicy(
   const slowSpanMs = options.slowSpanMs ?? DEFAULT_SLOW_SPAN_MS;
   // Config validates these at the edge; a bad value here is a programming error, and a silent 0 would let everything out.
   if (!Number.isInteger(logMinSeverity) || logMinSeverity < 1 || logMinSeverity > 24) {
-    throw new RangeError(`logMinSeverity must be an OTLP severityNumber from 1 to 24, got ${logMinSeverity}`);
+    throw new InternalError(`logMinSeverity must be an OTLP severityNumber from 1 to 24, got ${logMinSeverity}`);
   }
   if (!Number.isFinite(slowSpanMs) || slowSpanMs < 0) {
-    throw new RangeError(`slowSpanMs must be a non-negative number of milliseconds, got ${slowSpanMs}`);
+    throw new InternalError(`slowSpanMs must be a non-negative number of milliseconds, got ${slowSpanMs}`);
   }
   let vocabulary: Vocabulary | undefined;
   const allow = (position: Position): ReadonlySet<string> =>

@@ -96,12 +96,14 @@ export class PostgresMeasures implements MeasuresSource {
         const value = result.rows.length === 1 && row?.length === 1 ? row[0] : undefined;
         const count = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
         if (!Number.isSafeInteger(count) || (count as number) < 0) {
-          throw new Error(`must return one row with one non-negative integer, got ${result.rows.length} row(s)`);
+          throw new MeasuresUnavailableError(`must return one row with one non-negative integer, got ${result.rows.length} row(s)`);
         }
         counts[name] = count as number;
       }
     } catch (err) {
-      const { code, message } = err as { code?: string; message: string };
+      const { message } = err as Error;
+      // PostgreSQL's SQLSTATE, not the code of our own refusal of the answer.
+      const code = err instanceof MeasuresUnavailableError ? undefined : (err as { code?: string }).code;
       const why = code === "42601" && /multiple commands/.test(message) ? "must be a single read-only statement: " : "";
       throw new MeasuresUnavailableError(`usage.postgres.queries.${measure}: ${why}${code ? `${code} ` : ""}${message}`);
     } finally {
