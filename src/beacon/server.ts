@@ -60,6 +60,6 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     );
   }
   options.logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
-  announceHealth(url, "/healthz");
+  announceHealth(url, "/healthz", options.logger);
   return { url, close };
 }

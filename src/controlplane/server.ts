@@ -89,7 +89,7 @@ export async function startControlPlane(
   await pipeline.reconcile();
   const url = await server.listen(config.listen);
   logger.info({ url, deployer: config.deployer, apiKeys: apiKeys.size }, "control plane listening");
-  announceHealth(url, "/ok");
+  announceHealth(url, "/ok", logger);
   return {
     url,
     async close() {
