@@ -5,7 +5,7 @@
 // removed something that runs fails the image build rather than a container.
 //   node scripts/prune-runtime.ts /app          (the directory holding package.json and node_modules/)
 import { spawnSync } from "node:child_process";
-import { readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
 /** Kinds of file Node loads at run time. Anything else in a package is never read by a running process. */
@@ -26,7 +26,9 @@ export const UNUSED: Record<string, string> = {
 
 /** The name prebuilt addons carry for this process's platform: linux-x64, linuxmusl-arm64, darwin-arm64... */
 export function prebuildTarget(): string {
-  const musl = process.platform === "linux" && !(process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime;
+  const musl =
+    process.platform === "linux" &&
+    !(process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime;
   return `${musl ? "linuxmusl" : process.platform}-${process.arch}`;
 }
 
@@ -62,16 +64,16 @@ export function pruneNodeModules(nodeModules: string, target = prebuildTarget())
       const path = join(dir, entry.name);
       const rel = relative(nodeModules, path).split(sep).join("/");
       if (entry.isDirectory()) {
-        const whole = UNUSED[rel];
-        if (whole !== undefined) {
-          result.removedBytes += sizeOf(path);
-          result.removedFiles += 1;
+        if (UNUSED[rel] !== undefined) {
+          const { files, bytes } = sizeOf(path);
+          result.removedFiles += files;
+          result.removedBytes += bytes;
           rmSync(path, { recursive: true });
         } else if (walk(path)) rmdirSync(path);
         else empty = false;
         continue;
       }
-      const size = entry.isFile() ? statSync(path).size : 0;
+      const size = lstatSync(path).size;
       if (reasonToRemove(rel, target) === undefined) {
         result.keptBytes += size;
         empty = false;
@@ -87,10 +89,22 @@ export function pruneNodeModules(nodeModules: string, target = prebuildTarget())
   return result;
 }
 
-function sizeOf(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.size;
-  return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0);
+/** The files under `dir` and their bytes (links as links: not what they point to). */
+function sizeOf(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const inner = sizeOf(path);
+      files += inner.files;
+      bytes += inner.bytes;
+    } else {
+      files += 1;
+      bytes += lstatSync(path).size;
+    }
+  }
+  return { files, bytes };
 }
 
 /**
@@ -114,5 +128,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { removedFiles, removedBytes, keptBytes } = pruneNodeModules(join(appDir, "node_modules"));
   const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
   verifyRuntime(appDir);
-  process.stdout.write(`prune-runtime: removed ${removedFiles} files (${mb(removedBytes)} MB); node_modules keeps ${mb(keptBytes)} MB, and loads\n`);
+  process.stdout.write(
+    `prune-runtime: removed ${removedFiles} files (${mb(removedBytes)} MB); node_modules keeps ${mb(keptBytes)} MB, and loads\n`,
+  );
 }

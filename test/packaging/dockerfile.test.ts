@@ -61,8 +61,14 @@ const stageNamed = (name: string) => stages().find((s) => s.name === name)!;
 test("the final stage is Debian slim with node:24-slim's Node binary alone (no npm, npx), runs as a numeric non-root user, and starts egress-agent", () => {
   const stage = final();
   assert.match(stage.image, /^debian:[a-z]+-slim$/, stage.image);
-  const nodeStages = new Set(stages().filter((s) => s.image === "node:24-slim").map((s) => s.name));
-  const fromNode = copies(stage).filter((c) => c.from && nodeStages.has(c.from) && !c.sources.some((s) => /^\/(egress-agent|app)\//.test(s)));
+  const nodeStages = new Set(
+    stages()
+      .filter((s) => s.image === "node:24-slim")
+      .map((s) => s.name),
+  );
+  const fromNode = copies(stage).filter(
+    (c) => c.from && nodeStages.has(c.from) && !c.sources.some((s) => /^\/(egress-agent|app)\//.test(s)),
+  );
   assert.deepEqual(fromNode, [{ from: "build", sources: ["/usr/local/bin/node"], dest: "/usr/local/bin/node" }]);
   assert.doesNotMatch(all(stage, "RUN").join(" && "), /\bnp[mx]\b/, "nothing runs npm in the final stage");
   const users = all(stage, "USER");
@@ -77,10 +83,19 @@ test("the final stage is Debian slim with node:24-slim's Node binary alone (no n
 test("OCI labels: source, version, revision and created from build args, licenses package.json's; the build checks VERSION against package.json", () => {
   const stage = final();
   const labels = Object.fromEntries(
-    [...all(stage, "LABEL").join(" ").matchAll(/(org\.opencontainers\.image\.[a-z]+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
+    [
+      ...all(stage, "LABEL")
+        .join(" ")
+        .matchAll(/(org\.opencontainers\.image\.[a-z]+)="([^"]*)"/g),
+    ].map((m) => [m[1]!, m[2]!]),
   );
   const args = all(stage, "ARG").map((arg) => arg.split("=")[0]);
-  for (const [label, arg] of [["version", "VERSION"], ["revision", "REVISION"], ["created", "CREATED"], ["source", "SOURCE"]] as const) {
+  for (const [label, arg] of [
+    ["version", "VERSION"],
+    ["revision", "REVISION"],
+    ["created", "CREATED"],
+    ["source", "SOURCE"],
+  ] as const) {
     assert.equal(labels[`org.opencontainers.image.${label}`], `\${${arg}}`, label);
     assert.ok(args.includes(arg), `ARG ${arg} in the final stage`);
   }
@@ -124,14 +139,20 @@ test("the runtime packages: production only, those the bundle leaves out, pruned
   assert.deepEqual(manifest?.sources, ["/egress-agent/dist/runtime-package.json"]);
   const prune = copies(deps).find((c) => c.sources.includes("scripts/prune-runtime.ts"));
   assert.ok(prune, "COPY scripts/prune-runtime.ts");
-  assert.ok(all(deps, "RUN").some((run) => run.includes(`node ${prune.dest}/prune-runtime.ts /app`)), "the install is pruned");
+  assert.ok(
+    all(deps, "RUN").some((run) => run.includes(`node ${prune.dest}/prune-runtime.ts /app`)),
+    "the install is pruned",
+  );
   const modules = copies(final()).filter((c) => c.sources.some((source) => source.includes("node_modules")));
   assert.deepEqual(modules, [{ from: "deps", sources: ["/app/node_modules"], dest: "/app/node_modules" }]);
 });
 
 test("the SBOM: npm sbom (CycloneDX) of the production dependencies, at /app/sbom.cdx.json", () => {
   const runs = all(stageNamed("build"), "RUN").join(" && ").replace(/\s+/g, " ");
-  assert.match(runs, /npm pkg delete devDependencies && npm prune --omit=dev .* && npm sbom --sbom-format=cyclonedx --sbom-type=application > sbom\.cdx\.json/);
+  assert.match(
+    runs,
+    /npm pkg delete devDependencies && npm prune --omit=dev .* && npm sbom --sbom-format=cyclonedx --sbom-type=application > sbom\.cdx\.json/,
+  );
   assert.doesNotMatch(runs, /npm sbom[^&]*--omit/, "npm sbom --omit=dev leaves out production packages a dev one shares");
   const sbom = copies(final()).find((c) => c.dest === "/app/sbom.cdx.json");
   assert.deepEqual(sbom, { from: "build", sources: ["/egress-agent/sbom.cdx.json"], dest: "/app/sbom.cdx.json" });

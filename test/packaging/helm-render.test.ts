@@ -65,7 +65,8 @@ const DIGEST = `sha256:${"0123456789abcdef".repeat(4)}`;
 
 test("image.digest: the pods run repository@digest, tag unused, standalone and in a platform's chart; the schema refuses a malformed one", () => {
   const image = (pod: Values, name = "egress-agent") => (pod.containers as Values[]).find((c) => c.name === name)!.image;
-  const standalone = (extra: Values) => podSpec(find(helmTemplate({ image: { ...IMAGE, ...extra }, standalone: { enabled: true } }), "Deployment"));
+  const standalone = (extra: Values) =>
+    podSpec(find(helmTemplate({ image: { ...IMAGE, ...extra }, standalone: { enabled: true } }), "Deployment"));
   assert.equal(image(standalone({})), "registry.test/egress-agent:0.1.0", "by tag by default");
   const pinned = standalone({ tag: "9.9.9", digest: DIGEST });
   validatePod(pinned);

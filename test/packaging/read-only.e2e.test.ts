@@ -14,7 +14,18 @@ useCli(new URL("../../bin/egress-agent.js", import.meta.url).pathname);
 /** Binds the data dir (writable), then makes / and the temp dir read-only, then execs the CLI. */
 const READ_ONLY_AND_EXEC =
   'mount --bind "$1" "$1" && mount -o remount,bind,ro / && mount --bind "$2" "$2" && mount -o remount,bind,ro "$2" && shift 2 && exec "$@"';
-const launcher = (dataDir: string, tmp: string) => ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY_AND_EXEC, "sh", dataDir, tmp];
+const launcher = (dataDir: string, tmp: string) => [
+  "unshare",
+  "--user",
+  "--map-root-user",
+  "--mount",
+  "sh",
+  "-c",
+  READ_ONLY_AND_EXEC,
+  "sh",
+  dataDir,
+  tmp,
+];
 
 function unavailable(): string | false {
   const dir = tempDir("egress-ro-probe-");
@@ -62,7 +73,9 @@ test("read-only root filesystem, no writable temp dir: the sidecar serves, takes
   }
 });
 
-test("a health file it cannot write (the old image's /tmp, now read-only) is a warning naming it: the sidecar keeps serving", { skip }, async () => {
+test("a health file it cannot write (the old image's /tmp, now read-only) is a warning naming it: the sidecar keeps serving", {
+  skip,
+}, async () => {
   const fixture = agentConfig(NOWHERE, { usageReporting: false, selfTelemetry: { enabled: false } });
   const healthFile = join(fixture.dir, "tmp", "egress-agent.health");
   const { agent, env } = await startReadOnly(fixture, healthFile);
