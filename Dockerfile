@@ -73,8 +73,8 @@ RUN ln -s /app/bin/egress-agent.js /usr/local/bin/egress-agent \
  && mkdir /data && chown 10001:0 /data && chmod 0770 /data
 
 # Read-only root filesystem: the only writes are under /data (the outbox, SQLite + WAL, and the health file). No
-# writable /tmp is needed: HOME and TMPDIR point there for whatever a mounted tmpfs offers (V8's compile cache, which
-# is simply off without one; SQLite would spill only a sort over 32 MiB, which the sidecar never does).
+# writable /tmp is needed (test/packaging/read-only.e2e.test.ts: the sidecar takes its largest batch without one).
+# HOME and TMPDIR point there for what a mounted tmpfs offers: V8's compile cache, which is simply off without one.
 # EGRESS_CONFIG rather than a --config in CMD, so `-e EGRESS_CONFIG=...` alone switches the file (a --config beats it).
 # EGRESS_HEALTH_FILE: where the serving command announces its health URL for the HEALTHCHECK, on the /data volume,
 # which even `--read-only` without a tmpfs leaves writable.
