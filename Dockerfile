@@ -44,8 +44,8 @@ COPY scripts/prune-runtime.ts /tmp/
 RUN node /tmp/prune-runtime.ts /app
 
 # ---- runtime: Node, bubblewrap, dist/, bin/ and the pruned packages; no npm, no compiler headers -----------------
-# Debian slim with node:24-slim's Node binary: the same Node as the build, without npm, npx and corepack, which
-# nothing in the image runs (node:24-slim is this same Debian slim plus those).
+# Debian slim with node:24-slim's Node binary (the official build: it needs only glibc and libstdc++, which slim has),
+# the same Node as the build, without the npm, npx and corepack that node:24-slim adds and nothing here runs.
 FROM debian:bookworm-slim AS runtime
 ENV NODE_ENV=production
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
