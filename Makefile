@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/node-env.sh &&
 
-.PHONY: demo test test-faults typecheck lint format bench build beacon
+.PHONY: demo test test-faults typecheck lint format bench build beacon image
 demo:
 	@$(ENV) node src/cli.ts demo
 beacon:
@@ -21,3 +21,15 @@ build:
 	@$(ENV) npm run -s build
 test-faults:
 	@$(ENV) npm run -s test:faults
+
+# The image, with its OCI labels: version from package.json, revision and source from git (the remote's URL without
+# any credentials in it), created now. IMAGE=registry.internal/egress-agent:0.1.0 make image to name it.
+VERSION = $(shell node -p 'require("./package.json").version')
+IMAGE ?= egress-agent:$(VERSION)
+image:
+	docker build -t $(IMAGE) \
+	  --build-arg VERSION=$(VERSION) \
+	  --build-arg REVISION=$$(git rev-parse HEAD) \
+	  --build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+	  --build-arg SOURCE="$$(git remote get-url origin 2>/dev/null | sed -E 's#^([a-z]+://)[^/@]*@#\1#')" \
+	  .

@@ -23,7 +23,8 @@ if (Number(process.versions.node.split(".")[0]) >= NEEDED_MAJOR) run();
 else relaunch();
 
 function run() {
-  // V8 keeps compiled code in the OS temp dir: later starts skip most parsing (about 100 ms of ~550, bench/).
+  // V8 keeps compiled code in the OS temp dir: later starts skip most parsing (about 100 ms of ~550, bench/). Where
+  // that dir is not writable (the image read-only, no tmpfs) the cache is off: enableCompileCache says so, throws nothing.
   if (module.enableCompileCache) module.enableCompileCache();
   const compiled = new URL("../dist/cli.js", import.meta.url);
   const entry = readable(compiled) ? compiled.href : new URL("../src/cli.ts", import.meta.url).href;

@@ -75,7 +75,13 @@ export function valuesSchema(): Record<string, unknown> {
       global: kubernetes,
       nameOverride: string,
       fullnameOverride: string,
-      image: object({ repository: string, tag: { type: ["string", "number"] }, pullPolicy: { enum: ["Always", "IfNotPresent", "Never"] } }),
+      image: object({
+        repository: string,
+        tag: { type: ["string", "number"] },
+        // "" or a manifest digest, which pins the image and wins over tag.
+        digest: { type: "string", pattern: "^(sha256:[0-9a-f]{64})?$" },
+        pullPolicy: { enum: ["Always", "IfNotPresent", "Never"] },
+      }),
       imagePullSecrets: listOf(k8s.LocalObjectReference),
       nativeSidecar: boolean,
       beaconUrl: string,
@@ -96,7 +102,6 @@ export function valuesSchema(): Record<string, unknown> {
         accessModes: { type: "array", items: string },
         size: { type: ["string", "number"] },
       }),
-      tmp: object({ sizeLimit: { type: ["string", "number"] } }),
       resources: k8s.ResourceRequirements,
       securityContext: k8s.SecurityContext,
       probes: object({ startup: k8s.ProbeTiming, liveness: k8s.ProbeTiming, readiness: k8s.ProbeTiming }),

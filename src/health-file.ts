@@ -1,20 +1,36 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Command } from "commander";
+import type { Logger } from "pino";
 
 // One image runs four services (sidecar, beacon, agent server, control plane) on ports and paths of their own, so
 // its HEALTHCHECK cannot name one URL: each serving command writes its health URL to EGRESS_HEALTH_FILE (the image
 // sets it) once it listens, and `egress-agent healthcheck` probes whatever URL is there.
 
-/** Records the URL `healthcheck` probes, when EGRESS_HEALTH_FILE names a file (written whole, by rename). */
-export function announceHealth(baseUrl: string, path: string, env: NodeJS.ProcessEnv = process.env): void {
+/**
+ * Records the URL `healthcheck` probes, when EGRESS_HEALTH_FILE names a file (written whole, by rename). A file that
+ * cannot be written (a read-only filesystem, a directory of another user) stops nothing: the service serves on, and
+ * says once that the health check will not find it.
+ */
+export function announceHealth(baseUrl: string, path: string, logger: Pick<Logger, "warn">, env: NodeJS.ProcessEnv = process.env): void {
   const file = env.EGRESS_HEALTH_FILE;
   if (!file) return;
   // A wildcard listen address is reached on loopback.
   const url = new URL(path, baseUrl.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:"));
-  writeFileSync(`${file}.tmp`, `${url.href}\n`);
-  renameSync(`${file}.tmp`, file);
+  try {
+    // A temporary file left by a killed process of another UID (a rescheduled pod) is replaced, not written into.
+    rmSync(`${file}.tmp`, { force: true });
+    writeFileSync(`${file}.tmp`, `${url.href}\n`);
+    renameSync(`${file}.tmp`, file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    logger.warn(
+      { healthFile: file, code },
+      "EGRESS_HEALTH_FILE cannot be written: `egress-agent healthcheck` (the image's HEALTHCHECK) will not find this service; " +
+        "point EGRESS_HEALTH_FILE at a writable path (the image's is on the /data volume), or unset it where nothing runs the check",
+    );
+  }
 }
 
 /** 0 when the announced URL answers 2xx within `timeoutMs`, else 1 with the reason on stderr. */
@@ -25,7 +41,7 @@ export async function healthcheck(env: NodeJS.ProcessEnv = process.env, timeoutM
   try {
     url = readFileSync(file, "utf8").trim();
   } catch {
-    return fail(`nothing listens yet (${file} is not there)`);
+    return fail(`nothing listens yet (${file} is not there; a service that could not write it says so in its log)`);
   }
   const status = await new Promise<number | string>((resolve) => {
     const send = url.startsWith("https:") ? httpsRequest : httpRequest;

@@ -116,7 +116,7 @@ export async function startAgentServer(settings: AgentServerSettings): Promise<A
     },
     "agent server listening",
   );
-  announceHealth(url, "/ok");
+  announceHealth(url, "/ok", logger);
   return { url, close: () => closers.closeAll() };
 }
 

@@ -63,7 +63,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
     closers.add(() => localApi.closeIntake());
     storage.announce();
     logger.info({ url, offline: config.offline.enabled, dataDir: config.dataDir, telemetry: config.telemetry }, "sidecar listening");
-    announceHealth(url, "/healthz");
+    announceHealth(url, "/healthz", logger);
     const pruning = startPruning({
       outbox: outbox.history,
       audit: storage.audit,

@@ -59,6 +59,6 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     );
   }
   logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
-  announceHealth(url, "/healthz");
+  announceHealth(url, "/healthz", logger);
   return { url, close: () => closers.closeAll() };
 }

@@ -202,7 +202,8 @@ export class KubernetesDeployer implements Deployer {
       readinessProbe: { ...ready, periodSeconds: 5, failureThreshold: 3 },
       livenessProbe: { ...probe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
       resources: { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } },
-      // As the helm chart's: the image's UID, nothing writable but /data and /tmp, no capabilities.
+      // As the helm chart's sidecar: the image's UID, a read-only root filesystem, no capabilities. /tmp stays writable
+      // here (the sidecar needs none): a deployment's graph code may want temporary files.
       securityContext: {
         ...RUN_AS,
         readOnlyRootFilesystem: true,

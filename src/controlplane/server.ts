@@ -66,7 +66,7 @@ export async function startControlPlane(
     return server.listen(config.listen);
   });
   logger.info({ url, deployer: config.deployer, apiKeys: apiKeys.size }, "control plane listening");
-  announceHealth(url, "/ok");
+  announceHealth(url, "/ok", logger);
   return { url, close: () => closers.closeAll() };
 }
 

@@ -56,9 +56,21 @@ function copies(stage: Stage) {
   return result;
 }
 
-test("the final stage is node:24-slim (or distroless), runs as a numeric non-root user, and starts egress-agent", () => {
+const stageNamed = (name: string) => stages().find((s) => s.name === name)!;
+
+test("the final stage is Debian slim with node:24-slim's Node binary alone (no npm, npx), runs as a numeric non-root user, and starts egress-agent", () => {
   const stage = final();
-  assert.match(stage.image, /^(node:24-slim|gcr\.io\/distroless\/nodejs24)/, stage.image);
+  assert.match(stage.image, /^debian:[a-z]+-slim$/, stage.image);
+  const nodeStages = new Set(
+    stages()
+      .filter((s) => s.image === "node:24-slim")
+      .map((s) => s.name),
+  );
+  const fromNode = copies(stage).filter(
+    (c) => c.from && nodeStages.has(c.from) && !c.sources.some((s) => /^\/(egress-agent|app)\//.test(s)),
+  );
+  assert.deepEqual(fromNode, [{ from: "build", sources: ["/usr/local/bin/node"], dest: "/usr/local/bin/node" }]);
+  assert.doesNotMatch(all(stage, "RUN").join(" && "), /\bnp[mx]\b/, "nothing runs npm in the final stage");
   const users = all(stage, "USER");
   assert.ok(users.length > 0, "a USER in the final stage");
   const uid = users.at(-1)!.split(":")[0]!;
@@ -68,13 +80,41 @@ test("the final stage is node:24-slim (or distroless), runs as a numeric non-roo
   assert.equal(execForm(all(stage, "CMD").at(-1)!)[0], "start", "the default command runs the sidecar");
 });
 
+test("OCI labels: source, version, revision and created from build args, licenses package.json's; the build checks VERSION against package.json", () => {
+  const stage = final();
+  const labels = Object.fromEntries(
+    [
+      ...all(stage, "LABEL")
+        .join(" ")
+        .matchAll(/(org\.opencontainers\.image\.[a-z]+)="([^"]*)"/g),
+    ].map((m) => [m[1]!, m[2]!]),
+  );
+  const args = all(stage, "ARG").map((arg) => arg.split("=")[0]);
+  for (const [label, arg] of [
+    ["version", "VERSION"],
+    ["revision", "REVISION"],
+    ["created", "CREATED"],
+    ["source", "SOURCE"],
+  ] as const) {
+    assert.equal(labels[`org.opencontainers.image.${label}`], `\${${arg}}`, label);
+    assert.ok(args.includes(arg), `ARG ${arg} in the final stage`);
+  }
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { license: string };
+  assert.equal(labels["org.opencontainers.image.licenses"], pkg.license);
+  assert.match(all(stageNamed("build"), "RUN").join(" "), /test "\$VERSION" = "\$\(node -p 'require\("\.\/package\.json"\)\.version'\)"/);
+  // make image passes them all, from package.json and git.
+  const make = readFileSync(join(ROOT, "Makefile"), "utf8");
+  for (const arg of ["VERSION", "REVISION", "CREATED", "SOURCE"]) assert.match(make, new RegExp(`--build-arg ${arg}=`), arg);
+});
+
 test("the image's HEALTHCHECK probes whatever service it runs (`egress-agent healthcheck`), VOLUME /data, EXPOSE 4318", () => {
   const stage = final();
   const healthcheck = all(stage, "HEALTHCHECK").at(-1) ?? "";
   assert.doesNotMatch(healthcheck, /^NONE/);
   // Not a fixed port: `beacon` and `a2a serve` from this image listen elsewhere (healthcheck.e2e tests the command).
   assert.deepEqual(execForm(healthcheck.replace(/^.*?CMD\s+/, "")), ["egress-agent", "healthcheck"]);
-  assert.match(all(stage, "ENV").join(" "), /EGRESS_HEALTH_FILE=\/tmp\//, "announced on the tmpfs");
+  // On the /data volume: writable even under --read-only with no tmpfs on /tmp.
+  assert.match(all(stage, "ENV").join(" "), /EGRESS_HEALTH_FILE=\/data\/\S+/, "announced on the data volume");
   assert.ok(
     all(stage, "VOLUME").some((args) => /(^|["\s[])\/data(["\s\]]|$)/.test(args)),
     "VOLUME /data",
@@ -89,17 +129,33 @@ test("no `# syntax=` line (BuildKit would fetch a frontend from a registry); /da
   assert.match(runs, /chmod 0?770 \/data/);
 });
 
-test("the final stage installs production dependencies only and takes nothing else from the build stage but dist/", () => {
-  const stage = final();
-  const installs = all(stage, "RUN").filter((run) => /\bnpm\s+(ci|install|i)\b/.test(run));
-  assert.ok(installs.length > 0, "npm ci in the final stage");
+test("the runtime packages: production only, those the bundle leaves out, pruned; the final stage takes node_modules from there alone", () => {
+  const deps = stageNamed("deps");
+  const installs = all(deps, "RUN").filter((run) => /\bnpm\s+(ci|install|i)\b/.test(run));
+  assert.ok(installs.length > 0, "npm install in the deps stage");
   for (const run of installs) assert.match(run, /--omit=dev|--production/, run);
-  for (const copy of copies(stage).filter((c) => c.from)) {
-    for (const source of copy.sources) assert.doesNotMatch(source, /node_modules/, "dev dependencies would come along");
-  }
   // Only what the bundle leaves out is installed: its package.json is the one scripts/build.ts writes.
-  const manifest = copies(stage).find((c) => c.dest.endsWith("/package.json"));
-  assert.deepEqual(manifest?.sources, ["/src/dist/runtime-package.json"]);
+  const manifest = copies(deps).find((c) => c.dest.endsWith("/package.json"));
+  assert.deepEqual(manifest?.sources, ["/egress-agent/dist/runtime-package.json"]);
+  const prune = copies(deps).find((c) => c.sources.includes("scripts/prune-runtime.ts"));
+  assert.ok(prune, "COPY scripts/prune-runtime.ts");
+  assert.ok(
+    all(deps, "RUN").some((run) => run.includes(`node ${prune.dest}/prune-runtime.ts /app`)),
+    "the install is pruned",
+  );
+  const modules = copies(final()).filter((c) => c.sources.some((source) => source.includes("node_modules")));
+  assert.deepEqual(modules, [{ from: "deps", sources: ["/app/node_modules"], dest: "/app/node_modules" }]);
+});
+
+test("the SBOM: npm sbom (CycloneDX) of the production dependencies, at /app/sbom.cdx.json", () => {
+  const runs = all(stageNamed("build"), "RUN").join(" && ").replace(/\s+/g, " ");
+  assert.match(
+    runs,
+    /npm pkg delete devDependencies && npm prune --omit=dev .* && npm sbom --sbom-format=cyclonedx --sbom-type=application > sbom\.cdx\.json/,
+  );
+  assert.doesNotMatch(runs, /npm sbom[^&]*--omit/, "npm sbom --omit=dev leaves out production packages a dev one shares");
+  const sbom = copies(final()).find((c) => c.dest === "/app/sbom.cdx.json");
+  assert.deepEqual(sbom, { from: "build", sources: ["/egress-agent/sbom.cdx.json"], dest: "/app/sbom.cdx.json" });
 });
 
 test("`egress-agent` resolves in the image: the PATH link, bin/ and dist/ where bin/egress-agent.js looks for them", () => {

@@ -61,6 +61,40 @@ test("the standalone Deployment keeps one ordinary container whatever nativeSide
   }
 });
 
+const DIGEST = `sha256:${"0123456789abcdef".repeat(4)}`;
+
+test("image.digest: the pods run repository@digest, tag unused, standalone and in a platform's chart; the schema refuses a malformed one", () => {
+  const image = (pod: Values, name = "egress-agent") => (pod.containers as Values[]).find((c) => c.name === name)!.image;
+  const standalone = (extra: Values) =>
+    podSpec(find(helmTemplate({ image: { ...IMAGE, ...extra }, standalone: { enabled: true } }), "Deployment"));
+  assert.equal(image(standalone({})), "registry.test/egress-agent:0.1.0", "by tag by default");
+  const pinned = standalone({ tag: "9.9.9", digest: DIGEST });
+  validatePod(pinned);
+  assert.equal(image(pinned), `registry.test/egress-agent@${DIGEST}`);
+  const parent = podSpec(find(renderParent({ "egress-agent": { image: { digest: DIGEST } } }), "Deployment", "platform"));
+  validatePod(parent);
+  assert.equal(image(parent), `registry.test/egress-agent@${DIGEST}`);
+  for (const digest of ["0123", `sha256:${"A".repeat(64)}`, `sha512:${"0".repeat(64)}`, `registry.test/egress-agent@${DIGEST}`]) {
+    assert.throws(
+      () => helmTemplate({ image: { ...IMAGE, digest }, standalone: { enabled: true } }),
+      /egress-agent\/image\/digest: must match pattern/,
+      digest,
+    );
+  }
+});
+
+test("the sidecar needs no /tmp volume: it mounts its config, its data and the license only (the root filesystem read-only)", () => {
+  const spec = podSpec(find(helmTemplate({ image: IMAGE, standalone: { enabled: true } }), "Deployment"));
+  const [sidecar] = spec.containers as { volumeMounts: { mountPath: string }[]; securityContext: Values }[];
+  assert.deepEqual(sidecar!.volumeMounts.map((m) => m.mountPath).sort(), ["/data", "/etc/egress-agent", "/var/run/secrets/egress-agent"]);
+  assert.equal(sidecar!.securityContext.readOnlyRootFilesystem, true);
+  assert.deepEqual((spec.volumes as { name: string }[]).map((v) => v.name).sort(), [
+    "egress-agent-config",
+    "egress-agent-data",
+    "egress-agent-license",
+  ]);
+});
+
 test("egress-agent.configChecksum with a parent chart's `.`: the config's sha256, which changes with the config", () => {
   const configChecksum = (values: Values) => {
     const rendered = renderParent(values);

@@ -48,7 +48,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not .Values.image.repository -}}
 {{- fail "image.repository: set it to the registry you pushed this repository's image to (docker build -t REGISTRY/egress-agent:0.1.0 . && docker push REGISTRY/egress-agent:0.1.0); no public image is published" -}}
 {{- end -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (toString .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* commonEnv and extraEnv as EnvVar lists, values as strings: a list of EnvVars, or a map NAME: value (or NAME: {valueFrom: ...}). */}}

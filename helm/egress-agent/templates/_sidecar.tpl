@@ -91,8 +91,6 @@ the pods when the sidecar's config changes. Works with a parent chart's `.`, as 
       readOnly: true
     - name: egress-agent-data
       mountPath: /data
-    - name: egress-agent-tmp
-      mountPath: /tmp
     {{- if .Values.offline.enabled }}
     - name: egress-agent-offline
       mountPath: /var/run/secrets/egress-agent-offline
@@ -145,9 +143,6 @@ the pods when the sidecar's config changes. Works with a parent chart's `.`, as 
 - name: egress-agent-config
   configMap:
     name: {{ include "egress-agent.fullname" . }}
-- name: egress-agent-tmp
-  emptyDir:
-    sizeLimit: {{ .Values.tmp.sizeLimit }}
 {{- if not .Values.persistence.claimTemplate }}
 - name: egress-agent-data
   {{- if .Values.persistence.enabled }}
