@@ -18,7 +18,7 @@ const b64 = (n: number) =>
 const hex = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`)).filter((s) => /\d/.test(s));
 
 // First names include those that are English words too (Rose, Bill, Mark); surnames are not English words, so a
-// name in lower case is still a name (see the README: a name made only of English words, in lower case, is English).
+// name in lower case is still a name (see docs/sidecar.md: a name made only of English words, in lower case, is English).
 const FIRST = ["Maria", "Rose", "Bill", "Mark", "Grace", "Peter", "Jürgen", "Aisha", "Wei", "Olga", "Carol", "Ruby"];
 const LAST = ["Garcia", "Nguyen", "Kowalski", "Okafor", "Schmidt", "Fernández", "Yamamoto", "Iyer", "Oyelaran", "Müller"];
 const SEPARATORS = ["", " ", "  ", "-", ".", "/"];
