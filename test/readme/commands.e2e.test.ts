@@ -69,6 +69,11 @@ const SCENARIOS: Record<string, Scenario> = {
       },
       // The record reached the beacon: its report counts the example's transaction and its 42 traces.
       { cmd: 6, check: okAnd((run) => assert.match(run.out, /^2026-11 +acme-prod +6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10 +1 +42$/m)) },
+      // Posted again, it is kept once, as the README says.
+      {
+        own: "curl -s -H 'content-type: application/json' -d @examples/trace-transaction.json http://127.0.0.1:4318/v1/transactions",
+        check: okAnd((run) => assert.deepEqual(json(run.out), { accepted: 1, duplicates: 1 })),
+      },
       { cmd: 7, check: ok },
       // Both stopped: their ports are free within 15 s.
       { own: "(for _ in $(seq 1 150); do port_busy 8080 || port_busy 4318 || exit 0; sleep 0.1; done; exit 1)", check: ok },
