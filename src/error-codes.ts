@@ -4,7 +4,7 @@
  * the exit code of the command it ends, or only the log), what it means and what to do. Messages carry the
  * specifics (a path, a limit, a key); an entry says what the code means whatever the message.
  *
- * The README's "Error codes" table is written from this (`node scripts/error-codes-table.ts`), and
+ * The "Error codes" table of docs/errors.md is written from this (`node scripts/error-codes-table.ts`), and
  * test/errors/catalogue.test.ts fails when the table, or a code in src/, is not in step with it.
  */
 
@@ -26,7 +26,7 @@ export const ERRORS = {
   EGRESS_ERR_NOT_FOUND: {
     status: 404,
     meaning: "No route has this method and path.",
-    fix: "Check the URL and the method against the service's routes in this README.",
+    fix: "Check the URL and the method against the service's routes (README.md and docs/).",
   },
   EGRESS_ERR_MEDIA_TYPE: {
     status: 415,
@@ -181,7 +181,7 @@ export const ERRORS = {
     exit: 1,
     meaning:
       "An HTTP client of the product (the sidecar's beacon client, the agent server's sidecar reporter, `deployments`, " +
-      '`a2a send`, `status`) was answered with more than it reads (README, "Answers and streams are bounded"): the ' +
+      '`a2a send`, `status`) was answered with more than it reads (docs/reliability.md, "Answers and streams are bounded"): the ' +
       "read stopped at the cap and the connection was closed. The sidecar counts it as a failed attempt and retries; " +
       "a command exits 1.",
     fix: "Check the URL (`beaconUrl`, `--url`): a proxy, a captive portal or a login page answers instead of the service.",

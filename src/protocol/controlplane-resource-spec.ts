@@ -1,7 +1,7 @@
 import * as z from "zod";
 
 // source_config's typed fields as the control plane's OpenAPI (0.1.0) declares them: `deployment_type` is one of its
-// enum, `resource_spec` holds its documented fields within their bounds. README "The deployment control plane" says
+// enum, `resource_spec` holds its documented fields within their bounds. docs/control-plane.md says
 // which of them this control plane uses (none: they are recorded).
 
 /** The OpenAPI's `deployment_type` enum (SourceConfigRequest, and the list filter). */

@@ -34,7 +34,7 @@ export const FAILED_REVISION_STATUSES: ReadonlySet<RevisionStatus> = new Set(["C
 export const DeploymentSource = z.enum(["local", "external_docker"]);
 export type DeploymentSource = z.infer<typeof DeploymentSource>;
 
-/** The deployment's own status (not its revisions'): LangSmith Deployment's enum. README says how ours are reached. */
+/** The deployment's own status (not its revisions'): LangSmith Deployment's enum. docs/control-plane.md says how ours are reached. */
 export const DeploymentStatus = z.enum(["AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "UNKNOWN"]);
 export type DeploymentStatus = z.infer<typeof DeploymentStatus>;
 
@@ -44,7 +44,7 @@ const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
 /**
  * What runs, as a request gives it: a graph.json on this machine (source local) or an image (external_docker).
  * `repo_ref` and `source_tarball_path` are the documented fields of LangSmith's other sources: accepted where they
- * fit (README), never silently used.
+ * fit (docs/control-plane.md), never silently used.
  */
 export const SourceRevisionConfigInput = z.strictObject({
   repo_ref: optional(z.string().min(1, { message: "must not be empty" }).max(255)),
@@ -83,7 +83,7 @@ export function setFields<T extends Record<string, unknown>>(value: T): { [K in 
 
 /**
  * Settings that need no revision: LangSmith's documented source_config. This control plane records them and uses
- * none (README); the ones the docs make immutable cannot change after create.
+ * none (docs/control-plane.md); the ones the docs make immutable cannot change after create.
  */
 export const SourceConfigInput = z.strictObject({
   integration_id: optional(z.uuid({ message: "must be a UUID" })),
@@ -106,7 +106,7 @@ const unsupported = (what: string) => z.null({ message: `not supported by this c
  * Environment variables a deployment's secret may not set: they change how Node, the dynamic loader, glibc or
  * OpenSSL load code and libraries (a secret `NODE_OPTIONS=--import=data:...` would run code in the agent server), or
  * they are the agent server's own settings, which decide where its runs are billed and reported. Matched without
- * regard to case. README "The deployment control plane" lists them.
+ * regard to case. docs/control-plane.md lists them.
  */
 export const RESERVED_SECRET_NAMES: readonly RegExp[] = [
   /^NODE_/, // NODE_OPTIONS, NODE_PATH, NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, ...
@@ -126,7 +126,7 @@ export const SecretName = z
   })
   .refine((name) => !RESERVED_SECRET_NAMES.some((pattern) => pattern.test(name.toUpperCase())), {
     message:
-      "is reserved: it changes how the agent server's runtime loads code or libraries, or is one of its own settings (README lists the reserved names)",
+      "is reserved: it changes how the agent server's runtime loads code or libraries, or is one of its own settings (docs/control-plane.md lists the reserved names)",
   });
 
 /** A secret as written: its value never comes back, only its name. */
@@ -178,7 +178,7 @@ export const DeploymentCreate = z
     secret_references: unsupported("secret_references (give the values as secrets)"),
   })
   .superRefine((body, ctx) => {
-    // The OpenAPI requires both on create; `local`, this control plane's own source, needs neither (README).
+    // The OpenAPI requires both on create; `local`, this control plane's own source, needs neither (docs/control-plane.md).
     if (body.source !== "local") {
       for (const field of ["source_config", "secrets"] as const)
         if (body[field] === undefined || body[field] === null)

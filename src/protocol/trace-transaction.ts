@@ -7,7 +7,7 @@ const MAX_LABEL_LENGTH = 128;
 
 /**
  * One billing record: the trace transaction of docs/PROTOCOL.md ("Trace transaction"), field for field. Every field
- * is bounded to what both beacon engines store alike (README, "Beacon service"): a record this schema passes is
+ * is bounded to what both beacon engines store alike (docs/beacon.md): a record this schema passes is
  * never refused by the database, so it cannot fail a group commit. Its four times are parsed to canonical UTC text
  * (`Timestamp`): the sidecar stores and sends that, the beacon stores it.
  */

@@ -41,7 +41,7 @@ test("a2a send prints the answer, and the ids that continue the conversation", a
   assert.equal(idsOf(second.stderr).contextId, contextId);
 });
 
-/** The words of one README shell line, as sh splits them: its `# comment` dropped, double quotes kept together. */
+/** The words of one docs shell line, as sh splits them: its `# comment` dropped, double quotes kept together. */
 function shellWords(line: string): string[] {
   const words: string[] = [];
   for (const match of line.matchAll(/"([^"]*)"|(#.*$)|(\S+)/g)) {
@@ -51,10 +51,9 @@ function shellWords(line: string): string[] {
   return words;
 }
 
-test("the README's agent server example runs as written: its --context/--task line continues the conversation", async () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = readme.slice(readme.indexOf("## The agent server (`egress-agent a2a serve`)"));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!.trim().split("\n");
+test("docs/agent-server.md's example runs as written: its --context/--task line continues the conversation", async () => {
+  const doc = readFileSync(new URL("../../docs/agent-server.md", import.meta.url), "utf8");
+  const block = /```sh\n([\s\S]*?)```/.exec(doc)![1]!.trim().split("\n");
   const [serve, first, next] = block.map(shellWords);
   assert.deepEqual(serve!.slice(0, 3), ["egress-agent", "a2a", "serve"], block.join("\n"));
   // The serve line as written, on a free port and a fresh data dir (later flags win); the example graph of the repo.
@@ -76,7 +75,7 @@ test("the README's agent server example runs as written: its --context/--task li
     assert.equal(noted.code, 0, noted.stderr);
     assert.equal(noted.stdout, 'Noted: "buy milk". That is note 1 of this conversation.\n');
     const ids = idsOf(noted.stderr);
-    assert.ok(next!.includes("--task") && next!.includes("TASK_ID"), `the README's third line: ${block[2]}`);
+    assert.ok(next!.includes("--task") && next!.includes("TASK_ID"), `the example's third line: ${block[2]}`);
     const recalled = await run(next!, ids);
     assert.equal(recalled.code, 0, recalled.stderr);
     assert.equal(recalled.stdout, 'You told me: "buy milk".\n');

@@ -31,7 +31,7 @@ import {
 } from "./harness.ts";
 import { BODY_LIMIT } from "./setup.ts";
 
-// The beacon's routes (README, beacon service): validation failures are 422 HTTPValidationError with `loc` at the
+// The beacon's routes (docs/beacon.md): validation failures are 422 HTTPValidationError with `loc` at the
 // field, other errors `{detail, code}`: 413 over bodyLimit, 415 for anything but uncompressed application/json,
 // 404 for an unknown route. The telemetry routes answer as OTLP/HTTP says (they also take protobuf, gzip and deflate):
 // every error is a google.rpc.Status in the request's encoding, an undecodable body 400, a malformed item a partial

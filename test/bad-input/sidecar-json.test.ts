@@ -22,7 +22,7 @@ import {
 } from "./harness.ts";
 import { BODY_LIMIT, startPair, stopPair, type Pair } from "./setup.ts";
 
-// The sidecar's JSON routes (README, local API): a bad body is 422 HTTPValidationError with the field path,
+// The sidecar's JSON routes (docs/sidecar.md, local API): a bad body is 422 HTTPValidationError with the field path,
 // 413 over limits.bodyLimit, 415 for another media type or any Content-Encoding; and then nothing of it is kept.
 
 const routes = {

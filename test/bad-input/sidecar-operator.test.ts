@@ -6,7 +6,7 @@ import { assertError, assertUp, assertValidation, deepArrays, send, sendJson, si
 import { BODY_LIMIT, startPair, stopPair, type Pair } from "./setup.ts";
 
 // The operator routes (GET /v1/status, /v1/audit, /metrics, /healthz, /readyz) and unknown routes: a bad query
-// is 422 naming the parameter (README: /v1/audit), another method or path is 404 whatever the body, and none of
+// is 422 naming the parameter (docs/sidecar.md: /v1/audit), another method or path is 404 whatever the body, and none of
 // it changes what the sidecar has stored.
 
 describe("sidecar operator routes and unknown routes: bad input", () => {

@@ -18,7 +18,7 @@ import {
 } from "./harness.ts";
 import { BODY_LIMIT, startPair, stopPair, type Pair } from "./setup.ts";
 
-// The sidecar's OTLP/HTTP receiver (README: 200 with partialSuccess naming what was rejected, 400 with a Status
+// The sidecar's OTLP/HTTP receiver (docs/sidecar.md: 200 with partialSuccess naming what was rejected, 400 with a Status
 // for an undecodable body, 415 for other media types and encodings). Every error body is a google.rpc.Status,
 // protobuf-encoded when the request was protobuf, as the OTLP spec asks; a refused item or request queues nothing.
 

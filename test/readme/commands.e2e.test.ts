@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { makeCheckout, privateNetworks, type Ran, runScenario, type Step } from "./readme-runner.ts";
-import { forms, shellBlocks, withoutComment } from "./readme-shell.ts";
+import { allShellBlocks, forms, withoutComment } from "./readme-shell.ts";
 
-// Every shell example of the README, run as written: from the root of a checkout, `egress-agent` on PATH through a
-// link as `npm link` makes it, the machine's own node first on PATH (Node 20 here: the entry point hands over to
-// .tools' Node 24), against real services on the README's default loopback ports. Each block of README.md is marked
-// `<!-- readme-test: NAME -->` and NAME is one of SCENARIOS: its commands run, or are skipped here with the reason.
+// Every shell example of the README and docs/*.md, run as written: from the root of a checkout, `egress-agent` on
+// PATH through a link as `npm link` makes it, the machine's own node first on PATH (Node 20 here: the entry point
+// hands over to .tools' Node 24), against real services on the documented default loopback ports. Each block is
+// marked `<!-- readme-test: NAME -->` and NAME is one of SCENARIOS: its commands run, or are skipped here with the
+// reason. A name is one block's, whichever file holds it.
 
 const LICENSE_KEY = "lic-demo-0000-0000-0000-000000000000"; // config/beacon.yaml's demo license
 const ORG = "6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10";
@@ -20,7 +21,7 @@ const okAnd = (check: (run: { rc: number; err: string; out: string }) => void) =
 const json = (text: string) => JSON.parse(text) as any;
 const jsonLines = (text: string) => text.trim().split("\n").map(json);
 
-/** The sidecar config the "Operating the sidecar" and offline examples name as `egress.yaml` in the working directory. */
+/** The sidecar config the operations (docs/operations.md) and offline examples name as `egress.yaml` in the working directory. */
 const egressYaml = (extra: string) =>
   `cat > egress.yaml <<'EOF'\nlicenseKey: ${LICENSE_KEY}\ndataDir: ./data/sidecar\nintervals: {flush: 1s}\nlogLevel: warn\n${extra}\nEOF`;
 const postTransactions = (count: number) => {
@@ -45,6 +46,41 @@ const postTransactions = (count: number) => {
 type Scenario = { skip: string } | { steps: Step[]; projectNodeFirst?: boolean; check?: (ran: Ran) => void };
 
 const SCENARIOS: Record<string, Scenario> = {
+  // README.md's five minutes: a beacon and a sidecar started by hand, the example body posted, where it went.
+  walkthrough: {
+    steps: [
+      { cmd: 0, serves: 8080, check: ok },
+      { cmd: 1, serves: 4318, check: ok },
+      { cmd: 2, check: okAnd((run) => assert.deepEqual(json(run.out), { accepted: 1, duplicates: 0 })) },
+      {
+        cmd: 3,
+        check: okAnd((run) => {
+          assert.match(run.out, /^license: /m);
+          assert.match(run.out, /^billing +yes +/m);
+        }),
+      },
+      { cmd: 4, check: okAnd((run) => assert.match(run.out, /drained: nothing left to deliver/)) },
+      {
+        cmd: 5,
+        check: okAnd((run) => {
+          assert.match(run.out, /^\S+ +license +http:\/\/127\.0\.0\.1:8080\/v1\/beacon\/verify +1 +\d+ +200 /m);
+          assert.match(run.out, /^\S+ +billing +http:\/\/127\.0\.0\.1:8080\/v1\/beacon\/ingest-traces +1 +\d+ +200 +[0-9a-f]{64}$/m);
+        }),
+      },
+      // The record reached the beacon: its report counts the example's transaction and its 42 traces.
+      { cmd: 6, check: okAnd((run) => assert.match(run.out, /^2026-11 +acme-prod +6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10 +1 +42$/m)) },
+      // Posted again, it is kept once, as the README says.
+      {
+        own: "curl -s -H 'content-type: application/json' -d @examples/trace-transaction.json http://127.0.0.1:4318/v1/transactions",
+        check: okAnd((run) => assert.deepEqual(json(run.out), { accepted: 1, duplicates: 1 })),
+      },
+      { cmd: 7, check: ok },
+      // Both stopped: their ports are free within 15 s.
+      { own: "(for _ in $(seq 1 150); do port_busy 8080 || port_busy 4318 || exit 0; sleep 0.1; done; exit 1)", check: ok },
+      // Their logs went to the files the README names.
+      { own: 'grep -c \'"msg":"sidecar listening"\' sidecar.log', check: (run) => assert.equal(run.out.trim(), "1") },
+    ],
+  },
   make: {
     steps: [
       {
@@ -197,17 +233,23 @@ const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
-const blocks = shellBlocks();
+const blocks = allShellBlocks();
 
-test("every shell block of the README is marked with a scenario of this test, which runs each line or says why not", (t) => {
+test("every shell block of the README and docs/ is marked with a scenario of this test, which runs each line or says why not", (t) => {
   const unmarked = blocks
     .filter((block) => !block.name || !(block.name in SCENARIOS))
-    .map((block) => `README.md:${block.fence} (${block.name})`);
+    .map((block) => `${block.file}:${block.fence} (${block.name})`);
   assert.deepEqual(unmarked, [], "mark each with <!-- readme-test: NAME --> and add NAME to SCENARIOS");
   assert.deepEqual(
     Object.keys(SCENARIOS).filter((name) => !blocks.some((block) => block.name === name)),
     [],
-    "scenarios without a README block",
+    "scenarios without a block in the README or docs/",
+  );
+  const names = blocks.map((block) => block.name);
+  assert.deepEqual(
+    blocks.filter((block, i) => names.indexOf(block.name) !== i).map((block) => `${block.file}:${block.fence} (${block.name})`),
+    [],
+    "a scenario name marks one block",
   );
   for (const block of blocks) {
     const scenario = SCENARIOS[block.name!]!;
@@ -217,19 +259,19 @@ test("every shell block of the README is marked with a scenario of this test, wh
       const run = steps.filter((step) => !("skip" in step)).length;
       if (!skipped) {
         // A synopsis line runs in both forms: without its optional parts and with them.
-        assert.equal(run, forms(withoutComment(line.text)).length, `README.md:${line.line} runs in every form: ${line.text}`);
+        assert.equal(run, forms(withoutComment(line.text)).length, `${block.file}:${line.line} runs in every form: ${line.text}`);
       }
-      t.diagnostic(`README.md:${line.line} ${skipped ? `skipped: ${skipped}` : `run (${run})`}: ${line.text.trim()}`);
+      t.diagnostic(`${block.file}:${line.line} ${skipped ? `skipped: ${skipped}` : `run (${run})`}: ${line.text.trim()}`);
     }
   }
 });
 
 // Two scenarios at a time when each has a network namespace of its own (its own default ports), beside its own checkout.
-describe("the README's shell blocks", { concurrency: privateNetworks ? 2 : 1 }, () => {
+describe("the shell blocks of the README and docs/", { concurrency: privateNetworks ? 2 : 1 }, () => {
   for (const block of blocks) {
     const scenario = block.name ? SCENARIOS[block.name] : undefined;
     if (!scenario || "skip" in scenario) continue;
-    test(`README.md:${block.fence} (${block.name}) runs as written`, async (t) => {
+    test(`${block.file}:${block.fence} (${block.name}) runs as written`, async (t) => {
       // A fresh checkout each, as a new reader has: what one example leaves in ./data is not the next one's.
       const checkout = makeCheckout();
       t.after(() => checkout.remove());
@@ -240,7 +282,7 @@ describe("the README's shell blocks", { concurrency: privateNetworks ? 2 : 1 }, 
           step.check(run);
         } catch (err) {
           (err as Error).message =
-            `${"own" in step ? "this test's" : `README.md:${block.lines[step.cmd]!.line}`} \`${shell}\`: ${(err as Error).message}`;
+            `${"own" in step ? "this test's" : `${block.file}:${block.lines[step.cmd]!.line}`} \`${shell}\`: ${(err as Error).message}`;
           throw err;
         }
       }

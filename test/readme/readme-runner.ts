@@ -4,10 +4,10 @@ import { dirname, join } from "node:path";
 import { processesWith, tempDir } from "../helpers/processes.ts";
 import { filled, forms, type ShellBlock, withoutComment } from "./readme-shell.ts";
 
-// Runs a scenario of README commands as a reader would: one bash session (so an `export` carries on), from the root
-// of a checkout, with `egress-agent` on PATH as `npm link` puts it (a link to the checkout's bin/) and the machine's
-// own node first on PATH. As root, in a network namespace of its own, whose loopback has the README's default ports
-// free whatever else runs on this machine.
+// Runs a scenario of documented commands (README.md, docs/) as a reader would: one bash session (so an `export`
+// carries on), from the root of a checkout, with `egress-agent` on PATH as `npm link` puts it (a link to the
+// checkout's bin/) and the machine's own node first on PATH. As root, in a network namespace of its own, whose
+// loopback has the documented default ports free whatever else runs on this machine.
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -95,7 +95,7 @@ function stepShell(index: number, shell: string, serves: number | undefined): st
 /** README steps' text: the block's command line, comment dropped, in the asked form, placeholders filled. */
 function readmeShell(block: ShellBlock, step: { cmd: number; form?: "min" | "full"; values?: Record<string, string> }): string {
   const line = block.lines[step.cmd];
-  if (!line) throw new Error(`block at README line ${block.fence} has no command ${step.cmd}`);
+  if (!line) throw new Error(`block at ${block.file}:${block.fence} has no command ${step.cmd}`);
   const variants = forms(withoutComment(line.text));
   const text = step.form === "full" ? variants.at(-1)! : variants[0]!;
   return filled(text, step.values ?? {});

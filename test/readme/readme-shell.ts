@@ -1,24 +1,38 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
-// The README's shell examples as data: each fenced `sh` block, the marker that names who runs it, and each command
-// line turned into what a reader would type: the comment dropped, optional `[...]` parts left out or put in, and the
-// README's placeholders (ID, PORT, `...`) given values.
+// The shell examples of the README and of docs/ as data: each fenced `sh` block, the marker that names who runs it,
+// and each command line turned into what a reader would type: the comment dropped, optional `[...]` parts left out
+// or put in, and the placeholders (ID, PORT, `...`) given values.
 
-export const README = new URL("../../README.md", import.meta.url).pathname;
+export const ROOT = new URL("../..", import.meta.url).pathname;
+
+/** The documents a reader follows, relative to the repository's root: README.md, then docs/*.md. */
+export function docFiles(): string[] {
+  const docs = readdirSync(join(ROOT, "docs")).filter((file) => file.endsWith(".md"));
+  return ["README.md", ...docs.sort().map((file) => `docs/${file}`)];
+}
 
 /** The marker on the line before a shell block: `<!-- readme-test: NAME -->`, NAME a scenario of commands.e2e.test.ts. */
 const MARKER = /^<!-- readme-test: ([a-z0-9-]+) -->$/;
 
 export interface ShellBlock {
+  /** The document it is in, relative to the repository's root (`README.md`, `docs/sidecar.md`). */
+  file: string;
   /** The marker's name; undefined for a block without one. */
   name: string | undefined;
-  /** README line (1-based) of the opening fence. */
+  /** Line (1-based) of the opening fence. */
   fence: number;
-  /** Its command lines, each with its README line. */
+  /** Its command lines, each with its line in the document. */
   lines: { line: number; text: string }[];
 }
 
-export function shellBlocks(markdown = readFileSync(README, "utf8")): ShellBlock[] {
+/** Every shell block of the README and docs/. */
+export function allShellBlocks(): ShellBlock[] {
+  return docFiles().flatMap((file) => shellBlocks(file, readFileSync(join(ROOT, file), "utf8")));
+}
+
+export function shellBlocks(file: string, markdown: string): ShellBlock[] {
   const lines = markdown.split("\n");
   const blocks: ShellBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -27,6 +41,7 @@ export function shellBlocks(markdown = readFileSync(README, "utf8")): ShellBlock
     const end = lines.findIndex((line, j) => j > i && line.startsWith("```"));
     if (["sh", "bash", "shell", "console"].includes(fence[1]!)) {
       blocks.push({
+        file,
         name: MARKER.exec(lines[i - 1] ?? "")?.[1],
         fence: i + 1,
         lines: lines

@@ -1,7 +1,7 @@
 import type { OutboxRecord } from "../storage/outbox.ts";
 
 /**
- * Isolating a record the beacon keeps failing on (README, "Billing delivery"). A server error (a 5xx other than 503,
+ * Isolating a record the beacon keeps failing on (docs/sidecar.md, "Billing delivery"). A server error (a 5xx other than 503,
  * without Retry-After) may be the beacon's outage or one record it cannot store; only evidence tells them apart: the
  * beacon taking other records meanwhile. So a claimed batch is split after a few server errors (the halves are the
  * probes that find evidence), a half is split again only once other records got through since its batch was claimed,
