@@ -124,6 +124,13 @@ export const ERRORS = {
       "Restore it from the same backup as `outbox.db`; or, if that `outbox.db` is the one to use, move the marker away " +
       "and start again; or start afresh on purpose with `start --new-outbox`.",
   },
+  EGRESS_ERR_INSTANCE_ID: {
+    exit: 3,
+    meaning: "The data dir's `instance-id` file is there but does not hold an instance id (one UUID on one line).",
+    fix:
+      "Restore it from the same backup as `outbox.db`; or delete it, and the sidecar starts as a new instance (the vendor " +
+      "then counts one more).",
+  },
   EGRESS_ERR_OUTBOX_MISSING: {
     exit: 3,
     meaning: "`outbox.db` is gone, but the marker (or a `-wal` file) shows that the data dir held an outbox.",
