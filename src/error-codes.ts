@@ -205,6 +205,16 @@ export const ERRORS = {
     meaning: "A command that asks the sidecar (`status`, `audit`) could not reach its local API.",
     fix: "Start the sidecar, or point `--url` at its local API.",
   },
+  EGRESS_ERR_ADMIN_UNREACHABLE: {
+    exit: 1,
+    meaning: "A `beacon` admin command (`beacon instances`) could not reach the beacon's admin listener.",
+    fix: "Check that the beacon runs with `admin.listen` set, and point `--url` at that address.",
+  },
+  EGRESS_ERR_ADMIN_ANSWER: {
+    exit: 1,
+    meaning: "The beacon's admin API answered a `beacon` admin command with something other than 200 (401: a wrong or missing key).",
+    fix: "Check the admin key (`BEACON_ADMIN_API_KEY`, `--api-key-file`) and that `--url` is the admin listener; the message has the answer's status and code.",
+  },
   EGRESS_ERR_DEMO: {
     exit: 1,
     meaning:

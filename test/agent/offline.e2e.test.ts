@@ -87,7 +87,10 @@ test("offline mode under load: no connection of any kind leaves, the license ver
     assert.match(exported.stderr, /exported 2000 billing records/);
     const none = await runCli(["export", "--since", "2027-01-01", "--config", fixture.configPath]);
     assert.deepEqual(
-      none.stdout.trim().split("\n").map((line) => JSON.parse(line).instance_id),
+      none.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).instance_id),
       [header.instance_id],
       "the header line alone",
     );

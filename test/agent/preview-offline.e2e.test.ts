@@ -72,7 +72,10 @@ test("preview prints exactly the next request of each stream, license redacted: 
         `User-Agent: egress-agent/${packageJson.version} \\(online\\)\\nX-Egress-Instance-Id: ${instanceId}\\n\\{\\n  "license": "\\[REDACTED\\]"`,
     ),
   );
-  assert.match(human.stdout, /# traces: POST \S+ \(0 records queued for the next request\)\nUser-Agent: .*\nX-Egress-Instance-Id: .*\n\(nothing queued\)/);
+  assert.match(
+    human.stdout,
+    /# traces: POST \S+ \(0 records queued for the next request\)\nUser-Agent: .*\nX-Egress-Instance-Id: .*\n\(nothing queued\)/,
+  );
 
   // The beacon comes up; the first billing request that leaves is the previewed one, byte for byte (bar the key).
   const beacon = await startBeacon(beaconConfig([license]));
