@@ -145,7 +145,10 @@ describe("instances: a real sidecar against a real beacon", () => {
 
     const table = await runCli(["beacon", "instances", "--url", adminUrl], { env: { BEACON_ADMIN_API_KEY: ADMIN_KEY } });
     assert.match(table.stdout, /^INSTANCE\s+LICENSE\s+VERSION\s+MODE\s+STATE\s+FIRST SEEN\s+LAST SEEN$/m);
-    assert.match(table.stdout, new RegExp(`^${otherId}\\s+${license.id}\\s+${packageJson.version.replaceAll(".", "\\.")}\\s+online\\s+active\\s`, "m"));
+    assert.match(
+      table.stdout,
+      new RegExp(`^${otherId}\\s+${license.id}\\s+${packageJson.version.replaceAll(".", "\\.")}\\s+online\\s+active\\s`, "m"),
+    );
   });
 
   test("requests without the header, or with one that is not a UUID, are served as ever and recorded nowhere", async () => {
@@ -153,7 +156,11 @@ describe("instances: a real sidecar against a real beacon", () => {
     const verified = await postJson(`${beacon.url}/v1/beacon/verify`, { license: license.key });
     assert.equal(verified.status, 200);
     const bearer = { authorization: `Bearer ${verified.body.token}` };
-    const plain = await postJson(`${beacon.url}/v1/beacon/ingest-traces`, { license: license.key, trace_transactions: traceTransactions(1) }, bearer);
+    const plain = await postJson(
+      `${beacon.url}/v1/beacon/ingest-traces`,
+      { license: license.key, trace_transactions: traceTransactions(1) },
+      bearer,
+    );
     assert.deepEqual([plain.status, plain.body], [200, { inserted_count: 1 }]);
     const malformed = await postJson(
       `${beacon.url}/v1/beacon/ingest-traces`,
