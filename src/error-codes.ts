@@ -124,6 +124,13 @@ export const ERRORS = {
       "Restore it from the same backup as `outbox.db`; or, if that `outbox.db` is the one to use, move the marker away " +
       "and start again; or start afresh on purpose with `start --new-outbox`.",
   },
+  EGRESS_ERR_INSTANCE_ID: {
+    exit: 3,
+    meaning: "The data dir's `instance-id` file is there but does not hold an instance id (one UUID on one line).",
+    fix:
+      "Restore it from the same backup as `outbox.db`; or delete it, and the sidecar starts as a new instance (the vendor " +
+      "then counts one more).",
+  },
   EGRESS_ERR_OUTBOX_MISSING: {
     exit: 3,
     meaning: "`outbox.db` is gone, but the marker (or a `-wal` file) shows that the data dir held an outbox.",
@@ -197,6 +204,16 @@ export const ERRORS = {
     exit: 1,
     meaning: "A command that asks the sidecar (`status`, `audit`) could not reach its local API.",
     fix: "Start the sidecar, or point `--url` at its local API.",
+  },
+  EGRESS_ERR_ADMIN_UNREACHABLE: {
+    exit: 1,
+    meaning: "A `beacon` admin command (`beacon instances`) could not reach the beacon's admin listener.",
+    fix: "Check that the beacon runs with `admin.listen` set, and point `--url` at that address.",
+  },
+  EGRESS_ERR_ADMIN_ANSWER: {
+    exit: 1,
+    meaning: "The beacon's admin API answered a `beacon` admin command with something other than 200 (401: a wrong or missing key).",
+    fix: "Check the admin key (`BEACON_ADMIN_API_KEY`, `--api-key-file`) and that `--url` is the admin listener; the message has the answer's status and code.",
   },
   EGRESS_ERR_DEMO: {
     exit: 1,

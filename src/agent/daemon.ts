@@ -57,7 +57,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
     const pushed = config.usageReporting && config.usage.source === "push" ? new PushedMeasures(outbox) : undefined;
     egress = config.offline.enabled
       ? await startOfflineEgress(config, { logger, now })
-      : await startOnlineEgress(config, { outbox, audit: storage.audit, metrics, health, pushed, logger, now });
+      : await startOnlineEgress(config, {
+          outbox,
+          audit: storage.audit,
+          metrics,
+          health,
+          pushed,
+          instanceId: storage.instanceId,
+          logger,
+          now,
+        });
     closers.add(() => egress.close());
     const url = await localApi.serve(config, { storage, egress, metrics, health, pushed, now });
     closers.add(() => localApi.closeIntake());

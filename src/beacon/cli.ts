@@ -11,6 +11,7 @@ import { TokenIssuer } from "./token-issuer.ts";
 import { Duration } from "../config/units.ts";
 import { serveUntilSignal } from "../serve-until-signal.ts";
 import { openBeaconStorage } from "./storage.ts";
+import { instancesCommand } from "./admin/instances-client.ts";
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 
@@ -103,5 +104,6 @@ export function beaconCommand(): Command {
     .description("print the signing public key (PEM), for a sidecar's offline.publicKeyFile")
     .option("--config <file>", "beacon YAML config (signing key)")
     .action(publicKey);
+  beacon.addCommand(instancesCommand());
   return beacon;
 }

@@ -13,6 +13,7 @@ import { countProtobufItems, otlpErrorAnswer } from "../http/otlp-http.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
 import type { Authenticator } from "./authenticate.ts";
+import { InstanceRecorder } from "./instance-recorder.ts";
 import type { License } from "./licenses.ts";
 import type { BeaconStorage } from "./storage.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
@@ -22,6 +23,8 @@ export interface BeaconDeps {
   auth: Authenticator;
   tokens: TokenIssuer;
   now: () => Date;
+  /** How often one instance's sighting is written at most (instance-recorder.ts). */
+  instanceRecordIntervalMs?: number;
 }
 
 /**
@@ -32,6 +35,8 @@ const VERIFY_BODY_LIMIT = 4096;
 
 export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const { store, auth, tokens, now } = deps;
+  // Every authenticated request says which instance sent it (X-Egress-Instance-Id): recorded, throttled.
+  const instances = new InstanceRecorder(store.instances, { now, intervalMs: deps.instanceRecordIntervalMs });
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
   const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>(
     (jobs) => store.ingest(jobs, now()),
@@ -43,6 +48,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     async (request): Promise<VerifyResponse> => {
       const body = parseRequest(VerifyRequest, request.body);
       const license = auth.license(body.license, { requireUnexpired: true });
+      await instances.seen(request, license.id);
       request.log.info({ licenseId: license.id }, "license verified");
       return { token: await tokens.issue(license) };
     },
@@ -76,6 +82,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     async (request): Promise<IngestTracesResponse> => {
       const body = parseRequest(IngestTracesRequest, request.body);
       const license = auth.licenseAndBearer(body.license, senders.get(request));
+      await instances.seen(request, license.id);
       const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });
       request.log.info({ licenseId: license.id, received: body.trace_transactions.length, inserted }, "trace transactions ingested");
       return { inserted_count: inserted };
@@ -83,13 +90,14 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },
   );
 
-  for (const signal of OTLP_SIGNALS) registerOtlpRoute(app, signal, { store, now, senders, requiredBearer });
+  for (const signal of OTLP_SIGNALS) registerOtlpRoute(app, signal, { store, now, senders, requiredBearer, instances });
 
   app.post(
     beaconPaths.usageSnapshot,
     async (request): Promise<UsageSnapshotResponse> => {
       const body = parseRequest(UsageSnapshot, request.body);
       const license = auth.licenseAndBearer(body.license_key, senders.get(request));
+      await instances.seen(request, license.id);
       const { from_timestamp: from, to_timestamp: to } = body;
       const inserted = await store.insertUsageSnapshot(license.id, from, to, body.measures, now());
       request.log.info({ licenseId: license.id, from, to, inserted }, "usage snapshot ingested");
@@ -121,6 +129,7 @@ function registerOtlpRoute(
   deps: Pick<BeaconDeps, "store" | "now"> & {
     senders: WeakMap<HttpRequest, License | undefined>;
     requiredBearer: (request: HttpRequest) => Promise<unknown>;
+    instances: InstanceRecorder;
   },
 ): void {
   const { path, fields } = otlpSignals[signal];
@@ -128,6 +137,7 @@ function registerOtlpRoute(
     path,
     async (request) => {
       const license = deps.senders.get(request)!;
+      await deps.instances.seen(request, license.id);
       const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
       const parsed = parseBody(signal, request.body as Buffer, codec);

@@ -3,6 +3,7 @@ import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import type { BeaconConfig } from "./config.ts";
+import type { InstanceStore } from "./instances.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
 /** One license's batch of trace transactions. */
@@ -35,6 +36,8 @@ export interface BeaconStorage {
   /** What was stored, oldest first (the demo and the tests read it). */
   otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]>;
   usageSnapshots(): Promise<StoredUsageSnapshot[]>;
+  /** The sidecar instances seen, per license (src/beacon/instances.ts). */
+  readonly instances: InstanceStore;
   /** Throws (DatabaseUnavailableError) while the database cannot be reached: the beacon is not ready. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -43,8 +46,10 @@ export interface BeaconStorage {
 /** The SQLite store behind the async interface. */
 class SqliteBeaconStorage implements BeaconStorage {
   readonly #store: BeaconStore;
+  readonly instances: InstanceStore;
   constructor(store: BeaconStore) {
     this.#store = store;
+    this.instances = store.instances;
   }
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
     return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));

@@ -5,6 +5,7 @@ import { EgressError } from "../errors.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
+import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
 
 /**
  * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
@@ -13,8 +14,11 @@ import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
  * one id.
  * 4: an id is unique per sending license, not across all of them: one license can no longer claim an id that
  * another will send (and have that one's record answered inserted_count 0, never counted).
+ * 5: the instances table (src/beacon/instances.ts); added beside the others, nothing rebuilt.
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
+/** Below this version trace_transactions is rebuilt (its key changed); from it on, tables are only added. */
+const TRANSACTIONS_KEY_VERSION = 4;
 
 /** SQL for a UUID's 16 bytes from its text form, and back (lower case, dashed). */
 export const uuidBytes = (text: string) => `unhex(replace(${text}, '-', ''))`;
@@ -101,6 +105,7 @@ export class BeaconStore {
   readonly #insertTransaction: Database.Statement;
   readonly #insertOtlp: Database.Statement;
   readonly #insertSnapshot: Database.Statement;
+  readonly instances: SqliteInstances;
 
   constructor(dataDir: string, options: { readonly?: boolean } = {}) {
     const path = join(dataDir, "beacon.db");
@@ -134,6 +139,7 @@ export class BeaconStore {
     this.#insertSnapshot = this.#db.prepare(`
       INSERT INTO usage_snapshots (license_id, from_timestamp, to_timestamp, measures, received_at)
       VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+    this.instances = new SqliteInstances(this.#db);
   }
 
   #migrate(): void {
@@ -145,10 +151,11 @@ export class BeaconStore {
       );
     }
     // Before 4 the table is rebuilt (its key changed each time): rows are copied oldest first, ids as bytes.
-    const rebuild = version > 0 && version < SCHEMA_VERSION;
+    const rebuild = version > 0 && version < TRANSACTIONS_KEY_VERSION;
     this.#db.transaction(() => {
       if (rebuild) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_old");
       this.#db.exec(schema);
+      this.#db.exec(INSTANCES_SQLITE_SCHEMA);
       if (rebuild) {
         this.#db.exec(`INSERT INTO trace_transactions (id, ${transactionColumns})
           SELECT ${version < 3 ? uuidBytes("id") : "id"}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};

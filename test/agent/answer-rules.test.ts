@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { createServer, type OutgoingHttpHeaders } from "node:http";
 import { afterEach, beforeEach, test } from "node:test";
@@ -69,7 +70,11 @@ async function beacon(reply: Reply) {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const client = new BeaconClient({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, timeoutMs: 30_000 });
+  const client = new BeaconClient({
+    baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    timeoutMs: 30_000,
+    instanceId: randomUUID(),
+  });
   let inFlight = 0;
   const post: BeaconClient["post"] = async (...args) => {
     inFlight++;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
@@ -25,7 +26,7 @@ test("a 422 of 200 KiB is read whole; a 2 MiB 200 is cut at 1 MiB, audited as fa
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.after(() => new Promise((resolve) => server.close(resolve)));
   const baseUrl = `http://user:pass@127.0.0.1:${(server.address() as { port: number }).port}`;
-  const client = new BeaconClient({ baseUrl, timeoutMs: 5_000 });
+  const client = new BeaconClient({ baseUrl, timeoutMs: 5_000, instanceId: randomUUID() });
   t.after(() => client.close());
   const sent: SentRequest[] = [];
   client.listeners.push((request) => sent.push(request));

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { test } from "node:test";
+import { INSTANCE_ID_FILE } from "../../src/agent/storage/instance-id.ts";
+import { ExportHeader } from "../../src/protocol/instance.ts";
 import { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
 import { postOtlp, promValue, taggedRequest } from "../helpers/telemetry.ts";
@@ -72,12 +75,25 @@ test("offline mode under load: no connection of any kind leaves, the license ver
 
     const exported = await runCli(["export", "--since", "2026-01-01", "--config", fixture.configPath]);
     assert.equal(exported.code, 0, exported.stderr);
-    const lines = exported.stdout.trim().split("\n");
+    const [first, ...lines] = exported.stdout.trim().split("\n");
+    // The first line names the instance (the id the sidecar keeps in its data dir) and the offline license.
+    const header = ExportHeader.parse(JSON.parse(first!));
+    assert.deepEqual(
+      [header.egress_export, header.instance_id, header.license_id, header.mode, header.since],
+      [1, readFileSync(join(fixture.dataDir, INSTANCE_ID_FILE), "utf8").trim(), files.license.id, "offline", "2026-01-01T00:00:00.000Z"],
+    );
     assert.equal(lines.length, 2000);
     for (const line of lines) assert.ok(TraceTransaction.safeParse(JSON.parse(line)).success);
     assert.match(exported.stderr, /exported 2000 billing records/);
     const none = await runCli(["export", "--since", "2027-01-01", "--config", fixture.configPath]);
-    assert.equal(none.stdout, "");
+    assert.deepEqual(
+      none.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).instance_id),
+      [header.instance_id],
+      "the header line alone",
+    );
     assert.equal(connections, 0);
     assert.equal(await agent.stop("SIGTERM"), 0);
   } finally {

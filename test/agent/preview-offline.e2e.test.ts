@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import packageJson from "../../package.json" with { type: "json" };
 import { AuditListing } from "../../src/protocol/audit.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import { offlineLicenseFiles } from "../helpers/offline-license.ts";
@@ -42,12 +43,17 @@ test("preview prints exactly the next request of each stream, license redacted: 
   const preview = await runCli(["preview", "--config", fixture.configPath, "--json"], { env });
   assert.equal(preview.code, 0, preview.stderr);
   assert.ok(!preview.stdout.includes(license.key));
-  const payloads = JSON.parse(preview.stdout) as { stream: string; url: string; records: number; payload: any }[];
+  const payloads = JSON.parse(preview.stdout) as { stream: string; url: string; records: number; headers: unknown; payload: any }[];
   assert.deepEqual(
     payloads.map((p) => p.stream),
     ["license", "billing", "metrics", "traces", "logs"],
   );
   assert.deepEqual(payloads[0]!.payload, { license: "[REDACTED]" });
+  // Who sends: the instance id the sidecar made at its first start, and its version and mode, on every request.
+  const instanceId = readFileSync(join(fixture.dataDir, "instance-id"), "utf8").trim();
+  for (const p of payloads) {
+    assert.deepEqual(p.headers, { "User-Agent": `egress-agent/${packageJson.version} (online)`, "X-Egress-Instance-Id": instanceId });
+  }
   const billing = payloads.find((p) => p.stream === "billing")!;
   assert.equal(billing.url, `${beaconUrl}/v1/beacon/ingest-traces`);
   assert.equal(billing.records, 2, "limits.batchTransactions");
@@ -62,10 +68,14 @@ test("preview prints exactly the next request of each stream, license redacted: 
   assert.match(
     human.stdout,
     new RegExp(
-      `# billing: POST ${beaconUrl}/v1/beacon/ingest-traces \\(2 records queued for the next request\\)\\n\\{\\n  "license": "\\[REDACTED\\]"`,
+      `# billing: POST ${beaconUrl}/v1/beacon/ingest-traces \\(2 records queued for the next request\\)\\n` +
+        `User-Agent: egress-agent/${packageJson.version} \\(online\\)\\nX-Egress-Instance-Id: ${instanceId}\\n\\{\\n  "license": "\\[REDACTED\\]"`,
     ),
   );
-  assert.match(human.stdout, /# traces: POST \S+ \(0 records queued for the next request\)\n\(nothing queued\)/);
+  assert.match(
+    human.stdout,
+    /# traces: POST \S+ \(0 records queued for the next request\)\nUser-Agent: .*\nX-Egress-Instance-Id: .*\n\(nothing queued\)/,
+  );
 
   // The beacon comes up; the first billing request that leaves is the previewed one, byte for byte (bar the key).
   const beacon = await startBeacon(beaconConfig([license]));

@@ -204,5 +204,5 @@ test("postgresql: replicas starting at once on an empty database create the sche
   const config = BeaconConfig.parse({ database: { url: database.url } });
   const stores = await Promise.all(Array.from({ length: 4 }, () => openBeaconStorage(config)));
   for (const store of stores) await store.close();
-  assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 1 }]);
+  assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 2 }]);
 });

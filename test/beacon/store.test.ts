@@ -66,7 +66,7 @@ for (const version of [1, 2, 3] as const) {
       store.close();
     }
     const upgraded = new Database(join(dir, "beacon.db"), { readonly: true });
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 5);
     upgraded.close();
   });
 }

@@ -35,6 +35,8 @@ export interface SeenRequest {
   body: any;
   /** How many trace transactions the body carried. */
   records: number;
+  /** The request's headers, as the sidecar sent them. */
+  headers: IncomingHttpHeaders;
   /** The status line the sidecar was sent; 0 when none was. */
   answered: number;
   fault?: Fault;
@@ -150,6 +152,7 @@ export class FaultProxy {
       at: this.#now(),
       body: this.#keepBodies ? body : undefined,
       records: Array.isArray(body?.trace_transactions) ? body.trace_transactions.length : 0,
+      headers: req.headers,
       answered: 0,
     };
     this.seen.push(entry);

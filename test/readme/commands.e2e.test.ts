@@ -130,7 +130,9 @@ const SCENARIOS: Record<string, Scenario> = {
       { own: postTransactions(3), check: ok },
       { own: "stop_step 6 4318" },
       { cmd: 2, check: ok },
-      { own: "wc -l < billing.jsonl", check: (run) => assert.equal(run.out.trim(), "3") },
+      // The header line (the instance and the offline license), then the 3 transactions.
+      { own: "wc -l < billing.jsonl", check: (run) => assert.equal(run.out.trim(), "4") },
+      { own: "head -1 billing.jsonl", check: (run) => assert.equal(json(run.out).license_id, "acme-prod") },
     ],
   },
   operating: {
@@ -167,9 +169,10 @@ const SCENARIOS: Record<string, Scenario> = {
           ),
         ),
       },
-      { cmd: 7, form: "min", check: okAnd((run) => assert.equal(run.out.trim().split("\n").length, 5)) },
+      // The header line, then the 5 transactions.
+      { cmd: 7, form: "min", check: okAnd((run) => assert.equal(run.out.trim().split("\n").length, 6)) },
       { cmd: 7, form: "full", values: { FILE: "billing.jsonl" }, check: ok },
-      { own: "wc -l < billing.jsonl", check: (run) => assert.equal(run.out.trim(), "5") },
+      { own: "wc -l < billing.jsonl", check: (run) => assert.equal(run.out.trim(), "6") },
     ],
   },
   beacon: {

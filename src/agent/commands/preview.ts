@@ -5,6 +5,9 @@ import { destinations } from "../egress/destinations.ts";
 import { Outbox } from "../storage/outbox.ts";
 import { streamPolicies } from "../shippers/policies.ts";
 import { table } from "../../cli-table.ts";
+import { userAgent } from "../../protocol/instance.ts";
+import { EGRESS_VERSION } from "../../version.ts";
+import { readInstanceId } from "../storage/instance-id.ts";
 
 const REDACTED = "[REDACTED]";
 
@@ -12,6 +15,8 @@ export interface PreviewedPayload {
   stream: string;
   url: string;
   records: number;
+  /** The headers that say who sends (every request carries them); the instance id is null before the first start. */
+  headers: { "User-Agent": string; "X-Egress-Instance-Id": string | null };
   /** The body as it would be sent, the license key replaced; null when nothing of the stream is queued. */
   payload: unknown;
 }
@@ -31,15 +36,22 @@ export function nextPayloads(config: AgentConfig): PreviewedPayload[] {
   const policies = streamPolicies({ ...config, licenseKey: REDACTED });
   const urls = new Map(destinations(config).map((destination) => [destination.stream, destination.url]));
   const outbox = policies.length > 0 ? openOutbox(config.dataDir) : undefined;
+  const headers = {
+    "User-Agent": userAgent(EGRESS_VERSION, config.offline.enabled ? "offline" : "online"),
+    "X-Egress-Instance-Id": readInstanceId(config.dataDir),
+  };
   try {
     const previews: PreviewedPayload[] = [];
-    if (urls.has("license")) previews.push({ stream: "license", url: urls.get("license")!, records: 1, payload: { license: REDACTED } });
+    if (urls.has("license")) {
+      previews.push({ stream: "license", url: urls.get("license")!, records: 1, headers, payload: { license: REDACTED } });
+    }
     for (const policy of policies) {
       const records = outbox?.peek(policy.stream, policy.batchSize, policy.batchBytes) ?? [];
       previews.push({
         stream: policy.stream,
         url: urls.get(policy.stream)!,
         records: records.length,
+        headers,
         payload: records.length > 0 ? JSON.parse(policy.buildPayload(records)) : null,
       });
     }
@@ -65,10 +77,12 @@ async function preview(options: { config?: string; destinations?: boolean; json?
   const payloads = nextPayloads(config);
   if (options.json) return out(JSON.stringify(payloads, null, 2));
   if (config.offline.enabled) return out("offline mode: nothing is ever sent; billing records stay local for `egress-agent export`");
-  for (const { stream, url, records, payload } of payloads) {
+  for (const { stream, url, records, headers, payload } of payloads) {
     out(
       `# ${stream}: POST ${url}${stream === "license" ? "" : ` (${records} record${records === 1 ? "" : "s"} queued for the next request)`}`,
     );
+    out(`User-Agent: ${headers["User-Agent"]}`);
+    out(`X-Egress-Instance-Id: ${headers["X-Egress-Instance-Id"] ?? "(none yet: made at the sidecar's first start)"}`);
     out(payload === null ? "(nothing queued)" : JSON.stringify(payload, null, 2));
     out("");
   }

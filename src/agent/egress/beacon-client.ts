@@ -5,7 +5,9 @@ import { redactUrl } from "../../config/redact.ts";
 import { EgressError } from "../../errors.ts";
 import { AnswerTooLargeError, MiB, readCappedIncoming } from "../../http/capped-answer.ts";
 import { mediaType } from "../../http/body.ts";
+import { INSTANCE_ID_HEADER, userAgent } from "../../protocol/instance.ts";
 import { parseAnswerText } from "../../remote-answer.ts";
+import { EGRESS_VERSION } from "../../version.ts";
 import { proxyFor, type ProxySettings } from "./proxy.ts";
 
 export interface BeaconResponse {
@@ -70,6 +72,8 @@ export class BeaconClient {
   readonly #request: typeof httpRequest;
   readonly #now: () => number;
   readonly #maxAnswerBytes: number;
+  /** Who is asking, on every request: the instance id and `egress-agent/<version> (online)`. */
+  readonly #identity: Record<string, string>;
   /** Told of every request's outcome and duration: the audit log, /metrics, the sidecar's own telemetry. */
   readonly listeners: ((request: SentRequest) => void)[] = [];
 
@@ -82,7 +86,10 @@ export class BeaconClient {
     now?: () => number;
     /** The most of one answer read (default BEACON_ANSWER_CAP). */
     maxAnswerBytes?: number;
+    /** The data dir's instance id (storage/instance-id.ts). */
+    instanceId: string;
   }) {
+    this.#identity = { [INSTANCE_ID_HEADER]: options.instanceId, "user-agent": userAgent(EGRESS_VERSION, "online") };
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#timeoutMs = options.timeoutMs;
     this.#now = options.now ?? Date.now;
@@ -109,7 +116,7 @@ export class BeaconClient {
     payload: string,
     options: { token?: string; signal?: AbortSignal; audit: { stream: string; records: number } },
   ): Promise<BeaconResponse> {
-    const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "egress-agent" };
+    const headers: Record<string, string> = { "content-type": "application/json", ...this.#identity };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const signals = [AbortSignal.timeout(this.#timeoutMs), ...(options.signal ? [options.signal] : [])];
     const url = `${this.#baseUrl}${path}`;

@@ -1,5 +1,7 @@
 import type { KeyObject } from "node:crypto";
+import { decodeJwt } from "jose";
 import { readKeyedFile } from "../../config/load.ts";
+import { LicenseClaims } from "../../protocol/license.ts";
 import type { LicenseStatus } from "../../protocol/local-api.ts";
 import { checkLicenseToken } from "./token-check.ts";
 import { readVendorPublicKey } from "./vendor-key.ts";
@@ -69,5 +71,25 @@ export class OfflineLicense {
 
   async stop(): Promise<void> {
     clearInterval(this.#recheck);
+  }
+}
+
+/**
+ * The license id an offline license names, for `export`: also when it has expired (a true-up after the end is
+ * still that license's), never when its signature does not verify. Null, with why, when there is none to name.
+ */
+export async function offlineLicenseId(options: {
+  licenseFile: string;
+  publicKeyFile: string;
+  now: Date;
+}): Promise<{ licenseId: string | null; problem: string | null }> {
+  try {
+    const token = readKeyedFile("offline.licenseFile", options.licenseFile).trim();
+    const result = await checkLicenseToken(token, readVendorPublicKey(options.publicKeyFile), options.now);
+    // "expired" comes only after the signature verified (jose checks it before the claims).
+    if (result.ok || result.reason === "expired") return { licenseId: LicenseClaims.parse(decodeJwt(token)).sub, problem: null };
+    return { licenseId: null, problem: `offline license ${result.reason}` };
+  } catch (err) {
+    return { licenseId: null, problem: (err as Error).message };
   }
 }

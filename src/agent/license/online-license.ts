@@ -1,9 +1,10 @@
 import { createHash, type KeyObject } from "node:crypto";
+import { decodeJwt } from "jose";
 import pRetry from "p-retry";
 import type { Logger } from "pino";
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { describeRemoteError, safeCode } from "../../remote-answer.ts";
-import type { LicenseClaims, VerifyResponse } from "../../protocol/license.ts";
+import { LicenseClaims, type VerifyResponse } from "../../protocol/license.ts";
 import type { LicenseStatus } from "../../protocol/local-api.ts";
 import { answerProblem, beaconAnswers } from "../egress/answer-rules.ts";
 import type { BeaconResponse, BeaconTransport } from "../egress/beacon-client.ts";
@@ -20,6 +21,17 @@ interface CachedToken {
   verifiedAt: number;
   /** SHA-256 of the license key the token was issued for: a changed key ignores the cache. */
   keyHash: string;
+}
+
+/**
+ * The license id of the token the last verification cached, or null when none was ever cached (`export` reads it
+ * beside a running sidecar). Read without checking the signature again: it was checked when it was cached.
+ */
+export function cachedLicenseId(outbox: Outbox): string | null {
+  const cached = outbox.kv.get(CACHE_KEY);
+  if (!cached) return null;
+  const claims = LicenseClaims.pick({ sub: true }).safeParse(decodeJwt((JSON.parse(cached) as CachedToken).token));
+  return claims.success ? claims.data.sub : null;
 }
 
 /** The beacon refused the license (403): not tried again until the next round. */

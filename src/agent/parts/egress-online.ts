@@ -25,6 +25,8 @@ export interface OnlineEgressOptions {
   health: ReadonlyMap<Stream, StreamHealth>;
   /** Usage measures the instance pushes, when `usage.source` is `push`. */
   pushed: PushedMeasures | undefined;
+  /** Sent on every request (storage/instance-id.ts). */
+  instanceId: string;
   logger: Logger;
   now: () => number;
 }
@@ -48,6 +50,7 @@ export async function startOnlineEgress(config: AgentConfig, options: OnlineEgre
     proxy: config.proxy,
     extraCa: config.extraCa,
     now,
+    instanceId: options.instanceId,
   });
   client.listeners.push(
     (sent) => audit.record(sent),

@@ -6,10 +6,13 @@ import { openOutbox } from "../storage/data-dir.ts";
 import { ensureWritableDataDir, shareWithGroup } from "../storage/data-dir-access.ts";
 import { lockDataDir } from "../storage/data-dir-lock.ts";
 import { DataDirSpace } from "../storage/disk-space.ts";
+import { ensureInstanceId } from "../storage/instance-id.ts";
 import type { Outbox } from "../storage/outbox.ts";
 
 export interface Storage {
   outbox: Outbox;
+  /** This sidecar's instance id, kept in the data dir (sent to the beacon on every request). */
+  instanceId: string;
   audit: AuditLog;
   space: DataDirSpace;
   /** Marks the data dir as served by this process (after the listener is up). */
@@ -18,8 +21,8 @@ export interface Storage {
 }
 
 /**
- * Opens the data dir: its lock, the outbox and the audit log. Refuses (exit 3) a data dir another sidecar runs
- * on, or whose outbox is missing, swapped or damaged.
+ * Opens the data dir: its lock, the outbox, the instance id and the audit log. Refuses (exit 3) a data dir another
+ * sidecar runs on, or whose outbox or instance id is missing, swapped or damaged.
  */
 export function openStorage(config: AgentConfig, options: { logger: Logger; now: () => number; newOutbox?: boolean }): Storage {
   const { logger, now } = options;
@@ -27,8 +30,10 @@ export function openStorage(config: AgentConfig, options: { logger: Logger; now:
   const lock = lockDataDir(config.dataDir, now);
   let outbox: Outbox | undefined;
   let audit: AuditLog | undefined;
+  let instanceId: string;
   try {
     outbox = openOutbox(config.dataDir, { now, logger, newOutbox: options.newOutbox });
+    instanceId = ensureInstanceId(config.dataDir, logger);
     shareWithGroup(config.dataDir);
     audit = new AuditLog(config.dataDir, { keepBodies: config.audit.keepBodies, secrets: [config.licenseKey], logger });
     discardSwitchedOff(config, outbox, logger);
@@ -42,6 +47,7 @@ export function openStorage(config: AgentConfig, options: { logger: Logger; now:
   space.roomForTelemetry(); // logs at once when the sidecar starts on a (nearly) full data dir
   return {
     outbox,
+    instanceId,
     audit,
     space,
     announce: () => lock.announce(),

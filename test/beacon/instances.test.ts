@@ -1,0 +1,242 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import Database from "better-sqlite3";
+import pino from "pino";
+import { registerInstanceRoutes } from "../../src/beacon/admin/instances-routes.ts";
+import { BeaconConfig } from "../../src/beacon/config.ts";
+import { InstanceRecorder } from "../../src/beacon/instance-recorder.ts";
+import type { InstanceSighting, InstanceStore } from "../../src/beacon/instances.ts";
+import { openBeaconStorage, type BeaconStorage } from "../../src/beacon/storage.ts";
+import { BeaconStore } from "../../src/beacon/store.ts";
+import type { HttpRequest } from "../../src/http/exchange.ts";
+import { HttpServer } from "../../src/http/server.ts";
+import { traceTransactions } from "../helpers/fixtures.ts";
+import { freshDatabase, query } from "../helpers/postgres.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+const A = "3f0c2a8e-5b1d-4e7a-9c64-2d8b1f0e7a51";
+const B = "b7e9d1c3-0a2f-4b6e-8d5c-1e3f7a9b2c40";
+const T0 = new Date("2026-11-24T12:00:00.000Z");
+const at = (hours: number) => new Date(T0.getTime() + hours * 3_600_000);
+const sighting = (overrides: Partial<InstanceSighting> = {}): InstanceSighting => ({
+  licenseId: "acme-prod",
+  instanceId: A,
+  version: "0.1.0",
+  mode: "online",
+  seenAt: T0,
+  ...overrides,
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const engines: { name: string; open(): Promise<BeaconStorage> }[] = [
+  { name: "sqlite", open: () => openBeaconStorage(BeaconConfig.parse({ dataDir: tempDir("beacon-instances-") })) },
+  {
+    name: "postgresql",
+    async open() {
+      const database = await freshDatabase("egress_instances");
+      cleanups.push(database.drop);
+      return openBeaconStorage(BeaconConfig.parse({ dataDir: tempDir(), database: { url: database.url } }));
+    },
+  },
+];
+
+for (const engine of engines) {
+  describe(`instances on ${engine.name}`, () => {
+    const opened = async () => {
+      const store = await engine.open();
+      cleanups.push(() => store.close());
+      return store;
+    };
+
+    test("an upsert keeps the first first-seen and the last last-seen; version and mode are the latest sighting's", async () => {
+      const { instances } = await opened();
+      await instances.recordInstance(sighting({ seenAt: at(1) }));
+      await instances.recordInstance(sighting({ seenAt: at(5), version: "0.2.0" }));
+      // Late news (an older sighting, an import of an older export) moves first seen back and changes nothing else.
+      await instances.recordInstance(sighting({ seenAt: at(0), version: "0.0.9", mode: "offline" }));
+      // A sighting whose User-Agent did not say keeps the version known.
+      await instances.recordInstance(sighting({ seenAt: at(6), version: null }));
+      assert.deepEqual(await instances.instances(), [
+        {
+          instanceId: A,
+          licenseId: "acme-prod",
+          version: "0.2.0",
+          mode: "online",
+          firstSeenAt: at(0).toISOString(),
+          lastSeenAt: at(6).toISOString(),
+        },
+      ]);
+    });
+
+    test("instances per license, most recently seen first; counts per license, active since a time", async () => {
+      const { instances } = await opened();
+      await instances.recordInstance(sighting({ seenAt: at(1) }));
+      await instances.recordInstance(sighting({ instanceId: B, seenAt: at(30) }));
+      await instances.recordInstance(sighting({ licenseId: "globex", seenAt: at(2) }));
+      assert.deepEqual(
+        (await instances.instances()).map((i) => [i.licenseId, i.instanceId]),
+        [
+          ["acme-prod", B],
+          ["globex", A],
+          ["acme-prod", A],
+        ],
+        "the same instance id under two licenses is two instances",
+      );
+      assert.deepEqual(
+        (await instances.instances({ licenseId: "acme-prod" })).map((i) => i.instanceId),
+        [B, A],
+      );
+      assert.deepEqual(await instances.instances({ licenseId: "nobody" }), []);
+      assert.deepEqual(
+        await instances.instanceCounts(at(2)),
+        new Map([
+          ["acme-prod", { total: 2, active: 1 }],
+          ["globex", { total: 1, active: 1 }],
+        ]),
+      );
+    });
+  });
+}
+
+test("sqlite: a beacon.db of schema 4 gains the instances table at start, its rows kept", () => {
+  const dir = tempDir("beacon-v4-");
+  const kept = traceTransactions(2);
+  const v4 = new BeaconStore(dir);
+  v4.insertTransactions("acme-prod", kept, T0);
+  v4.close();
+  const db = new Database(join(dir, "beacon.db"));
+  db.exec("DROP TABLE instances; PRAGMA user_version = 4");
+  db.close();
+  const upgraded = new BeaconStore(dir);
+  try {
+    assert.deepEqual([...upgraded.transactionAttempts().keys()].sort(), kept.map((t) => t.id).sort());
+    assert.deepEqual(upgraded.traceReport().length, 1);
+  } finally {
+    upgraded.close();
+  }
+  const check = new Database(join(dir, "beacon.db"), { readonly: true });
+  assert.equal(check.pragma("user_version", { simple: true }), 5);
+  assert.deepEqual(check.prepare("SELECT count(*) AS n FROM instances").get(), { n: 0 });
+  check.close();
+});
+
+test("postgresql: a database of schema 1 gains the instances table at start, its rows kept", async () => {
+  const database = await freshDatabase("egress_instances");
+  cleanups.push(database.drop);
+  const config = BeaconConfig.parse({ database: { url: database.url } });
+  const v1 = await openBeaconStorage(config);
+  await v1.ingest([{ licenseId: "acme-prod", transactions: traceTransactions(3) }], T0);
+  await v1.close();
+  await query(database.url, "DROP TABLE instances");
+  await query(database.url, "UPDATE beacon_schema SET version = 1");
+  const upgraded = await openBeaconStorage(config);
+  try {
+    await upgraded.instances.recordInstance(sighting());
+    assert.equal((await upgraded.instances.instances()).length, 1);
+    assert.equal((await upgraded.traceReport())[0]?.transactions, 3);
+  } finally {
+    await upgraded.close();
+  }
+  assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 2 }]);
+});
+
+describe("InstanceRecorder", () => {
+  /** A store that counts its writes, and fails while `failing`. */
+  const counting = () => {
+    const writes: InstanceSighting[] = [];
+    const store = {
+      failing: false as boolean,
+      async recordInstance(s: InstanceSighting) {
+        if (store.failing) throw new Error("database away");
+        writes.push(s);
+      },
+      instances: async () => [],
+      instanceCounts: async () => new Map(),
+    } satisfies InstanceStore & { failing: boolean };
+    return { store, writes };
+  };
+  const warnings: string[] = [];
+  const request = (headers: Record<string, string>) =>
+    ({ headers, log: { warn: (_: unknown, message: string) => warnings.push(message) } }) as unknown as HttpRequest;
+  const agent = (version: string) => ({ "x-egress-instance-id": A, "user-agent": `egress-agent/${version} (online)` });
+
+  test("writes one sighting per instance a minute; an upgrade at once; a header in capitals is the same instance", async () => {
+    let now = T0.getTime();
+    const { store, writes } = counting();
+    const recorder = new InstanceRecorder(store, { now: () => new Date(now) });
+    for (let i = 0; i < 100; i++) await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request({ ...agent("0.1.0"), "x-egress-instance-id": A.toUpperCase() }), "acme-prod");
+    assert.equal(writes.length, 1);
+    assert.deepEqual(writes[0], { licenseId: "acme-prod", instanceId: A, version: "0.1.0", mode: "online", seenAt: T0 });
+    now += 59_000;
+    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    assert.equal(writes.length, 1, "within the minute");
+    await recorder.seen(request(agent("0.2.0")), "acme-prod");
+    assert.equal(writes.length, 2, "a new version is written at once");
+    now += 1_000;
+    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    assert.equal(writes.length, 3, "a minute after the first");
+    await recorder.seen(request(agent("0.1.0")), "globex");
+    assert.equal(writes.length, 4, "another license");
+  });
+
+  test("no header, a header that is not a UUID: nothing written; an unknown User-Agent: no version, online", async () => {
+    const { store, writes } = counting();
+    const recorder = new InstanceRecorder(store, { now: () => T0 });
+    await recorder.seen(request({}), "acme-prod");
+    await recorder.seen(request({ "x-egress-instance-id": "not-a-uuid" }), "acme-prod");
+    await recorder.seen(request({ "x-egress-instance-id": `${A}x` }), "acme-prod");
+    assert.equal(writes.length, 0);
+    await recorder.seen(request({ "x-egress-instance-id": B, "user-agent": "curl/8.5.0" }), "acme-prod");
+    assert.deepEqual([writes[0]?.version, writes[0]?.mode], [null, "online"]);
+  });
+
+  test("a failed write is logged, not thrown, and tried again at the next request", async () => {
+    const { store, writes } = counting();
+    const recorder = new InstanceRecorder(store, { now: () => T0 });
+    store.failing = true;
+    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    assert.deepEqual(warnings, ["instance sighting not recorded"]);
+    store.failing = false;
+    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    assert.equal(writes.length, 1);
+  });
+});
+
+test("GET /v1/admin/instances: active until admin.silentAfter (default 26 h) has passed without a sighting, then silent", async (t) => {
+  const storage = await openBeaconStorage(BeaconConfig.parse({ dataDir: tempDir("beacon-silent-") }));
+  t.after(() => storage.close());
+  await storage.instances.recordInstance(sighting({ seenAt: T0 }));
+  await storage.instances.recordInstance(sighting({ instanceId: B, licenseId: "globex", seenAt: at(20) }));
+  let now = at(25);
+  const states = async (base: string, query = "") => {
+    const response = await fetch(`${base}/v1/admin/instances${query}`);
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { instances: { instanceId: string; state: string; firstSeenAt: string }[] };
+    return Object.fromEntries(body.instances.map((i) => [i.instanceId, i.state]));
+  };
+  const serve = async (silentAfterMs?: number) => {
+    const server = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 1024 } });
+    registerInstanceRoutes(server, { store: storage.instances, now: () => now, silentAfterMs });
+    t.after(() => server.close());
+    return server.listen({ host: "127.0.0.1", port: 0 });
+  };
+  const byDefault = await serve();
+  assert.deepEqual(await states(byDefault), { [A]: "active", [B]: "active" });
+  now = at(26);
+  assert.deepEqual(await states(byDefault), { [A]: "active", [B]: "active" }, "26 h to the millisecond is still active");
+  now = at(26.01);
+  assert.deepEqual(await states(byDefault), { [A]: "silent", [B]: "active" });
+  assert.deepEqual(await states(byDefault, "?license=globex"), { [B]: "active" });
+  const shorter = await serve(3_600_000);
+  assert.deepEqual(await states(shorter), { [A]: "silent", [B]: "silent" });
+
+  const bad = await fetch(`${byDefault}/v1/admin/instances?license=${encodeURIComponent("no spaces")}`);
+  assert.equal(bad.status, 422);
+  assert.deepEqual(((await bad.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc, ["query", "license"]);
+});
