@@ -7,6 +7,8 @@ import { inTransaction } from "../pg-transaction.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { redactUrl } from "../config/redact.ts";
+import { FORWARD_QUEUE_POSTGRES, type ForwardQueue } from "./forward/queue.ts";
+import { PostgresForwardQueue } from "./forward/queue-postgres.ts";
 import type { BeaconStorage, IngestBatch, TraceReportFilter } from "./storage.ts";
 import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
 
@@ -84,9 +86,11 @@ export interface PostgresSettings {
  */
 export class PostgresBeaconStorage implements BeaconStorage {
   readonly #pool: pg.Pool;
+  readonly forwardQueue: ForwardQueue;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
+    this.forwardQueue = new PostgresForwardQueue(pool);
   }
 
   /** Connects, and creates or migrates the schema (one replica at a time). */
@@ -111,6 +115,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
     await this.#transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
       await client.query(SCHEMA);
+      await client.query(FORWARD_QUEUE_POSTGRES); // telemetry forwarding's queue: an added table, no version of its own
       const { rows } = await client.query<{ version: number }>("SELECT version FROM beacon_schema");
       const version = rows[0]?.version ?? 0;
       if (version > SCHEMA_VERSION) {
@@ -160,14 +165,22 @@ export class PostgresBeaconStorage implements BeaconStorage {
     });
   }
 
-  async insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void> {
-    await this.#pool.query("INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES ($1, $2, $3, $4, $5)", [
-      signal,
-      licenseId,
-      itemCount,
-      JSON.stringify(body),
-      receivedAt.toISOString(),
-    ]);
+  async insertOtlp(
+    signal: OtlpSignal,
+    licenseId: string | null,
+    itemCount: number,
+    body: unknown,
+    receivedAt: Date,
+    forward = false,
+  ): Promise<void> {
+    const text = JSON.stringify(body);
+    // One statement, so the batch and its place in the forward queue commit together.
+    await this.#pool.query(
+      `WITH batch AS (
+         INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq)
+       INSERT INTO forward_queue (seq, bytes, received_at) SELECT seq, $6, $5 FROM batch WHERE $7::boolean`,
+      [signal, licenseId, itemCount, text, receivedAt.toISOString(), Buffer.byteLength(text), forward],
+    );
   }
 
   async insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
