@@ -126,9 +126,9 @@ test("a collector back after an outage gets the whole backlog within one backoff
 });
 
 test("once the collector has taken a request, a batch it refuses (400) is dropped alone: the others of its request are delivered", async () => {
-  // Request 1 (metrics, batches 1 and 3) is taken; request 2 (logs, batch 2) too. Then batch 4 onward: its request
-  // of three is refused, each batch is sent alone, and only the poison one (marked) is refused again.
-  const f = forwarding((n, signal, body) => {
+  // One batch is taken first (the evidence that this collector takes our requests). Then a request of three holding
+  // the poison one is refused, each of the three is sent alone, and only the poison one is refused again.
+  const f = forwarding((_n, _signal, body) => {
     const text = JSON.stringify(body);
     return text.includes("POISON") ? answer(400, { code: 3, message: "invalid" }) : answer(200);
   }, 0);
