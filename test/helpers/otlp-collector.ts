@@ -20,6 +20,8 @@ export interface Arrival {
  */
 export class TestCollector {
   mode: CollectorMode = "ok";
+  /** How long each answer takes (a remote collector's round trip). */
+  delayMs = 0;
   /** Requests taken (answered 2xx in mode "ok"). */
   readonly arrivals: Arrival[] = [];
   /** Every request that came, whatever it was answered. */
@@ -41,7 +43,8 @@ export class TestCollector {
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => {
+      request.on("end", () => setTimeout(answer, this.delayMs));
+      const answer = () => {
         this.requests++;
         if (this.mode === "500") return void response.writeHead(500, { "content-type": "application/json" }).end('{"code":13}');
         if (this.mode === "429") return void response.writeHead(429, { "retry-after": "1" }).end();
@@ -52,7 +55,7 @@ export class TestCollector {
         const raw = (request.headers["content-encoding"] === "gzip" ? gunzipSync(wire) : wire).toString("utf8");
         this.arrivals.push({ path: request.url ?? "", headers: request.headers, body: JSON.parse(raw), raw });
         response.writeHead(200, { "content-type": "application/json" }).end("{}");
-      });
+      };
     });
     await new Promise<void>((resolve) => server.listen(this.#port, "127.0.0.1", resolve));
     this.#port = (server.address() as AddressInfo).port;
