@@ -44,7 +44,7 @@ test("a bad telemetry.forward key is refused naming it, and never quotes a heade
     ["endpoint: 'https://user:hunter2-pw@otel.example'", /telemetry\.forward\.endpoint: must not carry credentials/, "hunter2-pw"],
     ["endpoint: 'ftp://otel.example'", /telemetry\.forward\.endpoint: must be an http:\/\/ or https:\/\/ URL/],
     ["endpoint: 'https://otel.example/?token=abc'", /telemetry\.forward\.endpoint: must have no query/],
-    ["headers: {x-api-key: \"secret-one\\r\\nx-evil: 1\"}", /telemetry\.forward\.headers\.x-api-key: has a control character/, "secret-one"],
+    ['headers: {x-api-key: "secret-one\\r\\nx-evil: 1"}', /telemetry\.forward\.headers\.x-api-key: has a control character/, "secret-one"],
     ["headers: {'bad header': v}", /telemetry\.forward\.headers\.bad header: is not a valid HTTP header name/],
     ["headers: {Content-Type: text/plain}", /telemetry\.forward\.headers\.Content-Type: is set by the beacon itself/],
     ["metrics: ['platform_*']", /telemetry\.forward\.metrics\[0\]: must be an exact metric name/],
@@ -56,7 +56,11 @@ test("a bad telemetry.forward key is refused naming it, and never quotes a heade
 
 test("BEACON_FORWARD_HEADERS (a Secret's value) beats the file's header of that name; a malformed one is named, never quoted", () => {
   const path = file("telemetry: {forward: {endpoint: 'http://127.0.0.1:4318', headers: {x-api-key: from-file, x-team: ops}}}\n");
-  const { headers } = loadBeaconConfig(path, {}, { BEACON_FORWARD_HEADERS: "x-api-key=from%20env, authorization=Bearer%20t0k" }).telemetry.forward;
+  const { headers } = loadBeaconConfig(path, {}, { BEACON_FORWARD_HEADERS: "x-api-key=from%20env, authorization=Bearer%20t0k" }).telemetry
+    .forward;
   assert.deepEqual(headers, { "x-api-key": "from env", "x-team": "ops", authorization: "Bearer t0k" });
-  assert.match(problems("{}\n", { BEACON_FORWARD_HEADERS: "no-equals-sign-s3cret" }, "s3cret"), /BEACON_FORWARD_HEADERS: must be name=value pairs/);
+  assert.match(
+    problems("{}\n", { BEACON_FORWARD_HEADERS: "no-equals-sign-s3cret" }, "s3cret"),
+    /BEACON_FORWARD_HEADERS: must be name=value pairs/,
+  );
 });
