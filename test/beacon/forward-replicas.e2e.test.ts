@@ -15,6 +15,8 @@ import { promValue, taggedRequest } from "../helpers/telemetry.ts";
 // forwarded once, by both replicas side by side.
 
 const license = testLicense();
+/** Requests the collector has begun to receive and not yet answered. */
+const pendingRequests = (): number => collector.inFlight;
 let collector: TestCollector;
 let databaseUrl: string;
 let dropDatabase: () => Promise<void>;
@@ -85,4 +87,40 @@ test("a backlog of 400 batches stored through both replicas is forwarded by both
   assert.equal(byOne + byTwo, 400);
   assert.ok(byOne > 0 && byTwo > 0, `both replicas forwarded (${byOne} and ${byTwo})`);
   t.diagnostic(`forwarded by replica one: ${byOne}, by replica two: ${byTwo}; requests: ${collector.requests}`);
+});
+
+test("a replica killed while it forwards: its claimed batches are released and the other replica sends them (at least once)", async (t) => {
+  const [one, two] = replicas as [ServiceProcess, ServiceProcess];
+  const { body } = await postJson(`${two.url}${beaconPaths.verify}`, { license: license.key });
+  const bearer = { authorization: `Bearer ${body.token}` };
+  await collector.down();
+  const markers = Array.from({ length: 300 }, (_, i) => `killed-${i}`);
+  for (const marker of markers)
+    assert.equal((await postJson(`${two.url}${beaconPaths.logs}`, taggedRequest("logs", marker), bearer)).status, 200);
+  const before = collector.arrivals.length;
+  collector.delayMs = 2_000; // each request in flight long enough to kill a replica during it
+  await collector.up();
+  await waitFor(() => pendingRequests() >= 2, 10_000, "both replicas sending");
+  await one.stop("SIGKILL");
+  collector.delayMs = 0;
+  await waitFor(
+    async () => (await promValue(two.url, "egress_beacon_forward_backlog_batches")) === 0 || undefined,
+    30_000,
+    "an empty backlog",
+  );
+  const seen = new Map<string, number>();
+  for (const arrival of collector.arrivals.slice(before).filter((a) => a.path === "/v1/logs")) {
+    for (const entry of arrival.body.resourceLogs) {
+      const marker = entry.resource.attributes.find((a: any) => a.key === "env").value.stringValue;
+      seen.set(marker, (seen.get(marker) ?? 0) + 1);
+    }
+  }
+  assert.deepEqual(
+    markers.filter((m) => !seen.has(m)),
+    [],
+    "every batch arrived",
+  );
+  const twice = markers.filter((m) => seen.get(m)! > 1).length;
+  t.diagnostic(`${twice} of ${markers.length} batches arrived twice`);
+  assert.ok(twice <= 100, `${twice} batches arrived twice: at most the killed replica's one claim`);
 });

@@ -24,6 +24,8 @@ export class TestCollector {
   delayMs = 0;
   /** Requests taken (answered 2xx in mode "ok"). */
   readonly arrivals: Arrival[] = [];
+  /** Requests received and not yet answered (during delayMs). */
+  inFlight = 0;
   /** Every request that came, whatever it was answered. */
   requests = 0;
   #server: Server | undefined;
@@ -43,8 +45,12 @@ export class TestCollector {
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => setTimeout(answer, this.delayMs));
+      request.on("end", () => {
+        this.inFlight++;
+        setTimeout(answer, this.delayMs);
+      });
       const answer = () => {
+        this.inFlight--;
         this.requests++;
         if (this.mode === "500") return void response.writeHead(500, { "content-type": "application/json" }).end('{"code":13}');
         if (this.mode === "429") return void response.writeHead(429, { "retry-after": "1" }).end();
