@@ -27,7 +27,11 @@ const answer = (status: number, body: unknown = {}, contentType = "application/j
 });
 
 /** A forwarder over a fresh beacon.db holding `batches` queued metrics and logs batches, the collector answering `reply`. */
-function forwarding(reply: (request: number, signal: OtlpSignal, body: any) => SendResult, batches = 3) {
+function forwarding(
+  reply: (request: number, signal: OtlpSignal, body: any) => SendResult,
+  batches = 3,
+  allowedMetrics = ["platform_http_requests_latency", "platform_http_requests_failed"],
+) {
   const store = new BeaconStore(tempDir());
   for (let i = 0; i < batches; i++) {
     store.insertOtlp(i % 2 ? "logs" : "metrics", "acme-prod", 1, i % 2 ? logsRequest() : metricsRequest(), new Date(time.now()), true);
@@ -39,11 +43,12 @@ function forwarding(reply: (request: number, signal: OtlpSignal, body: any) => S
       return reply(requests.length, signal, body);
     },
   };
-  const metrics = new ForwardMetrics(new Registry());
+  const registry = new Registry();
+  const metrics = new ForwardMetrics(registry);
   const forwarder = new Forwarder({
     queue: store.forwardQueue,
     transport,
-    allowedMetrics: ["platform_http_requests_latency", "platform_http_requests_failed"],
+    allowedMetrics,
     organizationOf: () => ORG,
     metrics,
     logger: pino({ level: "silent" }),
@@ -57,6 +62,7 @@ function forwarding(reply: (request: number, signal: OtlpSignal, body: any) => S
     between: (fromMs: number, toMs: number) =>
       requests.filter((r) => r.at - requests[0]!.at >= fromMs && r.at - requests[0]!.at < toMs).length,
     backlog: () => store.forwardQueue.backlog(),
+    counter: async (name: string) => (await registry.getSingleMetric(name)!.get()).values.reduce((sum, v) => sum + v.value, 0),
     async stop() {
       const stopped = forwarder.stop(1_000);
       await time.advance(2_000);
@@ -102,7 +108,7 @@ test("a 429 with Retry-After: 1200 is waited out (3 requests an hour), then the 
 
 test("a collector back after an outage gets the whole backlog within one backoff cap, each batch once, with the license's ids", async () => {
   let up = false;
-  const f = forwarding(() => (up ? answer(200) : { kind: "unreachable", reason: "refused" }), 6);
+  const f = forwarding(() => (up ? answer(200) : { kind: "unreachable", reason: "refused" }), 6, ["platform_http_requests_latency"]);
   await time.advance(2 * HOUR, 5_000);
   const failedRequests = f.requests.length;
   up = true;
@@ -122,6 +128,11 @@ test("a collector back after an outage gets the whole backlog within one backoff
   }
   await time.advance(HOUR, 10_000);
   assert.equal(f.requests.length, failedRequests + 2, "then quiet: an empty queue sends nothing");
+  // Three metrics batches, each with one data point of a metric not allowed: counted once, not once per attempt.
+  assert.equal(await f.counter("egress_beacon_forward_filtered_data_points_total"), 3);
+  assert.equal(await f.counter("egress_beacon_forward_batches_total"), 6);
+  assert.ok(failedRequests > 10);
+  assert.equal(await f.counter("egress_beacon_forward_requests_total"), failedRequests + 2);
   await f.stop();
 });
 

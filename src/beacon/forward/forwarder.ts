@@ -124,8 +124,12 @@ export class Forwarder {
   ): Promise<Stalled | undefined> {
     const { metrics, logger, transport } = this.#o;
     const { signal, seqs } = request;
-    metrics.filtered(request.droppedDataPoints);
-    if (request.body === null) return void (await done(seqs)); // nothing of them is forwarded (no allowed metric)
+    // The batches leave the queue: what the allowlist left out of them is counted once, here.
+    const finish = async () => {
+      metrics.filtered(request.droppedDataPoints);
+      await done(seqs);
+    };
+    if (request.body === null) return void (await finish()); // nothing of them is forwarded (no allowed metric)
     const outcome = classifyResult(await transport.send(signal, request.body, this.#cut.signal));
     if (outcome.kind === "delivered") {
       this.#accepted = true;
@@ -133,7 +137,7 @@ export class Forwarder {
       metrics.forwarded(signal, seqs.length);
       if (outcome.rejectedItems > 0)
         logger.warn({ signal, rejected: outcome.rejectedItems }, "the collector took a forwarded request but not all of its items");
-      return void (await done(seqs));
+      return void (await finish());
     }
     if (outcome.kind === "refused" && this.#accepted) {
       metrics.request(signal, "refused");
@@ -151,7 +155,7 @@ export class Forwarder {
       }
       metrics.dropped(signal, 1);
       logger.error({ signal, seq: seqs[0], reason: outcome.reason }, "the collector refused a forwarded batch; it is dropped");
-      return void (await done(seqs));
+      return void (await finish());
     }
     metrics.request(signal, outcome.kind === "refused" ? "4xx" : outcome.label);
     return { kind: "retry", reason: outcome.reason, retryAfterMs: outcome.kind === "retry" ? outcome.retryAfterMs : undefined };
