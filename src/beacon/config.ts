@@ -6,6 +6,8 @@ import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";
 import { LicenseId } from "../protocol/license.ts";
 import { hashLicenseKey } from "./licenses.ts";
+import { ForwardConfig, parseHeaderList } from "./forward/config.ts";
+import { ConfigError } from "../errors.ts";
 
 const BeaconLicense = z
   .strictObject({
@@ -56,6 +58,8 @@ export const BeaconConfig = z
     licenses: z.array(BeaconLicense).default([]),
     // Serve HTTPS with this certificate and key (PEM); both or neither. Empty: plain HTTP (behind a TLS proxy).
     tls: z.strictObject({ certFile: z.string().default(""), keyFile: z.string().default("") }).prefault({}),
+    // Operational telemetry onward to the vendor's own OTLP collector (src/beacon/forward/config.ts).
+    telemetry: z.strictObject({ forward: ForwardConfig.prefault({}) }).prefault({}),
   })
   .superRefine((config, ctx) => {
     if (Boolean(config.tls.certFile) !== Boolean(config.tls.keyFile)) {
@@ -93,8 +97,9 @@ export type BeaconConfig = z.output<typeof BeaconConfig>;
 
 /**
  * Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file, and so do
- * `BEACON_DATABASE_URL` (a Secret's value in Kubernetes) its `database.url` and `BEACON_SIGNING_KEY_FILE` (where a
- * Secret is mounted) its `signingKeyFile`: what every replica shares comes in the same way.
+ * `BEACON_DATABASE_URL` (a Secret's value in Kubernetes) its `database.url`, `BEACON_SIGNING_KEY_FILE` (where a
+ * Secret is mounted) its `signingKeyFile` and `BEACON_FORWARD_HEADERS` the same names of `telemetry.forward.headers`:
+ * what every replica shares comes in the same way.
  */
 export function loadBeaconConfig(
   file: string | undefined,
@@ -109,5 +114,20 @@ export function loadBeaconConfig(
     merged = { ...merged, database: { ...database, url: databaseUrl } };
   }
   if (env.BEACON_SIGNING_KEY_FILE && isRecord(merged)) merged = { ...merged, signingKeyFile: env.BEACON_SIGNING_KEY_FILE };
+  if (env.BEACON_FORWARD_HEADERS && isRecord(merged)) merged = withForwardHeaders(merged, env.BEACON_FORWARD_HEADERS);
   return parseConfig(BeaconConfig, merged, file ?? "embedded defaults");
+}
+
+/** The file's `telemetry.forward.headers` with those of BEACON_FORWARD_HEADERS over them. */
+function withForwardHeaders(raw: Record<string, unknown>, text: string): Record<string, unknown> {
+  const fromEnv = parseHeaderList(text);
+  if (fromEnv === undefined) {
+    throw new ConfigError("BEACON_FORWARD_HEADERS", [
+      "BEACON_FORWARD_HEADERS: must be name=value pairs separated by commas, values percent-encoded (as OTEL_EXPORTER_OTLP_HEADERS)",
+    ]);
+  }
+  const telemetry = isRecord(raw.telemetry) ? raw.telemetry : {};
+  const forward = isRecord(telemetry.forward) ? telemetry.forward : {};
+  const headers = isRecord(forward.headers) ? forward.headers : {};
+  return { ...raw, telemetry: { ...telemetry, forward: { ...forward, headers: { ...headers, ...fromEnv } } } };
 }

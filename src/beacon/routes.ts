@@ -12,8 +12,11 @@ import { Answer, type HttpRequest } from "../http/exchange.ts";
 import { countProtobufItems, otlpErrorAnswer } from "../http/otlp-http.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
+import type { Registry } from "prom-client";
 import type { Authenticator } from "./authenticate.ts";
 import { InstanceRecorder } from "./instance-recorder.ts";
+import type { ForwardMetrics } from "./forward/metrics.ts";
+import type { ForwardQueue } from "./forward/queue.ts";
 import type { License } from "./licenses.ts";
 import type { BeaconStorage } from "./storage.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
@@ -25,6 +28,8 @@ export interface BeaconDeps {
   now: () => Date;
   /** How often one instance's sighting is written at most (instance-recorder.ts). */
   instanceRecordIntervalMs?: number;
+  /** Set when telemetry.forward is on: stored OTLP batches are queued for it, and it is told of each. */
+  forwarder?: { wake(): void } | undefined;
 }
 
 /**
@@ -90,7 +95,9 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },
   );
 
-  for (const signal of OTLP_SIGNALS) registerOtlpRoute(app, signal, { store, now, senders, requiredBearer, instances });
+  for (const signal of OTLP_SIGNALS) {
+    registerOtlpRoute(app, signal, { store, now, forwarder: deps.forwarder, senders, requiredBearer, instances });
+  }
 
   app.post(
     beaconPaths.usageSnapshot,
@@ -117,6 +124,24 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
 }
 
 /**
+ * GET /metrics (Prometheus text) on the public listener: only aggregates that name no license or organization (the
+ * forwarder's backlog and counts); a 503 while the database is away.
+ */
+export function registerMetricsRoute(
+  app: HttpServer,
+  deps: { registry: Registry; forwardMetrics: ForwardMetrics; queue: ForwardQueue; now: () => Date },
+): void {
+  app.get(
+    "/metrics",
+    async () => {
+      await deps.forwardMetrics.refreshBacklog(deps.queue, deps.now().getTime());
+      return new Answer(200, await deps.registry.metrics(), deps.registry.contentType);
+    },
+    { quiet: true },
+  );
+}
+
+/**
  * One telemetry route: OTLP/HTTP JSON or binary protobuf (what a Collector or Fluent Bit sends by default), gzip or
  * deflate too, answered as OTLP/HTTP says in the request's encoding. A protobuf body is decoded into the JSON form and
  * parsed item by item as the sidecar's receiver does: what is stored is the same either way, an item the beacon does
@@ -126,7 +151,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
 function registerOtlpRoute(
   app: HttpServer,
   signal: OtlpSignal,
-  deps: Pick<BeaconDeps, "store" | "now"> & {
+  deps: Pick<BeaconDeps, "store" | "now" | "forwarder"> & {
     senders: WeakMap<HttpRequest, License | undefined>;
     requiredBearer: (request: HttpRequest) => Promise<unknown>;
     instances: InstanceRecorder;
@@ -141,7 +166,10 @@ function registerOtlpRoute(
       const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
       const parsed = parseBody(signal, request.body as Buffer, codec);
-      if (parsed.accepted > 0) await deps.store.insertOtlp(signal, license.id, parsed.accepted, parsed.request, deps.now());
+      if (parsed.accepted > 0) {
+        await deps.store.insertOtlp(signal, license.id, parsed.accepted, parsed.request, deps.now(), deps.forwarder !== undefined);
+        deps.forwarder?.wake();
+      }
       request.log.info(
         { licenseId: license.id, signal, items: parsed.accepted, rejected: parsed.rejected, protobuf },
         "operational telemetry ingested",

@@ -5,10 +5,13 @@ import { readKeyedFile } from "../config/load.ts";
 import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
 import { LicenseRegistry } from "./licenses.ts";
-import { registerBeaconRoutes } from "./routes.ts";
+import { registerBeaconRoutes, registerMetricsRoute } from "./routes.ts";
 import { openBeaconStorage } from "./storage.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { announceHealth } from "../health-file.ts";
+import { Registry } from "prom-client";
+import { ForwardMetrics } from "./forward/metrics.ts";
+import { startForwarding } from "./forward/start.ts";
 
 export interface RunningBeacon {
   /** Base URL the beacon listens on, e.g. http://127.0.0.1:8080 */
@@ -34,7 +37,19 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     });
     const store = await openBeaconStorage(config, { logger });
     closers.add(() => store.close());
-    const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
+    const licenses = new LicenseRegistry(config.licenses);
+    const auth = new Authenticator(licenses, tokens, now);
+    // Telemetry onward to the vendor's collector; stopped (closers run in reverse) before the store closes.
+    const registry = new Registry();
+    const forwardMetrics = new ForwardMetrics(registry);
+    const forwarder = startForwarding(config.telemetry.forward, {
+      queue: store.forwardQueue,
+      metrics: forwardMetrics,
+      organizationOf: (id) => licenses.findById(id)?.organizationId,
+      logger,
+      now,
+    });
+    if (forwarder) closers.add(() => forwarder.close());
     const https = config.tls.certFile
       ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
       : null;
@@ -46,7 +61,8 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       tls: https ?? undefined,
       logRequests: true,
     });
-    registerBeaconRoutes(server, { store, auth, tokens, now });
+    registerBeaconRoutes(server, { store, auth, tokens, now, forwarder });
+    registerMetricsRoute(server, { registry, forwardMetrics, queue: store.forwardQueue, now });
     closers.add(() => server.close());
     return server.listen(config.listen);
   });

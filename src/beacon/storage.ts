@@ -4,6 +4,7 @@ import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import type { BeaconConfig } from "./config.ts";
 import type { InstanceStore } from "./instances.ts";
+import type { ForwardQueue } from "./forward/queue.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
 /** One license's batch of trace transactions. */
@@ -29,7 +30,17 @@ export interface BeaconStorage {
    * when another replica stores it at the same moment. Per batch, how many rows are new.
    */
   ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]>;
-  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void>;
+  /** `forward`: also queued for the vendor's collector, in the same transaction. */
+  insertOtlp(
+    signal: OtlpSignal,
+    licenseId: string | null,
+    itemCount: number,
+    body: unknown,
+    receivedAt: Date,
+    forward?: boolean,
+  ): Promise<void>;
+  /** The batches still to be forwarded (telemetry.forward). */
+  readonly forwardQueue: ForwardQueue;
   /** One snapshot per (license, window: canonical `Timestamp` texts); 1 if new, else 0. */
   insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1>;
   traceReport(filter?: TraceReportFilter): Promise<TraceReportRow[]>;
@@ -54,8 +65,18 @@ class SqliteBeaconStorage implements BeaconStorage {
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
     return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));
   }
-  async insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void> {
-    this.#store.insertOtlp(signal, licenseId, itemCount, body, receivedAt);
+  async insertOtlp(
+    signal: OtlpSignal,
+    licenseId: string | null,
+    itemCount: number,
+    body: unknown,
+    receivedAt: Date,
+    forward = false,
+  ): Promise<void> {
+    this.#store.insertOtlp(signal, licenseId, itemCount, body, receivedAt, forward);
+  }
+  get forwardQueue(): ForwardQueue {
+    return this.#store.forwardQueue;
   }
   async insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {
     return this.#store.insertUsageSnapshot(licenseId, from, to, measures, receivedAt);

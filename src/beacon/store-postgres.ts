@@ -8,6 +8,8 @@ import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { redactUrl } from "../config/redact.ts";
 import { INSTANCES_POSTGRES_SCHEMA, PostgresInstances } from "./instances.ts";
+import { FORWARD_QUEUE_POSTGRES, type ForwardQueue } from "./forward/queue.ts";
+import { PostgresForwardQueue } from "./forward/queue-postgres.ts";
 import type { BeaconStorage, IngestBatch, TraceReportFilter } from "./storage.ts";
 import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
 
@@ -89,10 +91,12 @@ export interface PostgresSettings {
 export class PostgresBeaconStorage implements BeaconStorage {
   readonly #pool: pg.Pool;
   readonly instances: PostgresInstances;
+  readonly forwardQueue: ForwardQueue;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
     this.instances = new PostgresInstances(pool);
+    this.forwardQueue = new PostgresForwardQueue(pool);
   }
 
   /** Connects, and creates or migrates the schema (one replica at a time). */
@@ -118,6 +122,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
       await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
       await client.query(SCHEMA);
       await client.query(INSTANCES_POSTGRES_SCHEMA);
+      await client.query(FORWARD_QUEUE_POSTGRES); // telemetry forwarding's queue: an added table, no version of its own
       const { rows } = await client.query<{ version: number }>("SELECT version FROM beacon_schema");
       const version = rows[0]?.version ?? 0;
       if (version > SCHEMA_VERSION) {
@@ -168,14 +173,22 @@ export class PostgresBeaconStorage implements BeaconStorage {
     });
   }
 
-  async insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): Promise<void> {
-    await this.#pool.query("INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES ($1, $2, $3, $4, $5)", [
-      signal,
-      licenseId,
-      itemCount,
-      JSON.stringify(body),
-      receivedAt.toISOString(),
-    ]);
+  async insertOtlp(
+    signal: OtlpSignal,
+    licenseId: string | null,
+    itemCount: number,
+    body: unknown,
+    receivedAt: Date,
+    forward = false,
+  ): Promise<void> {
+    const text = JSON.stringify(body);
+    // One statement, so the batch and its place in the forward queue commit together.
+    await this.#pool.query(
+      `WITH batch AS (
+         INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq)
+       INSERT INTO forward_queue (seq, bytes, received_at) SELECT seq, $6, $5 FROM batch WHERE $7::boolean`,
+      [signal, licenseId, itemCount, text, receivedAt.toISOString(), Buffer.byteLength(text), forward],
+    );
   }
 
   async insertUsageSnapshot(licenseId: string, from: string, to: string, measures: UsageMeasures, receivedAt: Date): Promise<0 | 1> {

@@ -6,6 +6,8 @@ import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
+import { FORWARD_QUEUE_SQLITE } from "./forward/queue.ts";
+import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
 
 /**
  * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
@@ -106,6 +108,9 @@ export class BeaconStore {
   readonly #insertOtlp: Database.Statement;
   readonly #insertSnapshot: Database.Statement;
   readonly instances: SqliteInstances;
+  // Prepared when first used: a read-only open (`beacon report`) of an older beacon.db has no forward_queue.
+  #enqueueForward: Database.Statement | undefined;
+  #forwardQueue: SqliteForwardQueue | undefined;
 
   constructor(dataDir: string, options: { readonly?: boolean } = {}) {
     const path = join(dataDir, "beacon.db");
@@ -156,6 +161,7 @@ export class BeaconStore {
       if (rebuild) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_old");
       this.#db.exec(schema);
       this.#db.exec(INSTANCES_SQLITE_SCHEMA);
+      this.#db.exec(FORWARD_QUEUE_SQLITE); // telemetry forwarding's queue: an added table, no version of its own
       if (rebuild) {
         this.#db.exec(`INSERT INTO trace_transactions (id, ${transactionColumns})
           SELECT ${version < 3 ? uuidBytes("id") : "id"}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};
@@ -200,8 +206,22 @@ export class BeaconStore {
     return this.#db.transaction(work)();
   }
 
-  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date): void {
-    this.#insertOtlp.run(signal, licenseId, itemCount, JSON.stringify(body), receivedAt.toISOString());
+  /** `forward`: queued for the vendor's collector in the same transaction (telemetry.forward.endpoint is set). */
+  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date, forward = false): void {
+    const text = JSON.stringify(body);
+    const at = receivedAt.toISOString();
+    this.#db.transaction(() => {
+      const { lastInsertRowid } = this.#insertOtlp.run(signal, licenseId, itemCount, text, at);
+      if (!forward) return;
+      this.#enqueueForward ??= this.#db.prepare("INSERT INTO forward_queue (seq, bytes, received_at) VALUES (?, ?, ?)");
+      this.#enqueueForward.run(lastInsertRowid, Buffer.byteLength(text), at);
+    })();
+  }
+
+  /** Batches still to go to the vendor's collector (src/beacon/forward/). */
+  get forwardQueue(): SqliteForwardQueue {
+    this.#forwardQueue ??= new SqliteForwardQueue(this.#db);
+    return this.#forwardQueue;
   }
 
   /**

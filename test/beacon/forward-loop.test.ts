@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, test } from "node:test";
+import pino from "pino";
+import { Registry } from "prom-client";
+import { Forwarder } from "../../src/beacon/forward/forwarder.ts";
+import { ForwardMetrics } from "../../src/beacon/forward/metrics.ts";
+import type { CollectorTransport, SendResult } from "../../src/beacon/forward/transport.ts";
+import { BeaconStore } from "../../src/beacon/store.ts";
+import type { OtlpSignal } from "../../src/protocol/otlp.ts";
+import { logsRequest, metricsRequest } from "../helpers/fixtures.ts";
+import { tempDir } from "../helpers/processes.ts";
+import { HOUR, MINUTE, SimulatedTime } from "../helpers/simulated-time.ts";
+
+// The forwarder's loop on simulated time with the shipped backoff (1 s doubling to 5 min, jitter, Retry-After up to
+// 1 h), over a real beacon.db queue, against a collector answering as each case says: how many requests an hour a
+// bad collector gets, and that the queue keeps every batch until one is taken.
+
+let time: SimulatedTime;
+beforeEach(() => (time = SimulatedTime.start()));
+afterEach(() => time.stop());
+
+const ORG = "6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10";
+const answer = (status: number, body: unknown = {}, contentType = "application/json", retryAfterMs?: number): SendResult => ({
+  kind: "answer",
+  answer: { status, body, contentType },
+  retryAfterMs,
+});
+
+/** A forwarder over a fresh beacon.db holding `batches` queued metrics and logs batches, the collector answering `reply`. */
+function forwarding(
+  reply: (request: number, signal: OtlpSignal, body: any) => SendResult,
+  batches = 3,
+  allowedMetrics = ["platform_http_requests_latency", "platform_http_requests_failed"],
+) {
+  const store = new BeaconStore(tempDir());
+  for (let i = 0; i < batches; i++) {
+    store.insertOtlp(i % 2 ? "logs" : "metrics", "acme-prod", 1, i % 2 ? logsRequest() : metricsRequest(), new Date(time.now()), true);
+  }
+  const requests: { at: number; signal: OtlpSignal; body: any }[] = [];
+  const transport: CollectorTransport = {
+    send: async (signal, body) => {
+      requests.push({ at: time.now(), signal, body });
+      return reply(requests.length, signal, body);
+    },
+  };
+  const registry = new Registry();
+  const metrics = new ForwardMetrics(registry);
+  const forwarder = new Forwarder({
+    queue: store.forwardQueue,
+    transport,
+    allowedMetrics,
+    organizationOf: () => ORG,
+    metrics,
+    logger: pino({ level: "silent" }),
+    minBackoffMs: 1_000,
+    maxBackoffMs: 5 * MINUTE,
+  });
+  forwarder.start();
+  return {
+    store,
+    requests,
+    between: (fromMs: number, toMs: number) =>
+      requests.filter((r) => r.at - requests[0]!.at >= fromMs && r.at - requests[0]!.at < toMs).length,
+    backlog: () => store.forwardQueue.backlog(),
+    counter: async (name: string) => (await registry.getSingleMetric(name)!.get()).values.reduce((sum, v) => sum + v.value, 0),
+    async stop() {
+      const stopped = forwarder.stop(1_000);
+      await time.advance(2_000);
+      await stopped;
+      store.close();
+    },
+  };
+}
+
+const failing: [string, (request: number) => SendResult][] = [
+  ["a refused connection", () => ({ kind: "unreachable", reason: "the collector could not be reached (ECONNREFUSED)" })],
+  ["no answer in time", () => ({ kind: "unreachable", reason: "no answer within telemetry.forward.retry.requestTimeout" })],
+  ["500", () => answer(500, { code: 13, message: "boom" })],
+  ["503 with Retry-After: 0", () => answer(503, "", "text/plain", 0)],
+  ["401 (the headers' key refused)", () => answer(401, "Unauthorized", "text/plain")],
+  ["404 (a wrong endpoint)", () => answer(404, "404 page not found", "text/plain")],
+  ["400 from a collector that never took anything (misconfigured, not a poison batch)", () => answer(400, { code: 3, message: "bad" })],
+  ["200 with an HTML login page", () => answer(200, "<!DOCTYPE html><html>Sign in</html>", "text/html")],
+];
+
+for (const [name, reply] of failing) {
+  test(`a collector answering ${name} gets ~12 requests an hour once at the 5 min cap, and every batch stays queued`, async () => {
+    const f = forwarding(reply);
+    await time.advance(3 * HOUR, 5_000);
+    assert.ok(f.between(0, HOUR) <= 25, `${f.between(0, HOUR)} requests in the first hour`);
+    const later = f.between(HOUR, 3 * HOUR);
+    assert.ok(later >= 20 && later <= 26, `${later} requests in hours 2-3`);
+    assert.equal((await f.backlog()).batches, 3, "nothing dropped");
+    await f.stop();
+  });
+}
+
+test("a 429 with Retry-After: 1200 is waited out (3 requests an hour), then the backlog drains once the collector takes it", async () => {
+  let up = false;
+  const f = forwarding(() => (up ? answer(200) : answer(429, "", "text/plain", 20 * MINUTE)));
+  await time.advance(2 * HOUR, 5_000);
+  assert.ok(f.between(HOUR, 2 * HOUR) >= 2 && f.between(HOUR, 2 * HOUR) <= 4, `${f.between(HOUR, 2 * HOUR)} requests in hour 2`);
+  up = true;
+  await time.advance(21 * MINUTE, 5_000);
+  assert.deepEqual(await f.backlog(), { batches: 0, bytes: 0, oldestReceivedAt: null });
+  await f.stop();
+});
+
+test("a collector back after an outage gets the whole backlog within one backoff cap, each batch once, with the license's ids", async () => {
+  let up = false;
+  const f = forwarding(() => (up ? answer(200) : { kind: "unreachable", reason: "refused" }), 6, ["platform_http_requests_latency"]);
+  await time.advance(2 * HOUR, 5_000);
+  const failedRequests = f.requests.length;
+  up = true;
+  await time.advance(5 * MINUTE + 5_000, 1_000);
+  assert.equal((await f.backlog()).batches, 0);
+  const delivered = f.requests.slice(failedRequests);
+  // One round: the three metrics batches in one request, the three logs batches in another.
+  assert.deepEqual(delivered.map((r) => r.signal).sort(), ["logs", "metrics"]);
+  for (const r of delivered) {
+    const resources = r.body[r.signal === "metrics" ? "resourceMetrics" : "resourceLogs"];
+    assert.equal(resources.length, 3);
+    for (const entry of resources) {
+      const attributes = Object.fromEntries(entry.resource.attributes.map((a: any) => [a.key, a.value.stringValue]));
+      assert.equal(attributes["license.id"], "acme-prod");
+      assert.equal(attributes["organization.id"], ORG);
+    }
+  }
+  await time.advance(HOUR, 10_000);
+  assert.equal(f.requests.length, failedRequests + 2, "then quiet: an empty queue sends nothing");
+  // Three metrics batches, each with one data point of a metric not allowed: counted once, not once per attempt.
+  assert.equal(await f.counter("egress_beacon_forward_filtered_data_points_total"), 3);
+  assert.equal(await f.counter("egress_beacon_forward_batches_total"), 6);
+  assert.ok(failedRequests > 10);
+  assert.equal(await f.counter("egress_beacon_forward_requests_total"), failedRequests + 2);
+  await f.stop();
+});
+
+test("once the collector has taken a request, a batch it refuses (400) is dropped alone: the others of its request are delivered", async () => {
+  // One batch is taken first (the evidence that this collector takes our requests). Then a request of three holding
+  // the poison one is refused, each of the three is sent alone, and only the poison one is refused again.
+  const f = forwarding((_n, _signal, body) => {
+    const text = JSON.stringify(body);
+    return text.includes("POISON") ? answer(400, { code: 3, message: "invalid" }) : answer(200);
+  }, 0);
+  const poison = metricsRequest();
+  poison.resourceMetrics[0]!.resource.attributes.push({ key: "env", value: { stringValue: "POISON" } });
+  f.store.insertOtlp("metrics", "acme-prod", 1, metricsRequest(), new Date(time.now()), true);
+  await time.advance(5_000);
+  assert.equal(f.requests.length, 1);
+  for (const body of [metricsRequest(), poison, metricsRequest()])
+    f.store.insertOtlp("metrics", "acme-prod", 1, body, new Date(time.now()), true);
+  await time.advance(HOUR, 5_000);
+  // 1 + the refused request of three + three alone; then nothing more.
+  assert.equal(f.requests.length, 5);
+  assert.equal((await f.backlog()).batches, 0);
+  await f.stop();
+});
