@@ -36,7 +36,7 @@ async function openIssuer(configFile: string | undefined): Promise<{ issuer: Tok
     ttlMs: config.tokenTtl,
     now: () => new Date(),
   });
-  return { issuer, licenses: new LicenseRegistry(config.licenses) };
+  return { issuer, licenses: LicenseRegistry.ofConfig(config.licenses) };
 }
 
 /** Prints an offline license (a long-lived signed JWT) for a license this beacon knows. */

@@ -22,6 +22,8 @@ export interface BeaconDeps {
   auth: Authenticator;
   tokens: TokenIssuer;
   now: () => Date;
+  /** A license was verified (its lastVerifiedAt). */
+  onVerified?: (licenseId: string) => void;
 }
 
 /**
@@ -44,6 +46,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       const body = parseRequest(VerifyRequest, request.body);
       const license = auth.license(body.license, { requireUnexpired: true });
       request.log.info({ licenseId: license.id }, "license verified");
+      deps.onVerified?.(license.id);
       return { token: await tokens.issue(license) };
     },
     { reserved: true, budget: "verify", bodyLimit: { bytes: VERIFY_BODY_LIMIT } },

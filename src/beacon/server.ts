@@ -4,7 +4,8 @@ import { HttpServer } from "../http/server.ts";
 import { readKeyedFile } from "../config/load.ts";
 import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
-import { LicenseRegistry } from "./licenses.ts";
+import { startAdminListener } from "./admin/server.ts";
+import { LicenseCache } from "./license-cache.ts";
 import { registerBeaconRoutes } from "./routes.ts";
 import { openBeaconStorage } from "./storage.ts";
 import { TokenIssuer } from "./token-issuer.ts";
@@ -13,6 +14,8 @@ import { announceHealth } from "../health-file.ts";
 export interface RunningBeacon {
   /** Base URL the beacon listens on, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Base URL of the admin listener, when it is open. */
+  adminUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -25,7 +28,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
   const now = options.now ?? (() => new Date());
   const { logger } = options;
   const closers = new Closers();
-  const url = await closers.starting(async () => {
+  const { url, adminUrl } = await closers.starting(async () => {
     const tokens = await TokenIssuer.open({
       dataDir: config.dataDir,
       signingKeyFile: config.signingKeyFile,
@@ -34,7 +37,11 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     });
     const store = await openBeaconStorage(config, { logger });
     closers.add(() => store.close());
-    const auth = new Authenticator(new LicenseRegistry(config.licenses), tokens, now);
+    // beacon.yaml's licenses into the database, then the database's in force (and kept current) here.
+    await store.licenses.applyConfig(config.licenses, now());
+    const licenses = await LicenseCache.open(store.licenses, { logger });
+    closers.add(() => licenses.close());
+    const auth = new Authenticator(licenses, tokens, now);
     const https = config.tls.certFile
       ? { cert: readKeyedFile("tls.certFile", config.tls.certFile), key: readKeyedFile("tls.keyFile", config.tls.keyFile) }
       : null;
@@ -46,9 +53,10 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       tls: https ?? undefined,
       logRequests: true,
     });
-    registerBeaconRoutes(server, { store, auth, tokens, now });
+    registerBeaconRoutes(server, { store, auth, tokens, now, onVerified: (id) => licenses.noteVerified(id, now()) });
     closers.add(() => server.close());
-    return server.listen(config.listen);
+    const url = await server.listen(config.listen);
+    return { url, adminUrl: await startAdminListener({ config, store, licenses, now }, { logger, closers }) };
   });
   const database = config.database.url ? "postgresql" : "sqlite";
   if (config.database.url && !config.signingKeyFile) {
@@ -58,7 +66,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       "database.url is set but signingKeyFile is not: this replica signs with a key of its own data dir; give every replica the same signingKeyFile",
     );
   }
-  logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
+  logger.info({ url, adminUrl, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
   announceHealth(url, "/healthz", logger);
-  return { url, close: () => closers.closeAll() };
+  return { url, adminUrl, close: () => closers.closeAll() };
 }

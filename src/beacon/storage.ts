@@ -3,6 +3,8 @@ import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import type { BeaconConfig } from "./config.ts";
+import { LicenseStore } from "./license-store.ts";
+import { sqliteExecutor } from "./sql-executor.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
 /** One license's batch of trace transactions. */
@@ -23,6 +25,8 @@ export interface TraceReportFilter {
  * (test/beacon/storage.test.ts).
  */
 export interface BeaconStorage {
+  /** The licenses and the admin audit log (src/beacon/license-store.ts). */
+  readonly licenses: LicenseStore;
   /**
    * Stores several licenses' batches in one transaction (one commit); an id a license already sent is skipped, also
    * when another replica stores it at the same moment. Per batch, how many rows are new.
@@ -43,8 +47,10 @@ export interface BeaconStorage {
 /** The SQLite store behind the async interface. */
 class SqliteBeaconStorage implements BeaconStorage {
   readonly #store: BeaconStore;
+  readonly licenses: LicenseStore;
   constructor(store: BeaconStore) {
     this.#store = store;
+    this.licenses = new LicenseStore(sqliteExecutor(store.database));
   }
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
     return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));

@@ -7,11 +7,16 @@ import { inTransaction } from "../pg-transaction.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { redactUrl } from "../config/redact.ts";
+import { LicenseStore, licenseTablesSql } from "./license-store.ts";
+import { postgresExecutor } from "./sql-executor.ts";
 import type { BeaconStorage, IngestBatch, TraceReportFilter } from "./storage.ts";
 import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
 
-/** 1: the tables of SQLite's schema 4, in PostgreSQL's types (a UUID id, unique per sending license). */
-const SCHEMA_VERSION = 1;
+/**
+ * 1: the tables of SQLite's schema 4, in PostgreSQL's types (a UUID id, unique per sending license).
+ * 2: licenses, their version and the admin audit log (src/beacon/license-store.ts).
+ */
+const SCHEMA_VERSION = 2;
 
 /** Any number taken once for the whole cluster: replicas starting together migrate one at a time. */
 const MIGRATION_LOCK = 0x6567_7265; // "egre"
@@ -84,9 +89,11 @@ export interface PostgresSettings {
  */
 export class PostgresBeaconStorage implements BeaconStorage {
   readonly #pool: pg.Pool;
+  readonly licenses: LicenseStore;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
+    this.licenses = new LicenseStore(postgresExecutor(pool));
   }
 
   /** Connects, and creates or migrates the schema (one replica at a time). */
@@ -111,6 +118,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
     await this.#transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
       await client.query(SCHEMA);
+      await client.query(licenseTablesSql("postgresql"));
       const { rows } = await client.query<{ version: number }>("SELECT version FROM beacon_schema");
       const version = rows[0]?.version ?? 0;
       if (version > SCHEMA_VERSION) {
@@ -120,6 +128,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
         );
       }
       if (rows.length === 0) await client.query("INSERT INTO beacon_schema (version) VALUES ($1)", [SCHEMA_VERSION]);
+      else if (version < SCHEMA_VERSION) await client.query("UPDATE beacon_schema SET version = $1", [SCHEMA_VERSION]);
     });
   }
 

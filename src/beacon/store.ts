@@ -5,6 +5,7 @@ import { EgressError } from "../errors.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
+import { licenseTablesSql } from "./license-store.ts";
 
 /**
  * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
@@ -13,8 +14,9 @@ import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
  * one id.
  * 4: an id is unique per sending license, not across all of them: one license can no longer claim an id that
  * another will send (and have that one's record answered inserted_count 0, never counted).
+ * 5: licenses, their version and the admin audit log (src/beacon/license-store.ts).
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** SQL for a UUID's 16 bytes from its text form, and back (lower case, dashed). */
 export const uuidBytes = (text: string) => `unhex(replace(${text}, '-', ''))`;
@@ -145,10 +147,11 @@ export class BeaconStore {
       );
     }
     // Before 4 the table is rebuilt (its key changed each time): rows are copied oldest first, ids as bytes.
-    const rebuild = version > 0 && version < SCHEMA_VERSION;
+    const rebuild = version > 0 && version < 4;
     this.#db.transaction(() => {
       if (rebuild) this.#db.exec("DROP INDEX trace_transactions_by_month; ALTER TABLE trace_transactions RENAME TO trace_transactions_old");
       this.#db.exec(schema);
+      this.#db.exec(licenseTablesSql("sqlite"));
       if (rebuild) {
         this.#db.exec(`INSERT INTO trace_transactions (id, ${transactionColumns})
           SELECT ${version < 3 ? uuidBytes("id") : "id"}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};
@@ -249,6 +252,11 @@ export class BeaconStore {
       .prepare("SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp")
       .all() as (Omit<StoredUsageSnapshot, "measures"> & { measures: string })[];
     return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
+  }
+
+  /** The connection, for the tables other modules keep in this file (licenses). */
+  get database(): Database.Database {
+    return this.#db;
   }
 
   close(): void {
