@@ -49,7 +49,10 @@ export class Authenticator {
     refuseRevoked(license);
     // A token from before the key was replaced may have been had with the old key: verify again with the new one.
     if (license.keyRotatedAt && claims.iat < Math.floor(license.keyRotatedAt.getTime() / 1000))
-      throw new HttpError("EGRESS_ERR_TOKEN_INVALID", "the bearer token was issued before the license's key was replaced; verify the license again");
+      throw new HttpError(
+        "EGRESS_ERR_TOKEN_INVALID",
+        "the bearer token was issued before the license's key was replaced; verify the license again",
+      );
     return license;
   }
 

@@ -104,7 +104,12 @@ export class LicenseStore {
   }
 
   /** A renewal; false when there is no such license. */
-  async update(id: string, patch: { expiresAt?: string | undefined; seats?: number | undefined }, actor: string, now: Date): Promise<boolean> {
+  async update(
+    id: string,
+    patch: { expiresAt?: string | undefined; seats?: number | undefined },
+    actor: string,
+    now: Date,
+  ): Promise<boolean> {
     const at = now.toISOString();
     return this.#sql.batch([
       {
@@ -169,7 +174,10 @@ export class LicenseStore {
             params: [id, organizationId, expiresAt, seats, offlineAllowed ? 1 : 0, keySha256, at, at, digest],
             required: true,
           },
-          this.#audit({ actor: "config", action: "license.config", licenseId: id, detail: { organizationId, expiresAt, seats, offlineAllowed } }, now),
+          this.#audit(
+            { actor: "config", action: "license.config", licenseId: id, detail: { organizationId, expiresAt, seats, offlineAllowed } },
+            now,
+          ),
           BUMP,
         ]);
       } catch (err) {

@@ -52,10 +52,9 @@ export function licenseOfRecord(record: LicenseRecord): License {
 }
 
 /** A `licenses:` entry of beacon.yaml as the database keeps it (its key hashed). */
-export function configLicenseFields(entry: BeaconLicenseConfig): Pick<
-  LicenseRecord,
-  "id" | "organizationId" | "expiresAt" | "seats" | "offlineAllowed" | "keySha256"
-> {
+export function configLicenseFields(
+  entry: BeaconLicenseConfig,
+): Pick<LicenseRecord, "id" | "organizationId" | "expiresAt" | "seats" | "offlineAllowed" | "keySha256"> {
   return {
     id: entry.id,
     organizationId: entry.organizationId,

@@ -7,7 +7,6 @@ import { ConfigError } from "../errors.ts";
 import { LogLevel } from "../log.ts";
 import { ApiKeyEntry } from "../http/api-keys.ts";
 
-
 const Provider = z.strictObject({
   /** Where an authorization code is exchanged for a token (OAuth 2.0 token endpoint). */
   tokenUrl: z.url({ message: "must be a URL" }),

@@ -13,6 +13,7 @@ import {
   type LicenseView,
 } from "../../protocol/beacon-admin.ts";
 import { generateLicenseKey, hashLicenseKey, type LicenseRecord, licenseState } from "../licenses.ts";
+import type { TraceReportRow } from "../store.ts";
 import type { AdminDeps } from "./deps.ts";
 
 /** Create, renew, revoke and rotate bodies are a few hundred bytes. */
@@ -32,6 +33,18 @@ export function licenseView(record: LicenseRecord, now: Date, instances: number)
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
+}
+
+/** A license's report rows (one per organization and month) as one total per month. */
+function monthlyUsage(rows: readonly TraceReportRow[]): LicenseDetail["usage"] {
+  const byMonth = new Map<string, { month: string; transactions: number; traces: number }>();
+  for (const row of rows) {
+    const month = byMonth.get(row.month) ?? { month: row.month, transactions: 0, traces: 0 };
+    month.transactions += row.transactions;
+    month.traces += row.traces;
+    byMonth.set(row.month, month);
+  }
+  return [...byMonth.values()];
 }
 
 /** The license routes of the admin API (docs/beacon.md, "Running the beacon as a vendor"). */
@@ -88,15 +101,8 @@ export function registerLicenseRoutes(app: HttpServer, deps: AdminDeps): void {
       const id = idOf(request);
       const record = await store.licenses.get(id);
       if (!record) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
-      const byMonth = new Map<string, { month: string; transactions: number; traces: number }>();
-      for (const row of await store.traceReport({ licenseId: id })) {
-        const month = byMonth.get(row.month) ?? { month: row.month, transactions: 0, traces: 0 };
-        month.transactions += row.transactions;
-        month.traces += row.traces;
-        byMonth.set(row.month, month);
-      }
       const instances = (await deps.instances?.forLicense(id)) ?? [];
-      return { ...licenseView(record, now(), 0), instances, usage: [...byMonth.values()] };
+      return { ...licenseView(record, now(), 0), instances, usage: monthlyUsage(await store.traceReport({ licenseId: id })) };
     },
     guarded,
   );
