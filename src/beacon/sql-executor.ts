@@ -21,7 +21,7 @@ export interface SqlExecutor {
 }
 
 /** Thrown inside a transaction to roll it back. */
-class Unchanged extends Error {}
+class BatchUnchanged extends Error {}
 
 export function sqliteExecutor(db: Database.Database): SqlExecutor {
   return {
@@ -31,11 +31,11 @@ export function sqliteExecutor(db: Database.Database): SqlExecutor {
     async batch(statements) {
       try {
         db.transaction(() => {
-          for (const s of statements) if (db.prepare(s.sql).run(...s.params).changes === 0 && s.required) throw new Unchanged();
+          for (const s of statements) if (db.prepare(s.sql).run(...s.params).changes === 0 && s.required) throw new BatchUnchanged();
         })();
         return true;
       } catch (err) {
-        if (err instanceof Unchanged) return false;
+        if (err instanceof BatchUnchanged) return false;
         throw err;
       }
     },
@@ -60,14 +60,14 @@ export function postgresExecutor(pool: pg.Pool): SqlExecutor {
           async (client) => {
             for (const s of statements) {
               const { rowCount } = await client.query(numbered(s.sql), s.params as unknown[]);
-              if (rowCount === 0 && s.required) throw new Unchanged();
+              if (rowCount === 0 && s.required) throw new BatchUnchanged();
             }
           },
           5,
         );
         return true;
       } catch (err) {
-        if (err instanceof Unchanged) return false;
+        if (err instanceof BatchUnchanged) return false;
         throw err;
       }
     },
