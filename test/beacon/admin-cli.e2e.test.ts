@@ -25,7 +25,18 @@ describe("egress-agent beacon licenses", () => {
   });
 
   test("create, list, show, update, revoke and rotate-key: JSON for scripts, tables for people", async () => {
-    const created = await cli(["create", "--id", "acme", "--org", ORG_ID, "--expires-at", "2099-01-01T00:00:00Z", "--seats", "12", "--json"]);
+    const created = await cli([
+      "create",
+      "--id",
+      "acme",
+      "--org",
+      ORG_ID,
+      "--expires-at",
+      "2099-01-01T00:00:00Z",
+      "--seats",
+      "12",
+      "--json",
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const license = JSON.parse(created.stdout);
     printed.push(license.key);
@@ -64,7 +75,9 @@ describe("egress-agent beacon licenses", () => {
   test("errors say what went wrong: unreachable, a refused key, an unknown id, a taken id, the field at fault", async () => {
     const keyFile = join(tempDir(), "admin.key");
     writeFileSync(keyFile, `${ADMIN_KEY}\n`);
-    const viaFile = await runCli(["beacon", "licenses", "list", "--url", adminUrl, "--api-key-file", keyFile], { env: { BEACON_ADMIN_API_KEY: "" } });
+    const viaFile = await runCli(["beacon", "licenses", "list", "--url", adminUrl, "--api-key-file", keyFile], {
+      env: { BEACON_ADMIN_API_KEY: "" },
+    });
     assert.equal(viaFile.code, 0, viaFile.stderr);
 
     const unreachable = await runCli(["beacon", "licenses", "list", "--url", NOWHERE], { env: { BEACON_ADMIN_API_KEY: ADMIN_KEY } });

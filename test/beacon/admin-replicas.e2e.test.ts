@@ -51,8 +51,15 @@ test("created on replica A, verified on replica B; revoked on B, refused on A; r
 
   const token = (await verifyOn(b, key)).body.token as string;
   assert.equal((await admin(adminUrlOf(b), "POST", "/v1/admin/licenses/acme/revoke")).status, 200);
-  const revokeMs = await within5s(async () => (await verifyOn(a, key)).body.code === "EGRESS_ERR_LICENSE_REVOKED", "A to refuse the key B revoked");
-  const ingest = await postJson(`${a.url}${beaconPaths.ingestTraces}`, { license: key, trace_transactions: [] }, { authorization: `Bearer ${token}` });
+  const revokeMs = await within5s(
+    async () => (await verifyOn(a, key)).body.code === "EGRESS_ERR_LICENSE_REVOKED",
+    "A to refuse the key B revoked",
+  );
+  const ingest = await postJson(
+    `${a.url}${beaconPaths.ingestTraces}`,
+    { license: key, trace_transactions: [] },
+    { authorization: `Bearer ${token}` },
+  );
   assert.deepEqual([ingest.status, ingest.body.code], [403, "EGRESS_ERR_LICENSE_REVOKED"], "its token too, on the other replica");
 
   // The list on either replica shows the same state, and both applied beacon.yaml's license once.
@@ -76,5 +83,7 @@ test("created on replica A, verified on replica B; revoked on B, refused on A; r
     async () => (await verifyOn(a, rotated.body.key)).body.code === "EGRESS_ERR_LICENSE_EXPIRED",
     "A to see the new expiry",
   );
-  process.stdout.write(`# in force on the other replica after: create ${createMs} ms, revoke ${revokeMs} ms, rotate ${rotateMs} ms, renew ${renewMs} ms\n`);
+  process.stdout.write(
+    `# in force on the other replica after: create ${createMs} ms, revoke ${revokeMs} ms, rotate ${rotateMs} ms, renew ${renewMs} ms\n`,
+  );
 });

@@ -73,7 +73,8 @@ describe("the beacon's admin listener", () => {
   after(async () => {
     assert.equal(await beacon.stop("SIGTERM"), 0);
     const output = beacon.output();
-    for (const secret of [ADMIN_KEY, SECOND_KEY, fromConfig.key, ...keys]) assert.ok(!output.includes(secret), "no key in the beacon's logs");
+    for (const secret of [ADMIN_KEY, SECOND_KEY, fromConfig.key, ...keys])
+      assert.ok(!output.includes(secret), "no key in the beacon's logs");
   });
 
   test("every admin route needs an admin key, checked before the body is read; the public listener serves none of them", async () => {
@@ -92,7 +93,11 @@ describe("the beacon's admin listener", () => {
       assert.deepEqual([missing.status, missing.body.code], [401, "EGRESS_ERR_API_KEY_MISSING"], `${method} ${path}`);
       assert.equal(typeof missing.body.detail, "string");
       const wrong = await call(method, path, method === "GET" ? undefined : {}, fromConfig.key);
-      assert.deepEqual([wrong.status, wrong.body.code], [401, "EGRESS_ERR_API_KEY_INVALID"], `${method} ${path}: a license key is no admin key`);
+      assert.deepEqual(
+        [wrong.status, wrong.body.code],
+        [401, "EGRESS_ERR_API_KEY_INVALID"],
+        `${method} ${path}: a license key is no admin key`,
+      );
       const onPublic = await admin(publicUrl, method, path, method === "GET" ? undefined : {});
       assert.deepEqual([onPublic.status, onPublic.body.code], [404, "EGRESS_ERR_NOT_FOUND"], `${method} ${path} on the public listener`);
     }
@@ -153,11 +158,15 @@ describe("the beacon's admin listener", () => {
     assert.equal(verified.status, 200, "in force at once, no restart");
     assert.deepEqual((await ingest(created.body.key, verified.body.token)).body, { inserted_count: 3 });
 
-    const listed = await waitFor(async () => {
-      const { licenses } = (await call("GET", "/v1/admin/licenses")).body;
-      const one = licenses.find((l: { id: string }) => l.id === "initech");
-      return one?.lastVerifiedAt ? one : undefined;
-    }, 5000, "lastVerifiedAt");
+    const listed = await waitFor(
+      async () => {
+        const { licenses } = (await call("GET", "/v1/admin/licenses")).body;
+        const one = licenses.find((l: { id: string }) => l.id === "initech");
+        return one?.lastVerifiedAt ? one : undefined;
+      },
+      5000,
+      "lastVerifiedAt",
+    );
     assert.deepEqual(Object.keys(listed).sort(), [
       "expiresAt",
       "id",
@@ -182,7 +191,17 @@ describe("the beacon's admin listener", () => {
     const shown = (await call("GET", "/v1/admin/licenses/initech")).body;
     assert.deepEqual([shown.instances, shown.usage], [[], [{ month: "2026-10", transactions: 3, traces: 21 }]]);
     const usage = (await call("GET", "/v1/admin/usage?license=initech&month=2026-10")).body;
-    const report = await runCli(["beacon", "report", "--config", fixture.configPath, "--license", "initech", "--month", "2026-10", "--json"]);
+    const report = await runCli([
+      "beacon",
+      "report",
+      "--config",
+      fixture.configPath,
+      "--license",
+      "initech",
+      "--month",
+      "2026-10",
+      "--json",
+    ]);
     assert.deepEqual(usage, JSON.parse(report.stdout), "the billing report's rows");
   });
 

@@ -121,10 +121,10 @@ for (const engine of engines) {
       const changed = await replica.licenses.get("globex");
       assert.deepEqual([changed?.seats, changed?.keySha256], [80, hashLicenseKey(entry.key)]);
       assert.equal(changed?.keyRotatedAt, later(3000).toISOString());
-      assert.deepEqual(
-        (await replica.licenses.auditLog({ licenseId: "globex", limit: 10 })).map((r) => [r.actor, r.action]).at(0),
-        ["config", "license.config"],
-      );
+      assert.deepEqual((await replica.licenses.auditLog({ licenseId: "globex", limit: 10 })).map((r) => [r.actor, r.action]).at(0), [
+        "config",
+        "license.config",
+      ]);
     });
 
     test("a config key another license has in the database is refused at start, naming the entry", async () => {

@@ -214,7 +214,10 @@ test("postgresql: a database of schema 1 (before licenses were kept in it) is up
   const first = await openBeaconStorage(config);
   await first.ingest([{ licenseId: "acme", transactions: traceTransactions(2) }], NOW);
   await first.close();
-  await query(database.url, "DROP TABLE licenses; DROP TABLE license_version; DROP TABLE admin_audit; UPDATE beacon_schema SET version = 1");
+  await query(
+    database.url,
+    "DROP TABLE licenses; DROP TABLE license_version; DROP TABLE admin_audit; UPDATE beacon_schema SET version = 1",
+  );
   const upgraded = await openBeaconStorage(config);
   try {
     assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 2 }]);
