@@ -20,7 +20,8 @@ export interface RunningBeacon {
 }
 
 /**
- * Opens the signing key and the store, serves the beacon routes on `config.listen`. Each part registers its closer
+ * Opens the signing key and the store, puts beacon.yaml's licenses in the database, serves the beacon routes on
+ * `config.listen` and the admin API on `config.admin.listen` (src/beacon/admin/). Each part registers its closer
  * as it starts: a start that fails at any step (a bad key or TLS file, the database unreachable, the port taken)
  * closes what it had opened, and close() closes the server then the store, the store even when the server throws.
  */
