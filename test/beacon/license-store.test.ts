@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
+import fc from "fast-check";
 import { BeaconConfig } from "../../src/beacon/config.ts";
 import { hashLicenseKey } from "../../src/beacon/licenses.ts";
 import { openBeaconStorage, type BeaconStorage } from "../../src/beacon/storage.ts";
@@ -147,5 +148,83 @@ for (const engine of engines) {
       assert.equal((await store.licenses.get("acme"))?.lastVerifiedAt, later(5000).toISOString());
       assert.equal(await store.licenses.version(), version);
     });
+  });
+}
+
+// Random sequences of admin operations and restarts with a config, against a few-line model: what the store keeps
+// (and its version moving on every change, never on a refused one) is what the model says, on both engines.
+for (const engine of engines) {
+  test(`licenses on ${engine.name}: random operations agree with a model`, async () => {
+    const config = await engine.config();
+    const store = await openBeaconStorage(config);
+    cleanups.push(() => store.close());
+    type Model = { seats: number; expiresAt: string; key: string; revoked: boolean };
+    const ids = ["a", "b", "c"];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            op: fc.constantFrom("create", "update", "revoke", "rotate", "config"),
+            id: fc.constantFrom(...ids),
+            seats: fc.integer({ min: 0, max: 100 }),
+            day: fc.integer({ min: 1, max: 28 }),
+          }),
+          { maxLength: 25 },
+        ),
+        async (ops) => {
+          // Each run on fresh tables: a new id prefix keeps runs apart.
+          const run = Math.random().toString(36).slice(2, 8);
+          const model = new Map<string, Model>();
+          let applied = new Map<string, string>(); // id -> the config entry (as JSON) last applied
+          let at = NOW.getTime();
+          for (const { op, id: short, seats, day } of ops) {
+            const id = `${run}-${short}`;
+            const now = new Date((at += 1000));
+            const expiresAt = `2027-01-${String(day).padStart(2, "0")}T00:00:00.000Z`;
+            const before = await store.licenses.version();
+            let changed = false;
+            const known = model.get(id);
+            if (op === "create") {
+              const key = `${id}-key-${at}`;
+              changed = await store.licenses.create({ ...fresh(id, key), seats, expiresAt }, "key:model", now);
+              assert.equal(changed, !known);
+              if (!known) model.set(id, { seats, expiresAt, key: hashLicenseKey(key), revoked: false });
+            } else if (op === "update") {
+              changed = await store.licenses.update(id, { seats }, "key:model", now);
+              assert.equal(changed, Boolean(known));
+              if (known) known.seats = seats;
+            } else if (op === "revoke") {
+              changed = await store.licenses.revoke(id, "key:model", now);
+              assert.equal(changed, Boolean(known));
+              if (known) known.revoked = true;
+            } else if (op === "rotate") {
+              const key = hashLicenseKey(`${id}-rotated-${at}`);
+              changed = await store.licenses.rotateKey(id, key, "key:model", now);
+              assert.equal(changed, Boolean(known));
+              if (known) known.key = key;
+            } else {
+              const entry = { id, key: `${id}-config-key-${seats}`, organizationId: ORG_ID, expiresAt, seats, offlineAllowed: true };
+              await store.licenses.applyConfig([entry], now);
+              const text = JSON.stringify(entry);
+              changed = applied.get(id) !== text;
+              applied = new Map(applied).set(id, text);
+              if (changed) model.set(id, { seats, expiresAt, key: hashLicenseKey(entry.key), revoked: known?.revoked ?? false });
+            }
+            const after = await store.licenses.version();
+            assert.equal(after > before, changed, `${op} ${id}: the version moves exactly when something changed`);
+          }
+          for (const short of ids) {
+            const id = `${run}-${short}`;
+            const stored = await store.licenses.get(id);
+            const expected = model.get(id);
+            assert.deepEqual(
+              stored && { seats: stored.seats, expiresAt: stored.expiresAt, key: stored.keySha256, revoked: stored.revokedAt !== null },
+              expected,
+            );
+          }
+        },
+      ),
+      { numRuns: engine.name === "sqlite" ? 60 : 15 },
+    );
   });
 }
