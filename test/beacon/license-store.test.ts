@@ -179,7 +179,8 @@ for (const engine of engines) {
           let at = NOW.getTime();
           for (const { op, id: short, seats, day } of ops) {
             const id = `${run}-${short}`;
-            const now = new Date((at += 1000));
+            at += 1000;
+            const now = new Date(at);
             const expiresAt = `2027-01-${String(day).padStart(2, "0")}T00:00:00.000Z`;
             const before = await store.licenses.version();
             let changed = false;
