@@ -238,6 +238,28 @@ export const ERRORS = {
     meaning: "The license has expired: the beacon issues no token for it.",
     fix: "Renew the license (a later `expiresAt` in the beacon's config), or use a current license key.",
   },
+  EGRESS_ERR_LICENSE_REVOKED: {
+    status: 403,
+    meaning:
+      "The license was revoked (`POST /v1/admin/licenses/{id}/revoke`, `beacon licenses revoke`): verify refuses its key, and ingest refuses its key and its tokens.",
+    fix: "The customer needs a new license: create one (`beacon licenses create`) and give them its key.",
+  },
+  EGRESS_ERR_LICENSE_EXISTS: {
+    status: 409,
+    meaning: "A license with this id exists already (`POST /v1/admin/licenses`); nothing was changed.",
+    fix: "Choose another id, or change the existing license (`PATCH /v1/admin/licenses/{id}`, `beacon licenses update`).",
+  },
+  EGRESS_ERR_LICENSE_NOT_FOUND: {
+    status: 404,
+    meaning: "No license has this id (admin API).",
+    fix: "List the licenses (`GET /v1/admin/licenses`, `beacon licenses list`) for the id.",
+  },
+  EGRESS_ERR_BEACON_ADMIN: {
+    exit: 1,
+    meaning:
+      "A `beacon licenses` command could not reach the beacon's admin listener, or it refused the request (the message has the answer's status, error code and, for a 422, each field path and problem type).",
+    fix: "Check `--url` (the admin listener, `admin.listen`) and the admin key (env `BEACON_ADMIN_API_KEY` or `--api-key-file`), and the fields the answer names.",
+  },
   EGRESS_ERR_TOKEN_REQUIRED: {
     status: 401,
     meaning: "Operational telemetry carries no license key, so it needs a bearer token.",
@@ -245,7 +267,8 @@ export const ERRORS = {
   },
   EGRESS_ERR_TOKEN_INVALID: {
     status: 401,
-    meaning: "The bearer token is malformed, expired, not signed by this beacon, or names a license it no longer has.",
+    meaning:
+      "The bearer token is malformed, expired, not signed by this beacon, names a license it no longer has, or was issued before the license's key was rotated.",
     fix: "Verify the license again (`POST /v1/beacon/verify`) for a new token; the sidecar does so by itself.",
   },
   EGRESS_ERR_TOKEN_OFFLINE: {
@@ -300,17 +323,17 @@ export const ERRORS = {
     fix: "Read the task's status message; answer an input-required task with `--context` and `--task`.",
   },
 
-  // The control plane and `deployments`
+  // The control plane and `deployments`; the beacon's admin listener
   EGRESS_ERR_API_KEY_MISSING: {
     status: 401,
-    meaning: "The request has neither an `X-Api-Key` header nor `Authorization: Bearer`.",
-    fix: "Send `X-Api-Key` (or `Authorization: Bearer`) with one of the control plane's keys (`apiKeys`, env `PLATFORM_API_KEY`).",
+    meaning: "The request has neither an `X-Api-Key` header nor `Authorization: Bearer` (the control plane, the beacon's admin listener).",
+    fix: "Send `X-Api-Key` with one of the service's keys: the control plane's `apiKeys` (env `PLATFORM_API_KEY`), the beacon's `admin.apiKeys` (env `BEACON_ADMIN_API_KEY`).",
   },
   EGRESS_ERR_API_KEY_INVALID: {
     status: 401,
     meaning:
-      "The key (`X-Api-Key` or `Authorization: Bearer`) is not one the control plane accepts, or `Authorization` is not `Bearer <key>`.",
-    fix: "Use one of its keys (`apiKeys`, env `PLATFORM_API_KEY`), or add this one (`controlplane hash-key`).",
+      "The key (`X-Api-Key` or `Authorization: Bearer`) is not one the control plane (or the beacon's admin listener) accepts, or `Authorization` is not `Bearer <key>`.",
+    fix: "Use one of its keys (`apiKeys`, env `PLATFORM_API_KEY`; the beacon's `admin.apiKeys`, env `BEACON_ADMIN_API_KEY`), or add this one (`controlplane hash-key` prints its sha256 form).",
   },
   EGRESS_ERR_API_KEY_CONFLICT: {
     status: 401,

@@ -1,24 +1,30 @@
 import { HttpError } from "../errors.ts";
 import type { HttpRequest } from "../http/exchange.ts";
-import type { License, LicenseRegistry } from "./licenses.ts";
+import type { License, LicenseLookup } from "./licenses.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
+
+function refuseRevoked(license: License): void {
+  if (license.revokedAt)
+    throw new HttpError("EGRESS_ERR_LICENSE_REVOKED", `license ${license.id} was revoked at ${license.revokedAt.toISOString()}`);
+}
 
 /** Who sent a request: the license in the body and, when present, the bearer token issued for it. */
 export class Authenticator {
-  readonly #licenses: LicenseRegistry;
+  readonly #licenses: LicenseLookup;
   readonly #tokens: TokenIssuer;
   readonly #now: () => Date;
 
-  constructor(licenses: LicenseRegistry, tokens: TokenIssuer, now: () => Date) {
+  constructor(licenses: LicenseLookup, tokens: TokenIssuer, now: () => Date) {
     this.#licenses = licenses;
     this.#tokens = tokens;
     this.#now = now;
   }
 
-  /** The license for a key; unknown is 403, and so is expired when `requireUnexpired` (verification). */
+  /** The license for a key; unknown or revoked is 403, and so is expired when `requireUnexpired` (verification). */
   license(key: string, { requireUnexpired }: { requireUnexpired: boolean }): License {
     const license = this.#licenses.findByKey(key);
     if (!license) throw new HttpError("EGRESS_ERR_LICENSE_UNKNOWN", "the license key is not known to this beacon");
+    refuseRevoked(license);
     if (requireUnexpired && license.expiresAt <= this.#now()) {
       throw new HttpError("EGRESS_ERR_LICENSE_EXPIRED", `license ${license.id} expired at ${license.expiresAt.toISOString()}`);
     }
@@ -40,6 +46,13 @@ export class Authenticator {
     }
     const license = this.#licenses.findById(claims.sub);
     if (!license) throw new HttpError("EGRESS_ERR_TOKEN_INVALID", "the bearer token names a license this beacon no longer has");
+    refuseRevoked(license);
+    // A token from before the key was replaced may have been had with the old key: verify again with the new one.
+    if (license.keyRotatedAt && claims.iat < Math.floor(license.keyRotatedAt.getTime() / 1000))
+      throw new HttpError(
+        "EGRESS_ERR_TOKEN_INVALID",
+        "the bearer token was issued before the license's key was replaced; verify the license again",
+      );
     return license;
   }
 

@@ -6,12 +6,13 @@ import { createLogger } from "../log.ts";
 import { loadBeaconConfig } from "./config.ts";
 import { formatTraceReport } from "./report.ts";
 import { startBeacon } from "./server.ts";
-import { LicenseRegistry } from "./licenses.ts";
+import { type License, LicenseRegistry, licenseOfRecord } from "./licenses.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { Duration } from "../config/units.ts";
 import { serveUntilSignal } from "../serve-until-signal.ts";
 import { openBeaconStorage } from "./storage.ts";
 import { instancesCommand } from "./admin/instances-client.ts";
+import { licensesCommand } from "./admin/cli.ts";
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 
@@ -29,7 +30,7 @@ async function serve(options: { config?: string; listen?: string }): Promise<voi
   });
 }
 
-async function openIssuer(configFile: string | undefined): Promise<{ issuer: TokenIssuer; licenses: LicenseRegistry }> {
+async function openIssuer(configFile: string | undefined): Promise<{ issuer: TokenIssuer }> {
   const config = loadBeaconConfig(configFile);
   const issuer = await TokenIssuer.open({
     dataDir: config.dataDir,
@@ -37,16 +38,37 @@ async function openIssuer(configFile: string | undefined): Promise<{ issuer: Tok
     ttlMs: config.tokenTtl,
     now: () => new Date(),
   });
-  return { issuer, licenses: new LicenseRegistry(config.licenses) };
+  return { issuer };
+}
+
+/** A license by id: the database's (where the admin API puts them), else the config's when the database has none yet. */
+async function findLicense(configFile: string | undefined, id: string): Promise<License | undefined> {
+  const config = loadBeaconConfig(configFile);
+  try {
+    const store = await openBeaconStorage(config, { readonly: true });
+    try {
+      const record = await store.licenses.get(id);
+      if (record) return licenseOfRecord(record);
+    } finally {
+      await store.close();
+    }
+  } catch {
+    // No database yet (or one of a beacon before licenses were kept there): the config's licenses.
+  }
+  return LicenseRegistry.ofConfig(config.licenses).findById(id);
 }
 
 /** Prints an offline license (a long-lived signed JWT) for a license this beacon knows. */
 async function issueOfflineLicense(options: { config?: string; license: string; validFor: string; output?: string }): Promise<void> {
   const validFor = Duration.safeParse(options.validFor);
   if (!validFor.success) throw new ConfigError("--valid-for", ["--valid-for: must be a duration like 365d"]);
-  const { issuer, licenses } = await openIssuer(options.config);
-  const license = licenses.findById(options.license);
-  if (!license) throw new ConfigError("--license", [`--license: no license with id "${options.license}" in the beacon config`]);
+  const { issuer } = await openIssuer(options.config);
+  const license = await findLicense(options.config, options.license);
+  if (!license)
+    throw new ConfigError("--license", [`--license: no license with id "${options.license}" in the beacon's database or config`]);
+  if (license.revokedAt) throw new ConfigError("--license", [`--license: license ${license.id} is revoked`]);
+  if (!license.offlineAllowed)
+    throw new ConfigError("--license", [`--license: license ${license.id} does not allow offline use (offlineAllowed: false)`]);
   const token = await issuer.issueOffline(license, new Date(Date.now() + validFor.data));
   if (options.output) writeFileSync(options.output, `${token}\n`, { mode: 0o600 });
   else process.stdout.write(`${token}\n`);
@@ -105,5 +127,6 @@ export function beaconCommand(): Command {
     .option("--config <file>", "beacon YAML config (signing key)")
     .action(publicKey);
   beacon.addCommand(instancesCommand());
+  beacon.addCommand(licensesCommand());
   return beacon;
 }

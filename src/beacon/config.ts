@@ -5,9 +5,10 @@ import { ByteSize, Duration, ListenAddress } from "../config/units.ts";
 import { httpLimitsSchema } from "../http/limits.ts";
 import { LogLevel } from "../log.ts";
 import { LicenseId } from "../protocol/license.ts";
+import { ApiKeyEntry } from "../http/api-keys.ts";
+import { ConfigError } from "../errors.ts";
 import { hashLicenseKey } from "./licenses.ts";
 import { ForwardConfig, parseHeaderList } from "./forward/config.ts";
-import { ConfigError } from "../errors.ts";
 
 const BeaconLicense = z
   .strictObject({
@@ -20,6 +21,8 @@ const BeaconLicense = z
     organizationId: z.uuid({ message: "must be a UUID" }),
     expiresAt: Timestamp,
     seats: z.int().nonnegative(),
+    // Whether `beacon issue-offline-license` may sign one for it; licenses of this file could always be.
+    offlineAllowed: z.boolean().default(true),
   })
   .refine((l) => (l.key === undefined) !== (l.keySha256 === undefined), {
     message: "give exactly one of key or keySha256",
@@ -56,6 +59,16 @@ export const BeaconConfig = z
       })
       .prefault({}),
     licenses: z.array(BeaconLicense).default([]),
+    // The vendor's admin listener (src/beacon/admin/): the license API, on an address of its own. Empty listen: off.
+    admin: z
+      .strictObject({
+        listen: z.union([z.literal(""), ListenAddress]).prefault("127.0.0.1:8081"),
+        // Keys for X-Api-Key (or sha256:<hex> of one); env BEACON_ADMIN_API_KEY adds one.
+        apiKeys: z.array(ApiKeyEntry).default([]),
+        // An instance not seen for this long is `silent` (GET /v1/admin/instances).
+        silentAfter: Duration.prefault("26h"),
+      })
+      .prefault({}),
     // Serve HTTPS with this certificate and key (PEM); both or neither. Empty: plain HTTP (behind a TLS proxy).
     tls: z.strictObject({ certFile: z.string().default(""), keyFile: z.string().default("") }).prefault({}),
     // Operational telemetry onward to the vendor's own OTLP collector (src/beacon/forward/config.ts).
@@ -99,7 +112,7 @@ export type BeaconConfig = z.output<typeof BeaconConfig>;
  * Loads the beacon's YAML (or embedded defaults when no file is given); `--listen` beats the file, and so do
  * `BEACON_DATABASE_URL` (a Secret's value in Kubernetes) its `database.url`, `BEACON_SIGNING_KEY_FILE` (where a
  * Secret is mounted) its `signingKeyFile` and `BEACON_FORWARD_HEADERS` the same names of `telemetry.forward.headers`:
- * what every replica shares comes in the same way.
+ * what every replica shares comes in the same way. `BEACON_ADMIN_API_KEY` adds an admin key.
  */
 export function loadBeaconConfig(
   file: string | undefined,
@@ -115,7 +128,20 @@ export function loadBeaconConfig(
   }
   if (env.BEACON_SIGNING_KEY_FILE && isRecord(merged)) merged = { ...merged, signingKeyFile: env.BEACON_SIGNING_KEY_FILE };
   if (env.BEACON_FORWARD_HEADERS && isRecord(merged)) merged = withForwardHeaders(merged, env.BEACON_FORWARD_HEADERS);
-  return parseConfig(BeaconConfig, merged, file ?? "embedded defaults");
+  const config = parseConfig(BeaconConfig, merged, file ?? "embedded defaults");
+  if (env.BEACON_ADMIN_API_KEY) {
+    const key = ApiKeyEntry.safeParse(env.BEACON_ADMIN_API_KEY);
+    if (!key.success) throw new ConfigError("env BEACON_ADMIN_API_KEY", [`env BEACON_ADMIN_API_KEY: ${key.error.issues[0]!.message}`]);
+    config.admin.apiKeys.push(key.data);
+  }
+  // An admin listener asked for in the file with no key to open it is a mistake worth stopping for; the default
+  // address without a key just stays closed (startBeacon logs so).
+  const admin = isRecord(merged) && isRecord(merged.admin) ? merged.admin : {};
+  if (typeof admin.listen === "string" && admin.listen !== "" && config.admin.apiKeys.length === 0)
+    throw new ConfigError(file ?? "embedded defaults", [
+      "admin.apiKeys: admin.listen is set but no admin key is: add one (or its sha256:<hex>), or set env BEACON_ADMIN_API_KEY",
+    ]);
+  return config;
 }
 
 /** The file's `telemetry.forward.headers` with those of BEACON_FORWARD_HEADERS over them. */

@@ -30,6 +30,8 @@ export interface BeaconDeps {
   instanceRecordIntervalMs?: number;
   /** Set when telemetry.forward is on: stored OTLP batches are queued for it, and it is told of each. */
   forwarder?: { wake(): void } | undefined;
+  /** A license was verified (its lastVerifiedAt). */
+  onVerified?: (licenseId: string) => void;
 }
 
 /**
@@ -55,6 +57,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       const license = auth.license(body.license, { requireUnexpired: true });
       await instances.seen(request, license.id);
       request.log.info({ licenseId: license.id }, "license verified");
+      deps.onVerified?.(license.id);
       return { token: await tokens.issue(license) };
     },
     { reserved: true, budget: "verify", bodyLimit: { bytes: VERIFY_BODY_LIMIT } },

@@ -4,8 +4,11 @@ import { HttpServer } from "../http/server.ts";
 import { readKeyedFile } from "../config/load.ts";
 import { Authenticator } from "./authenticate.ts";
 import type { BeaconConfig } from "./config.ts";
-import { LicenseRegistry } from "./licenses.ts";
 import { registerBeaconRoutes, registerMetricsRoute } from "./routes.ts";
+import { startAdminListener } from "./admin/server.ts";
+import { registerInstanceRoutes } from "./admin/instances-routes.ts";
+import { describeInstances } from "./instances.ts";
+import { LicenseCache } from "./license-cache.ts";
 import { openBeaconStorage } from "./storage.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { announceHealth } from "../health-file.ts";
@@ -16,11 +19,14 @@ import { startForwarding } from "./forward/start.ts";
 export interface RunningBeacon {
   /** Base URL the beacon listens on, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Base URL of the admin listener, when it is open. */
+  adminUrl: string | undefined;
   close(): Promise<void>;
 }
 
 /**
- * Opens the signing key and the store, serves the beacon routes on `config.listen`. Each part registers its closer
+ * Opens the signing key and the store, puts beacon.yaml's licenses in the database, serves the beacon routes on
+ * `config.listen` and the admin API on `config.admin.listen` (src/beacon/admin/). Each part registers its closer
  * as it starts: a start that fails at any step (a bad key or TLS file, the database unreachable, the port taken)
  * closes what it had opened, and close() closes the server then the store, the store even when the server throws.
  */
@@ -28,7 +34,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
   const now = options.now ?? (() => new Date());
   const { logger } = options;
   const closers = new Closers();
-  const url = await closers.starting(async () => {
+  const { url, adminUrl } = await closers.starting(async () => {
     const tokens = await TokenIssuer.open({
       dataDir: config.dataDir,
       signingKeyFile: config.signingKeyFile,
@@ -37,7 +43,10 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     });
     const store = await openBeaconStorage(config, { logger });
     closers.add(() => store.close());
-    const licenses = new LicenseRegistry(config.licenses);
+    // beacon.yaml's licenses into the database, then the database's in force (and kept current) here.
+    await store.licenses.applyConfig(config.licenses, now());
+    const licenses = await LicenseCache.open(store.licenses, { logger });
+    closers.add(() => licenses.close());
     const auth = new Authenticator(licenses, tokens, now);
     // Telemetry onward to the vendor's collector; stopped (closers run in reverse) before the store closes.
     const registry = new Registry();
@@ -61,10 +70,29 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       tls: https ?? undefined,
       logRequests: true,
     });
-    registerBeaconRoutes(server, { store, auth, tokens, now, forwarder });
+    registerBeaconRoutes(server, { store, auth, tokens, now, forwarder, onVerified: (id) => licenses.noteVerified(id, now()) });
     registerMetricsRoute(server, { registry, forwardMetrics, queue: store.forwardQueue, now });
     closers.add(() => server.close());
-    return server.listen(config.listen);
+    const url = await server.listen(config.listen);
+    const silentAfterMs = config.admin.silentAfter;
+    const instances = {
+      countsByLicense: async () =>
+        new Map(
+          [...(await store.instances.instanceCounts(new Date(now().getTime() - silentAfterMs)))].map(([id, count]) => [id, count.total]),
+        ),
+      forLicense: async (licenseId: string) =>
+        (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })) as unknown as Record<string, unknown>[],
+    };
+    const adminUrl = await startAdminListener(
+      { config, store, licenses, now, instances },
+      {
+        logger,
+        closers,
+        register: (admin, deps) =>
+          registerInstanceRoutes(admin, { store: store.instances, now, silentAfterMs, authorize: deps.auth.authorize }),
+      },
+    );
+    return { url, adminUrl };
   });
   const database = config.database.url ? "postgresql" : "sqlite";
   if (config.database.url && !config.signingKeyFile) {
@@ -74,7 +102,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       "database.url is set but signingKeyFile is not: this replica signs with a key of its own data dir; give every replica the same signingKeyFile",
     );
   }
-  logger.info({ url, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
+  logger.info({ url, adminUrl, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
   announceHealth(url, "/healthz", logger);
-  return { url, close: () => closers.closeAll() };
+  return { url, adminUrl, close: () => closers.closeAll() };
 }

@@ -5,6 +5,8 @@ import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import type { BeaconConfig } from "./config.ts";
 import type { InstanceStore } from "./instances.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
+import { LicenseStore } from "./license-store.ts";
+import { sqliteExecutor } from "./sql-executor.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
 /** One license's batch of trace transactions. */
@@ -25,6 +27,8 @@ export interface TraceReportFilter {
  * (test/beacon/storage.test.ts).
  */
 export interface BeaconStorage {
+  /** The licenses and the admin audit log (src/beacon/license-store.ts). */
+  readonly licenses: LicenseStore;
   /**
    * Stores several licenses' batches in one transaction (one commit); an id a license already sent is skipped, also
    * when another replica stores it at the same moment. Per batch, how many rows are new.
@@ -58,9 +62,11 @@ export interface BeaconStorage {
 class SqliteBeaconStorage implements BeaconStorage {
   readonly #store: BeaconStore;
   readonly instances: InstanceStore;
+  readonly licenses: LicenseStore;
   constructor(store: BeaconStore) {
     this.#store = store;
     this.instances = store.instances;
+    this.licenses = new LicenseStore(sqliteExecutor(store.database));
   }
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
     return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));

@@ -10,12 +10,15 @@ import { redactUrl } from "../config/redact.ts";
 import { INSTANCES_POSTGRES_SCHEMA, PostgresInstances } from "./instances.ts";
 import { FORWARD_QUEUE_POSTGRES, type ForwardQueue } from "./forward/queue.ts";
 import { PostgresForwardQueue } from "./forward/queue-postgres.ts";
+import { LicenseStore, licenseTablesSql } from "./license-store.ts";
+import { postgresExecutor } from "./sql-executor.ts";
 import type { BeaconStorage, IngestBatch, TraceReportFilter } from "./storage.ts";
 import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
 
 /**
  * 1: the tables of SQLite's schema 4, in PostgreSQL's types (a UUID id, unique per sending license).
- * 2: the instances table (src/beacon/instances.ts); added beside the others.
+ * 2: the instances table (src/beacon/instances.ts), and the licenses, their version and the admin audit log
+ *    (src/beacon/license-store.ts); added beside the others.
  */
 const SCHEMA_VERSION = 2;
 
@@ -92,11 +95,13 @@ export class PostgresBeaconStorage implements BeaconStorage {
   readonly #pool: pg.Pool;
   readonly instances: PostgresInstances;
   readonly forwardQueue: ForwardQueue;
+  readonly licenses: LicenseStore;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
     this.instances = new PostgresInstances(pool);
     this.forwardQueue = new PostgresForwardQueue(pool);
+    this.licenses = new LicenseStore(postgresExecutor(pool));
   }
 
   /** Connects, and creates or migrates the schema (one replica at a time). */
@@ -123,6 +128,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
       await client.query(SCHEMA);
       await client.query(INSTANCES_POSTGRES_SCHEMA);
       await client.query(FORWARD_QUEUE_POSTGRES); // telemetry forwarding's queue: an added table, no version of its own
+      await client.query(licenseTablesSql("postgresql"));
       const { rows } = await client.query<{ version: number }>("SELECT version FROM beacon_schema");
       const version = rows[0]?.version ?? 0;
       if (version > SCHEMA_VERSION) {

@@ -8,6 +8,7 @@ import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
 import { FORWARD_QUEUE_SQLITE } from "./forward/queue.ts";
 import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
+import { licenseTablesSql } from "./license-store.ts";
 
 /**
  * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
@@ -16,7 +17,8 @@ import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
  * one id.
  * 4: an id is unique per sending license, not across all of them: one license can no longer claim an id that
  * another will send (and have that one's record answered inserted_count 0, never counted).
- * 5: the instances table (src/beacon/instances.ts); added beside the others, nothing rebuilt.
+ * 5: the instances table (src/beacon/instances.ts), and the licenses, their version and the admin audit log
+ *    (src/beacon/license-store.ts); added beside the others, nothing rebuilt.
  */
 const SCHEMA_VERSION = 5;
 /** Below this version trace_transactions is rebuilt (its key changed); from it on, tables are only added. */
@@ -162,6 +164,7 @@ export class BeaconStore {
       this.#db.exec(schema);
       this.#db.exec(INSTANCES_SQLITE_SCHEMA);
       this.#db.exec(FORWARD_QUEUE_SQLITE); // telemetry forwarding's queue: an added table, no version of its own
+      this.#db.exec(licenseTablesSql("sqlite"));
       if (rebuild) {
         this.#db.exec(`INSERT INTO trace_transactions (id, ${transactionColumns})
           SELECT ${version < 3 ? uuidBytes("id") : "id"}, ${transactionColumns} FROM trace_transactions_old ORDER BY ${version === 1 ? "received_at" : "seq"};
@@ -276,6 +279,11 @@ export class BeaconStore {
       .prepare("SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp")
       .all() as (Omit<StoredUsageSnapshot, "measures"> & { measures: string })[];
     return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
+  }
+
+  /** The connection, for the tables other modules keep in this file (licenses). */
+  get database(): Database.Database {
+    return this.#db;
   }
 
   close(): void {

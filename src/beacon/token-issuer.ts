@@ -7,6 +7,9 @@ import { ConfigError, HttpError } from "../errors.ts";
 import { LicenseClaims, TOKEN_ISSUER } from "../protocol/license.ts";
 import type { License } from "./licenses.ts";
 
+/** What a token says of its license. */
+type TokenLicense = Pick<License, "id" | "organizationId" | "seats" | "expiresAt">;
+
 /** Checked tokens kept: a few per sidecar (one live token each, plus one renewed early). */
 const VERIFIED_TOKENS_KEPT = 10_000;
 
@@ -67,7 +70,7 @@ export class TokenIssuer {
   }
 
   /** A token naming the license by id (never by key); it expires after the TTL or with the license. */
-  async issue(license: License): Promise<string> {
+  async issue(license: TokenLicense): Promise<string> {
     const now = this.#now().getTime();
     const exp = Math.min(now + this.#ttlMs, license.expiresAt.getTime());
     return new SignJWT({ org: license.organizationId, seats: license.seats, lexp: Math.floor(license.expiresAt.getTime() / 1000) })
@@ -80,7 +83,7 @@ export class TokenIssuer {
   }
 
   /** A long-lived license for an air-gapped sidecar, checked there against this beacon's public key. */
-  async issueOffline(license: License, expiresAt: Date): Promise<string> {
+  async issueOffline(license: TokenLicense, expiresAt: Date): Promise<string> {
     const exp = Math.min(expiresAt.getTime(), license.expiresAt.getTime());
     return new SignJWT({ org: license.organizationId, seats: license.seats, offline: true })
       .setProtectedHeader({ alg: "ES256", kid: this.#publicJwk.kid!, typ: "JWT" })

@@ -6,7 +6,7 @@ import type { HttpServer } from "../http/server.ts";
 import { parseRequest } from "../http/validate.ts";
 import { ListQuery, pageAnswer } from "../protocol/controlplane.ts";
 import { SetupCallbackQuery } from "../protocol/controlplane-auth.ts";
-import type { ApiKeys } from "./api-keys.ts";
+import type { ApiKeys } from "../http/api-keys.ts";
 import { setupPage, type SetupOutcome } from "./auth-pages.ts";
 import type { ControlPlaneConfig } from "./config.ts";
 import type { SecretBox } from "./secret-box.ts";

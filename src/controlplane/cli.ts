@@ -13,7 +13,7 @@ async function serve(options: { config?: string; listen?: string }): Promise<voi
 }
 
 async function hashKey(key: string | undefined): Promise<void> {
-  const { hashApiKey } = await import("./api-keys.ts");
+  const { hashApiKey } = await import("../http/api-keys.ts");
   let value = key;
   if (value === undefined) {
     const chunks: Buffer[] = [];

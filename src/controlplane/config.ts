@@ -5,10 +5,7 @@ import { isRecord } from "../protocol/common.ts";
 import { Duration, ListenAddress } from "../config/units.ts";
 import { ConfigError } from "../errors.ts";
 import { LogLevel } from "../log.ts";
-
-const ApiKey = z.string().refine((key) => (key.startsWith("sha256:") ? /^sha256:[0-9a-f]{64}$/.test(key) : key.length >= 16), {
-  message: "must be a key of at least 16 characters, or sha256:<lower-case hex of the key> (hashed at rest)",
-});
+import { ApiKeyEntry } from "../http/api-keys.ts";
 
 const Provider = z.strictObject({
   /** Where an authorization code is exchanged for a token (OAuth 2.0 token endpoint). */
@@ -27,7 +24,7 @@ export const ControlPlaneConfig = z
     dataDir: z.string().min(1).default("./data/controlplane"),
     logLevel: LogLevel.default("info"),
     /** Accepted API keys (X-Api-Key or Bearer); env PLATFORM_API_KEY adds one. Only their SHA-256 is kept in memory. */
-    apiKeys: z.array(ApiKey).default([]),
+    apiKeys: z.array(ApiKeyEntry).default([]),
     deployer: z.enum(["local", "kubernetes"]).default("local"),
     /** The agent servers (either deployer's): what they report to (all optional). */
     agentServer: z
@@ -142,7 +139,7 @@ export function loadControlPlaneConfig(
   const config = parseConfig(ControlPlaneConfig, merged, file ?? "embedded defaults");
   if (env.PLATFORM_API_KEY) {
     // The same rules as a key in the file: a short or malformed one is a config error now, not a 500 per request.
-    const key = ApiKey.safeParse(env.PLATFORM_API_KEY);
+    const key = ApiKeyEntry.safeParse(env.PLATFORM_API_KEY);
     if (!key.success) throw new ConfigError("env PLATFORM_API_KEY", [`env PLATFORM_API_KEY: ${key.error.issues[0]!.message}`]);
     config.apiKeys.push(key.data);
   }

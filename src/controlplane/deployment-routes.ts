@@ -15,7 +15,7 @@ import {
   type Deployment,
   type Revision,
 } from "../protocol/controlplane.ts";
-import type { ApiKeys } from "./api-keys.ts";
+import type { ApiKeys } from "../http/api-keys.ts";
 import type { Deployer } from "./deployer.ts";
 import type { RevisionPipeline } from "./revision-pipeline.ts";
 import type { DeploymentStore } from "./store.ts";

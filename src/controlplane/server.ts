@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { Closers } from "../closers.ts";
 import { ConfigError } from "../errors.ts";
 import { HttpServer } from "../http/server.ts";
-import { ApiKeys } from "./api-keys.ts";
+import { ApiKeys } from "../http/api-keys.ts";
 import { registerAuthRoutes } from "./auth-setup.ts";
 import type { ControlPlaneConfig } from "./config.ts";
 import type { Deployer } from "./deployer.ts";

@@ -206,3 +206,24 @@ test("postgresql: replicas starting at once on an empty database create the sche
   for (const store of stores) await store.close();
   assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 2 }]);
 });
+
+test("postgresql: a database of schema 1 (before licenses were kept in it) is upgraded in place, its rows kept", async () => {
+  const database = await freshDatabase("egress_beacon");
+  cleanups.push(database.drop);
+  const config = BeaconConfig.parse({ database: { url: database.url } });
+  const first = await openBeaconStorage(config);
+  await first.ingest([{ licenseId: "acme", transactions: traceTransactions(2) }], NOW);
+  await first.close();
+  await query(
+    database.url,
+    "DROP TABLE licenses; DROP TABLE license_version; DROP TABLE admin_audit; UPDATE beacon_schema SET version = 1",
+  );
+  const upgraded = await openBeaconStorage(config);
+  try {
+    assert.deepEqual(await query(database.url, "SELECT version FROM beacon_schema"), [{ version: 2 }]);
+    assert.equal((await upgraded.traceReport())[0]?.transactions, 2);
+    assert.deepEqual(await upgraded.licenses.all(), []);
+  } finally {
+    await upgraded.close();
+  }
+});

@@ -14,9 +14,9 @@ const columns = `license_id TEXT NOT NULL, organization_id TEXT NOT NULL,
 
 /**
  * A beacon.db as released in schema 1 (keyed by the text id), 2 (rowid table, unique text id) or 3 (unique id as
- * bytes, across all licenses), holding `rows`.
+ * bytes, across all licenses) or 4 (unique per license; before the licenses were kept in it), holding `rows`.
  */
-function legacyBeacon(version: 1 | 2 | 3, rows: ReturnType<typeof traceTransaction>[]): string {
+function legacyBeacon(version: 1 | 2 | 3 | 4, rows: ReturnType<typeof traceTransaction>[]): string {
   const dir = tempDir();
   const db = new Database(join(dir, "beacon.db"));
   db.exec(
@@ -24,12 +24,14 @@ function legacyBeacon(version: 1 | 2 | 3, rows: ReturnType<typeof traceTransacti
       ? `CREATE TABLE trace_transactions (id TEXT PRIMARY KEY, ${columns}) WITHOUT ROWID;`
       : version === 2
         ? `CREATE TABLE trace_transactions (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, ${columns});`
-        : `CREATE TABLE trace_transactions (seq INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, ${columns});`,
+        : version === 3
+          ? `CREATE TABLE trace_transactions (seq INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, ${columns});`
+          : `CREATE TABLE trace_transactions (seq INTEGER PRIMARY KEY, id BLOB NOT NULL, ${columns}, UNIQUE (license_id, id));`,
   );
   db.exec(`CREATE INDEX trace_transactions_by_month ON trace_transactions (start_interval_time); PRAGMA user_version = ${version};`);
   const insert = db.prepare(`INSERT INTO trace_transactions (id, license_id, organization_id, tenant_id, session_id, trace_count,
     start_insertion_time, end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts,
-    transaction_type, received_at) VALUES (${version === 3 ? uuidBytes("?") : "?"}, 'acme-prod', ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, '2026-11-01T10:06:00.000Z')`);
+    transaction_type, received_at) VALUES (${version >= 3 ? uuidBytes("?") : "?"}, 'acme-prod', ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, '2026-11-01T10:06:00.000Z')`);
   for (const t of rows) {
     insert.run(
       t.id,
@@ -49,7 +51,7 @@ function legacyBeacon(version: 1 | 2 | 3, rows: ReturnType<typeof traceTransacti
   return dir;
 }
 
-for (const version of [1, 2, 3] as const) {
+for (const version of [1, 2, 3, 4] as const) {
   test(`a beacon.db of schema ${version} is upgraded in place: rows, counts, report and dedup survive`, () => {
     const kept = [traceTransaction({ trace_count: 9 }), traceTransaction({ trace_count: 1 })];
     const dir = legacyBeacon(version, kept);
@@ -67,6 +69,7 @@ for (const version of [1, 2, 3] as const) {
     }
     const upgraded = new Database(join(dir, "beacon.db"), { readonly: true });
     assert.equal(upgraded.pragma("user_version", { simple: true }), 5);
+    assert.deepEqual(upgraded.prepare("SELECT count(*) AS n FROM licenses").get(), { n: 0 }, "the licenses' table is there, empty");
     upgraded.close();
   });
 }

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import Database from "better-sqlite3";
-import { ApiKeys } from "../../src/controlplane/api-keys.ts";
+import { ApiKeys } from "../../src/http/api-keys.ts";
 import { prefersHtml } from "../../src/controlplane/auth-pages.ts";
 import { registerAuthRoutes } from "../../src/controlplane/auth-setup.ts";
 import { installationToken } from "../../src/controlplane/auth-store.ts";

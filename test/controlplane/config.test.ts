@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { stringify } from "yaml";
-import { ApiKeys, hashApiKey } from "../../src/controlplane/api-keys.ts";
+import { ApiKeys, hashApiKey } from "../../src/http/api-keys.ts";
 import { loadControlPlaneConfig } from "../../src/controlplane/config.ts";
 import { ConfigError } from "../../src/errors.ts";
 import type { HttpRequest } from "../../src/http/exchange.ts";

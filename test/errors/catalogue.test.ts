@@ -80,6 +80,7 @@ const UNCATALOGUED_CLASSES: Record<string, string> = {
   LicenseAnswerFailed: "inside the license check: retried, its message kept for `status`",
   ContextBusyError: "turned into the A2A -32004 error",
   LeaseLostError: "a fenced run's checkpoint write: the run is aborted",
+  BatchUnchanged: "inside a statement batch of the license store: rolls it back, returned as false",
 };
 
 test("src/ throws no uncatalogued error: no `throw new Error(`, and a new error class extends EgressError", () => {

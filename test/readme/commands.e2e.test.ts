@@ -196,6 +196,41 @@ const SCENARIOS: Record<string, Scenario> = {
       { cmd: 3, check: okAnd((run) => assert.match(run.out, /^-----BEGIN PUBLIC KEY-----\n/)) },
     ],
   },
+  // docs/beacon.md, "Running the beacon as a vendor": the admin listener and `beacon licenses`.
+  vendor: {
+    steps: [
+      { cmd: 0, check: ok },
+      { cmd: 1, serves: 8081, check: ok },
+      {
+        cmd: 2,
+        check: okAnd((run) => {
+          assert.match(run.out, /^license globex-prod: active, 20 seats, expires 2027-12-31T00:00:00.000Z$/m);
+          assert.match(run.out, /^key: lic-[\w-]{43}$/m);
+        }),
+      },
+      {
+        cmd: 3,
+        check: okAnd((run) => {
+          assert.match(run.out, /^acme-prod +6f1c8a52-3b7e-4c55-9a51-0d2f4e6b7a10 +2027-12-31T00:00:00.000Z +50 +\w+ +- +0$/m);
+          assert.match(run.out, /^globex-prod +0b9e1d2c-7a44-4f0e-8c1b-5e6f7a8b9c0d +2027-12-31T00:00:00.000Z +20 +active +- +0$/m);
+        }),
+      },
+      { cmd: 4, check: okAnd((run) => assert.match(run.out, /^license globex-prod: active, 25 seats, expires 2028-12-31/m)) },
+      { cmd: 5, check: okAnd((run) => assert.deepEqual([json(run.out).seats, json(run.out).usage], [25, []])) },
+      { cmd: 6, check: okAnd((run) => assert.match(run.out, /^key: lic-[\w-]{43}$/m)) },
+      { cmd: 7, check: okAnd((run) => assert.match(run.out, /^license globex-prod: revoked/m)) },
+      {
+        cmd: 8,
+        check: okAnd((run) => {
+          const actions = json(run.out).records.map((r: { actor: string; action: string }) => `${r.actor} ${r.action}`);
+          assert.equal(actions.length, 5, actions.join("\n"));
+          assert.match(actions[0], /^key:[0-9a-f]{8} license\.revoke$/);
+          assert.match(actions[3], /^key:[0-9a-f]{8} license\.create$/);
+          assert.equal(actions.at(-1), "config license.config");
+        }),
+      },
+    ],
+  },
   a2a: {
     steps: [
       { cmd: 0, serves: 2024, check: ok },

@@ -1,8 +1,17 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import * as z from "zod";
 import { HttpError } from "../errors.ts";
 import type { HttpRequest } from "../http/exchange.ts";
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
+
+/** An accepted key as a config gives it: the key itself, or `sha256:` and the lower-case hex of it (hashed at rest). */
+export const ApiKeyEntry = z.string().refine((key) => (key.startsWith("sha256:") ? /^sha256:[0-9a-f]{64}$/.test(key) : key.length >= 16), {
+  message: "must be a key of at least 16 characters, or sha256:<lower-case hex of the key> (hashed at rest)",
+});
+
+/** Who used a key, for an audit record: the first 8 hex digits of its SHA-256, which tell keys apart and give none away. */
+export const keyFingerprint = (digest: Buffer): string => `key:${digest.subarray(0, 4).toString("hex")}`;
 
 /** `Authorization: Bearer <key>`: the scheme in any case, then the key (RFC 6750's form). */
 const BEARER = /^bearer[ \t]+(\S(?:.*\S)?)$/is;
@@ -44,12 +53,18 @@ export class ApiKeys {
 
   /** Throws 401 unless the request carries an accepted key (X-Api-Key or Bearer; both must then agree). */
   check(request: HttpRequest): true {
+    this.identify(request);
+    return true;
+  }
+
+  /** As check, and which key it was: its fingerprint (keyFingerprint), never the key. */
+  identify(request: HttpRequest): string {
     const digest = sha256(presentedKey(request));
     // Every stored digest is compared: the time taken does not tell which one matched.
     let accepted = false;
     for (const known of this.#digests) accepted = timingSafeEqual(known, digest) || accepted;
     if (!accepted) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "the API key is not valid");
-    return true;
+    return keyFingerprint(digest);
   }
 }
 

@@ -1,0 +1,142 @@
+import { HttpError } from "../../errors.ts";
+import { Answer, type HttpRequest } from "../../http/exchange.ts";
+import type { HttpServer } from "../../http/server.ts";
+import { parseRequest } from "../../http/validate.ts";
+import {
+  adminPaths,
+  LicenseCreate,
+  type LicenseCreated,
+  type LicenseDetail,
+  LicenseIdParams,
+  type LicenseList,
+  LicensePatch,
+  type LicenseView,
+} from "../../protocol/beacon-admin.ts";
+import { generateLicenseKey, hashLicenseKey, type LicenseRecord, licenseState } from "../licenses.ts";
+import type { TraceReportRow } from "../store.ts";
+import type { AdminDeps } from "./deps.ts";
+
+/** Create, renew, revoke and rotate bodies are a few hundred bytes. */
+const LICENSE_BODY_LIMIT = { bytes: 16 * 1024 };
+
+export function licenseView(record: LicenseRecord, now: Date, instances: number): LicenseView {
+  return {
+    id: record.id,
+    organizationId: record.organizationId,
+    expiresAt: record.expiresAt,
+    seats: record.seats,
+    offlineAllowed: record.offlineAllowed,
+    state: licenseState(record, now),
+    lastVerifiedAt: record.lastVerifiedAt,
+    revokedAt: record.revokedAt,
+    instances,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** A license's report rows (one per organization and month) as one total per month. */
+function monthlyUsage(rows: readonly TraceReportRow[]): LicenseDetail["usage"] {
+  const byMonth = new Map<string, { month: string; transactions: number; traces: number }>();
+  for (const row of rows) {
+    const month = byMonth.get(row.month) ?? { month: row.month, transactions: 0, traces: 0 };
+    month.transactions += row.transactions;
+    month.traces += row.traces;
+    byMonth.set(row.month, month);
+  }
+  return [...byMonth.values()];
+}
+
+/** The license routes of the admin API (docs/beacon.md, "Running the beacon as a vendor"). */
+export function registerLicenseRoutes(app: HttpServer, deps: AdminDeps): void {
+  const { store, licenses, auth, now } = deps;
+  const guarded = { authorize: auth.authorize };
+  const withBody = { ...guarded, bodyLimit: LICENSE_BODY_LIMIT };
+  const idOf = (request: HttpRequest) => parseRequest(LicenseIdParams, request.params, "path").id;
+  const instanceCount = async (id: string) => (await deps.instances?.countsByLicense())?.get(id) ?? 0;
+
+  /** The license after a change: in force here at once, and read back as the database has it. */
+  const changed = async (id: string, done: boolean, request: HttpRequest, action: string): Promise<LicenseRecord> => {
+    if (!done) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
+    request.log.info({ licenseId: id, actor: auth.actor(request), action }, "license changed");
+    await licenses.refresh();
+    const record = await store.licenses.get(id);
+    if (!record) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
+    return record;
+  };
+
+  app.post(
+    adminPaths.licenses,
+    async (request): Promise<Answer> => {
+      const body = parseRequest(LicenseCreate, request.body);
+      const key = generateLicenseKey();
+      const record = { ...body, keySha256: hashLicenseKey(key), revokedAt: null, keyRotatedAt: null };
+      const created = await store.licenses.create(record, auth.actor(request), now());
+      if (!created) throw new HttpError("EGRESS_ERR_LICENSE_EXISTS", `a license with id ${body.id} exists already`);
+      const stored = await changed(body.id, true, request, "license.create");
+      return new Answer(201, { ...licenseView(stored, now(), 0), key } satisfies LicenseCreated);
+    },
+    withBody,
+  );
+
+  app.get(
+    adminPaths.licenses,
+    async (): Promise<LicenseList> => {
+      const counts = await deps.instances?.countsByLicense();
+      const at = now();
+      const records = await store.licenses.all();
+      return {
+        licenses: records.map((record) => {
+          const { createdAt: _c, updatedAt: _u, ...summary } = licenseView(record, at, counts?.get(record.id) ?? 0);
+          return summary;
+        }),
+      };
+    },
+    guarded,
+  );
+
+  app.get(
+    adminPaths.license,
+    async (request): Promise<LicenseDetail> => {
+      const id = idOf(request);
+      const record = await store.licenses.get(id);
+      if (!record) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
+      const instances = (await deps.instances?.forLicense(id)) ?? [];
+      return { ...licenseView(record, now(), 0), instances, usage: monthlyUsage(await store.traceReport({ licenseId: id })) };
+    },
+    guarded,
+  );
+
+  app.patch(
+    adminPaths.license,
+    async (request): Promise<LicenseView> => {
+      const id = idOf(request);
+      const patch = parseRequest(LicensePatch, request.body);
+      const done = await store.licenses.update(id, patch, auth.actor(request), now());
+      return licenseView(await changed(id, done, request, "license.update"), now(), await instanceCount(id));
+    },
+    withBody,
+  );
+
+  app.post(
+    adminPaths.revoke,
+    async (request): Promise<LicenseView> => {
+      const id = idOf(request);
+      const done = await store.licenses.revoke(id, auth.actor(request), now());
+      return licenseView(await changed(id, done, request, "license.revoke"), now(), await instanceCount(id));
+    },
+    { ...withBody, body: "none" },
+  );
+
+  app.post(
+    adminPaths.rotateKey,
+    async (request): Promise<{ key: string }> => {
+      const id = idOf(request);
+      const key = generateLicenseKey();
+      const done = await store.licenses.rotateKey(id, hashLicenseKey(key), auth.actor(request), now());
+      await changed(id, done, request, "license.rotate-key");
+      return { key };
+    },
+    { ...withBody, body: "none" },
+  );
+}

@@ -1,0 +1,36 @@
+import type { HttpServer } from "../../http/server.ts";
+import { parseRequest } from "../../http/validate.ts";
+import { adminPaths, AuditQuery, type AuditRecord, UsageQuery } from "../../protocol/beacon-admin.ts";
+import type { TraceReportRow } from "../store.ts";
+import type { AdminDeps } from "./deps.ts";
+import { registerLicenseRoutes } from "./license-routes.ts";
+
+/**
+ * Every route of the admin listener: the licenses, the billing report and the audit log of admin actions. Each
+ * needs an admin key (`authorize: deps.auth.authorize`, checked before any body); none is served on the public
+ * listener. Routes of other modules (instances, imports) are registered beside these, with the same deps.
+ */
+export function registerAdminRoutes(app: HttpServer, deps: AdminDeps): void {
+  const guarded = { authorize: deps.auth.authorize };
+  registerLicenseRoutes(app, deps);
+
+  // The billing report's rows, as `beacon report --json` prints them.
+  app.get(
+    adminPaths.usage,
+    async (request): Promise<TraceReportRow[]> => {
+      const query = parseRequest(UsageQuery, request.query, "query");
+      return deps.store.traceReport({ licenseId: query.license, month: query.month });
+    },
+    guarded,
+  );
+
+  // Who did what, newest first (an extension of the design's API: docs/PROTOCOL.md, "Departures").
+  app.get(
+    adminPaths.audit,
+    async (request): Promise<{ records: AuditRecord[] }> => {
+      const query = parseRequest(AuditQuery, request.query, "query");
+      return { records: await deps.store.licenses.auditLog({ licenseId: query.license, limit: query.limit }) };
+    },
+    guarded,
+  );
+}
