@@ -23,8 +23,10 @@ export class AgentMetrics {
   readonly #recordsSent: Counter<"stream">;
   readonly #sendDuration: Histogram<"stream">;
 
-  /** `now`: the clock the outbox stamps records with (the sidecar's injected clock). */
-  /** `offline`: nothing waits to be sent; what the outbox holds is kept for export (state `kept_for_export`). */
+  /**
+   * `now`: the clock the outbox stamps records with (the sidecar's injected clock). `offline`: nothing waits to be
+   * sent; what the outbox holds is kept for export (state `kept_for_export`).
+   */
   constructor(
     outbox: Outbox,
     streams: readonly Stream[],
@@ -80,6 +82,18 @@ export class AgentMetrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
+    this.#stateGauges(outbox, streams, license, now, offline);
+  }
+
+  /** Gauges read at each scrape: the license's state and expiry, the outbox's records and its oldest pending age. */
+  #stateGauges(
+    outbox: Outbox,
+    streams: readonly Stream[],
+    license: () => LicenseStatus | undefined,
+    now: () => number,
+    offline: boolean,
+  ): void {
+    const registers = [this.registry];
     new Gauge({
       name: "egress_license_state",
       help: "1 for the license's current state (valid, grace, invalid, unverified), 0 for the others",
