@@ -116,7 +116,7 @@ async function startPair(dir: string, licenseKey: string, closers: Closers) {
   const agent = await startAgent(agentConfig, {
     logger: createLogger("info", pino.destination(join(dir, "sidecar.log")), undefined, [licenseKey]),
   });
-  closers.add(() => agent.stop());
+  closers.add(() => agent.close());
   return { beacon, beaconConfig, agent };
 }
 

@@ -18,7 +18,7 @@ import { PushedMeasures } from "./usage/measures-source.ts";
 
 export interface RunningAgent {
   url: string;
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface AgentOptions {
@@ -31,7 +31,7 @@ export interface AgentOptions {
 
 /**
  * Wires the sidecar: local API (sources) -> outbox -> shippers -> beacon. Each part registers its closer as it
- * starts; stop() (or a failed start) closes them in reverse: own telemetry, pruning, intake, the shippers' drain
+ * starts; close() (or a failed start) closes them in reverse: own telemetry, pruning, intake, the shippers' drain
  * and the license, the listener, then the outbox and the data dir's lock, each even when one before it throws.
  */
 export async function startAgent(config: AgentConfig, options: AgentOptions): Promise<RunningAgent> {
@@ -88,6 +88,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
   });
   return {
     url,
-    stop: () => closers.closeAll(),
+    close: () => closers.closeAll(),
   };
 }

@@ -177,7 +177,7 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
   } finally {
     running = false;
     await Promise.all([instance, watcher]).catch(() => {});
-    await agent.stop();
+    await agent.close();
     await proxy.close();
     await beacon.stop();
   }

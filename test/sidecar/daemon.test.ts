@@ -27,7 +27,7 @@ test("a start that fails (its port is taken) leaves the data dir unlocked: the n
 
   await assert.rejects(startAgent(load(`127.0.0.1:${port}`), { logger }), /EADDRINUSE/);
   const agent = await startAgent(load("127.0.0.1:0"), { logger });
-  t.after(() => agent.stop());
+  t.after(() => agent.close());
   const health = await fetch(`${agent.url}/healthz`);
   assert.equal(health.status, 200);
 });
