@@ -114,6 +114,16 @@ function logLines(output: string): Record<string, unknown>[] {
   });
 }
 
+/** Rows of run counts the agent server in `dataDir` has not yet reported (each is deleted once the sidecar took it). */
+function unreportedRuns(dataDir: string): number {
+  const tasks = new Database(join(dataDir, "tasks.db"), { readonly: true });
+  try {
+    return (tasks.prepare("SELECT count(*) AS n FROM run_counts").get() as { n: number }).n;
+  } finally {
+    tasks.close();
+  }
+}
+
 describe("agent server -> egress sidecar -> beacon", () => {
   const license = testLicense();
   let beaconFixture: ReturnType<typeof beaconConfig>;
@@ -239,22 +249,14 @@ describe("agent server -> egress sidecar -> beacon", () => {
     try {
       await send(second, 2);
       await beaconTotals(beaconFixture.dataDir, tenantId, { [NOTES]: 5 }, "2 more runs after the restart");
-      await new Promise((resolve) => setTimeout(resolve, 1_500)); // more than a report interval: nothing is sent again
+      // Every counted run reported and released: the agent server has nothing left it could send again.
+      await waitFor(() => unreportedRuns(dataDir) === 0, 10_000, "run counts released");
       assert.equal(beaconSessions(beaconFixture.dataDir, tenantId)[NOTES]!.traces, 5);
       assert.equal(await second.stop("SIGTERM"), 0);
     } finally {
       await second.stop("SIGKILL");
     }
-    const tasks = new Database(join(dataDir, "tasks.db"), { readonly: true });
-    try {
-      assert.deepEqual(
-        tasks.prepare("SELECT count(*) AS n FROM run_counts").get(),
-        { n: 0 },
-        "every counted run was reported and released",
-      );
-    } finally {
-      tasks.close();
-    }
+    assert.equal(unreportedRuns(dataDir), 0, "every counted run was reported and released");
     // The last stop reported its runs to the sidecar before the process exited: once the sidecar has sent everything
     // on, the beacon holds all there will ever be.
     await waitFor(
