@@ -9,9 +9,11 @@ const SCRIPT = "<script>alert(1)</script>";
 
 /** The rects of a chart: their series, month, height and the title each carries. */
 function bars(svg: string) {
-  return [...svg.matchAll(/<rect class="bar" data-series="([^"]*)" data-month="([^"]*)" x="[^"]*" y="([^"]*)" width="[^"]*" height="([^"]*)" fill="([^"]*)"><title>([^<]*)<\/title>/g)].map(
-    ([, series, month, y, height, fill, title]) => ({ series, month, y: Number(y), height: Number(height), fill, title }),
-  );
+  return [
+    ...svg.matchAll(
+      /<rect class="bar" data-series="([^"]*)" data-month="([^"]*)" x="[^"]*" y="([^"]*)" width="[^"]*" height="([^"]*)" fill="([^"]*)"><title>([^<]*)<\/title>/g,
+    ),
+  ].map(([, series, month, y, height, fill, title]) => ({ series, month, y: Number(y), height: Number(height), fill, title }));
 }
 
 describe("the console's escaping", () => {
@@ -47,7 +49,11 @@ describe("the console's escaping", () => {
     assert.ok(!licenses.includes("<script>") && !licenses.includes("<b>"), licenses);
     assert.ok(licenses.includes("&lt;script&gt;alert(1)&lt;/script&gt;</a>"));
     const instance = { instanceId: "i", licenseId: SCRIPT, version: "<img src=x onerror=alert(1)>", mode: "online" as const };
-    const rows = instancesTable([{ ...instance, firstSeenAt: "2026-01-01T00:00:00Z", lastSeenAt: "2026-01-01T00:00:00Z", state: "silent" }], "c", true).text;
+    const rows = instancesTable(
+      [{ ...instance, firstSeenAt: "2026-01-01T00:00:00Z", lastSeenAt: "2026-01-01T00:00:00Z", state: "silent" }],
+      "c",
+      true,
+    ).text;
     assert.ok(!rows.includes("<img") && !rows.includes("<script>"), rows);
   });
 });
@@ -112,7 +118,10 @@ describe("the console's chart", () => {
     const svg = stackedBarChart({ title: SCRIPT, unit: "traces", months: ["2026-11"], series: [{ name: SCRIPT, values: [5] }] }, "x").text;
     assert.ok(!svg.includes("<script>"), svg);
     assert.equal(bars(svg)[0]!.series, "&lt;script&gt;alert(1)&lt;/script&gt;");
-    assert.equal(stackedBarChart({ title: "t", unit: "traces", months: [], series: [] }, "x").text, '<p class="empty">No traces reported yet.</p>');
+    assert.equal(
+      stackedBarChart({ title: "t", unit: "traces", months: [], series: [] }, "x").text,
+      '<p class="empty">No traces reported yet.</p>',
+    );
   });
 });
 
@@ -152,7 +161,13 @@ describe("console sessions", () => {
   test("a form's CSRF token must be the session's", () => {
     const { session } = new ConsoleSessions().open("a");
     assert.ok(csrfTokenMatches(session, session.csrfToken));
-    for (const token of [undefined, "", session.csrfToken.slice(1), `${session.csrfToken}x`, new ConsoleSessions().open("a").session.csrfToken])
+    for (const token of [
+      undefined,
+      "",
+      session.csrfToken.slice(1),
+      `${session.csrfToken}x`,
+      new ConsoleSessions().open("a").session.csrfToken,
+    ])
       assert.equal(csrfTokenMatches(session, token), false);
   });
 

@@ -19,6 +19,7 @@ export function layout(title: string, session: ConsoleSession | undefined, main:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} - egress beacon console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/console.css">
 </head>
 <body>

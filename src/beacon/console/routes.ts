@@ -13,14 +13,15 @@ export const SESSION_COOKIE = "egress_console";
 
 /**
  * Every console answer's headers: nothing but our own style sheet and images may load, no script at all, forms post
- * only to us, no framing; never cached (pages show licenses), no referrer.
+ * only to us, no framing; never cached (pages show licenses); no referrer to other sites. (`no-referrer` would make
+ * the browser send `Origin: null` with our own forms, which the Origin check then refuses.)
  */
 export const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy":
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",
   "cache-control": "no-store",

@@ -20,6 +20,7 @@ th { font-weight: 600; font-size: 12px; color: var(--muted); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 a { color: var(--accent); }
 code { font-size: 12px; }
+td time { white-space: nowrap; }
 .empty, .hint, .none { color: var(--muted); }
 .problem { color: #a40000; font-weight: 600; }
 .state { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; border: 1px solid; }
