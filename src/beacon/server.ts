@@ -7,7 +7,6 @@ import type { BeaconConfig } from "./config.ts";
 import { registerBeaconRoutes, registerMetricsRoute } from "./routes.ts";
 import { startAdminListener } from "./admin/server.ts";
 import { registerInstanceRoutes } from "./admin/instances-routes.ts";
-import { registerConsoleRoutes } from "./console/routes.ts";
 import { describeInstances } from "./instances.ts";
 import { LicenseCache } from "./license-cache.ts";
 import { openBeaconStorage } from "./storage.ts";
@@ -89,10 +88,8 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       {
         logger,
         closers,
-        register: (admin, deps) => {
-          registerInstanceRoutes(admin, { store: store.instances, now, silentAfterMs, authorize: deps.auth.authorize });
-          registerConsoleRoutes(admin, deps);
-        },
+        register: (admin, deps) =>
+          registerInstanceRoutes(admin, { store: store.instances, now, silentAfterMs, authorize: deps.auth.authorize }),
       },
     );
     return { url, adminUrl };

@@ -127,7 +127,7 @@ describe("the web console, in chromium", () => {
       { name: "egress_console", httpOnly: true, sameSite: "Strict", path: "/console", secure: false },
     );
     assert.ok(!cookie!.value.includes(ADMIN_KEY.slice(0, 8)), "the cookie is a random id, not the key");
-    assert.equal(await page.evaluate(() => document.cookie), "");
+    assert.equal(await page.evaluate("document.cookie"), "");
     assert.match((await page.locator(".who").textContent()) ?? "", /^Signed in with key:[0-9a-f]{8}$/);
   });
 
@@ -238,7 +238,7 @@ describe("the web console, in chromium", () => {
     // The wrong key's 401 and the unknown license's 404 are the pages' own statuses; anything else is a fault.
     const unexpected = consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (401|404)/.test(e));
     assert.deepEqual(unexpected, [], "no CSP violation, no error");
-    const css = await page.evaluate(() => getComputedStyle(document.querySelector("header")!).backgroundColor);
+    const css = await page.evaluate("getComputedStyle(document.querySelector('header')).backgroundColor");
     assert.equal(css, "rgb(29, 35, 42)", "the style sheet loaded under the CSP");
   });
 
