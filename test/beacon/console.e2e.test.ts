@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
@@ -224,6 +226,17 @@ describe("the web console, in chromium", () => {
       assert.equal(answer.status(), 403, JSON.stringify(form));
       assert.match(await answer.text(), /EGRESS_ERR_CONSOLE_FORM_REFUSED|another site|CSRF token/);
     }
+    // A real cross-site page (localhost is another site than 127.0.0.1) whose form posts itself to the console.
+    const attacker = createServer((_, response) => {
+      response.setHeader("content-type", "text/html");
+      response.end(`<form id="f" method="post" action="${logout}"><input name="csrf" value="guessed"></form>
+<script>document.getElementById("f").submit()</script>`);
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, "127.0.0.1", resolve));
+    const posted = page.waitForResponse((r) => r.url() === logout);
+    await page.goto(`http://localhost:${(attacker.address() as AddressInfo).port}/`);
+    assert.equal((await posted).status(), 403);
+    attacker.close();
     await page.goto(`${adminUrl}/console`);
     assert.equal(new URL(page.url()).pathname, "/console", "still signed in");
   });
@@ -235,8 +248,10 @@ describe("the web console, in chromium", () => {
     assert.match(headers["content-security-policy"]!, /default-src 'none'; style-src 'self';.*form-action 'self'; frame-ancestors 'none'/);
     assert.equal(headers["x-content-type-options"], "nosniff");
     assert.equal(headers["cache-control"], "no-store");
-    // The wrong key's 401 and the unknown license's 404 are the pages' own statuses; anything else is a fault.
-    const unexpected = consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (401|404)/.test(e));
+    // The wrong key's 401, the cross-site post's 403 and the unknown license's 404 are the pages' own statuses.
+    const unexpected = consoleErrors.filter(
+      (e) => !/^Failed to load resource: the server responded with a status of (401|403|404)/.test(e),
+    );
     assert.deepEqual(unexpected, [], "no CSP violation, no error");
     const css = await page.evaluate("getComputedStyle(document.querySelector('header')).backgroundColor");
     assert.equal(css, "rgb(29, 35, 42)", "the style sheet loaded under the CSP");
