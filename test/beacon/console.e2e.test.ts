@@ -100,6 +100,7 @@ describe("the web console, in chromium", () => {
 
   after(async () => {
     await browser?.close();
+    if (!beacon) return; // it never started: before() says why
     assert.equal(await beacon.stop("SIGTERM"), 0);
     const output = beacon.output();
     for (const secret of [ADMIN_KEY, ...keys.values()]) assert.ok(!output.includes(secret), "no key in the beacon's logs");
