@@ -4,6 +4,8 @@ import { niceCeiling, PALETTE, stackedBarChart, tracesByLicense } from "../../sr
 import { consolePath, escapeHtml, html } from "../../src/beacon/console/html.ts";
 import { instancesTable, licensesTable } from "../../src/beacon/console/layout.ts";
 import { ConsoleSessions, csrfTokenMatches, SignInLimiter } from "../../src/beacon/console/sessions.ts";
+import { ApiKeys, hashApiKey } from "../../src/http/api-keys.ts";
+import type { HttpRequest } from "../../src/http/exchange.ts";
 
 const SCRIPT = "<script>alert(1)</script>";
 
@@ -188,4 +190,13 @@ describe("console sessions", () => {
     assert.equal(limiter.tracked, 1024);
     assert.ok(limiter.retryAfterMs("10.9.9.9") > 0, "many addresses together are held back too");
   });
+});
+
+test("a key typed into the sign-in form is checked as X-Api-Key is, and names the same actor", () => {
+  const keys = new ApiKeys([hashApiKey("a-key-of-24-characters!!"), "another-key-16-chars"]);
+  const viaHeader = keys.identify({ headers: { "x-api-key": "another-key-16-chars" } } as unknown as HttpRequest);
+  assert.equal(keys.identifyKey("another-key-16-chars"), viaHeader);
+  assert.match(keys.identifyKey("a-key-of-24-characters!!"), /^key:[0-9a-f]{8}$/);
+  for (const bad of ["", "another-key-16-chars ", "sha256:", hashApiKey("a-key-of-24-characters!!")])
+    assert.throws(() => keys.identifyKey(bad), { statusCode: 401, code: "EGRESS_ERR_API_KEY_INVALID" });
 });
