@@ -266,6 +266,11 @@ export const ERRORS = {
       "A form post to the beacon's web console came from another site (its `Origin` is not the console's host) or without this session's CSRF token.",
     fix: "Reload the console page and submit its form again; behind a proxy, pass the browser's `Host` header through unchanged.",
   },
+  EGRESS_ERR_CONSOLE_FORM_INVALID: {
+    status: 422,
+    meaning: "A form of the beacon's web console (renew, revoke) was sent with a field it cannot take; nothing was changed.",
+    fix: "Correct the field the page names (a date, a whole number of seats, the confirmation box) and send the form again.",
+  },
   EGRESS_ERR_TOKEN_REQUIRED: {
     status: 401,
     meaning: "Operational telemetry carries no license key, so it needs a bearer token.",

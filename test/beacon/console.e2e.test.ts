@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -265,6 +265,43 @@ describe("the web console, in chromium", () => {
     const path = new URL("../../docs/console.png", import.meta.url).pathname;
     await page.screenshot({ path, fullPage: true });
     assert.ok(statSync(path).size < 200 * 1024);
+  });
+
+  test("renewing and revoking through the license page's forms: the API's changes, audited with the session's key", async () => {
+    const fingerprint = `key:${createHash("sha256").update(ADMIN_KEY).digest("hex").slice(0, 8)}`;
+    const latest = async (id: string) => {
+      const { action, actor } = (await admin(adminUrl, "GET", `/v1/admin/audit?license=${id}`)).body.records[0];
+      return { action, actor };
+    };
+    await page.goto(`${adminUrl}/console/licenses/initech-dev`);
+    const renewTo = inDays(400).slice(0, 10);
+    await page.getByLabel("New expiry (UTC)").fill(renewTo);
+    await page.getByLabel("Seats").fill("9");
+    await page.getByRole("button", { name: "Renew" }).click();
+    await page.waitForURL(`${adminUrl}/console/licenses/initech-dev`);
+    assert.equal(await page.locator(".facts .state").textContent(), "active");
+    const renewed = (await admin(adminUrl, "GET", "/v1/admin/licenses/initech-dev")).body;
+    assert.deepEqual([renewed.expiresAt, renewed.seats], [`${renewTo}T00:00:00.000Z`, 9]);
+    assert.deepEqual(await latest("initech-dev"), { action: "license.update", actor: fingerprint });
+    // A field the form cannot take changes nothing and says which.
+    const token = await page.locator('form[action$="/renew"] input[name="csrf"]').getAttribute("value");
+    const bad = await context.request.post(`${adminUrl}/console/licenses/initech-dev/renew`, {
+      form: { csrf: token!, expiresAt: "next year", seats: "9" },
+      headers: { origin: adminUrl },
+      maxRedirects: 0,
+    });
+    assert.equal(bad.status(), 422);
+    assert.match(await bad.text(), /the renewal was not made: expiresAt: must be a date/);
+    assert.equal((await admin(adminUrl, "GET", "/v1/admin/licenses/initech-dev")).body.expiresAt, `${renewTo}T00:00:00.000Z`);
+
+    await page.goto(`${adminUrl}/console/licenses/umbrella-eu`);
+    await page.getByRole("checkbox").check();
+    await page.getByRole("button", { name: "Revoke" }).click();
+    await page.waitForURL(`${adminUrl}/console/licenses/umbrella-eu`);
+    assert.equal(await page.locator(".facts .state").textContent(), "revoked");
+    assert.equal(await page.locator("#actions").count(), 0, "no forms once revoked");
+    assert.equal((await postJson(`${beacon.url}${beaconPaths.verify}`, { license: keys.get("umbrella-eu") })).status, 403);
+    assert.deepEqual(await latest("umbrella-eu"), { action: "license.revoke", actor: fingerprint });
   });
 
   test("signing out ends the session: its cookie is cleared and no longer opens a page", async () => {

@@ -2,6 +2,7 @@ import type { StoredUsageSnapshot, TraceReportRow } from "../store.ts";
 import { describeInstances } from "../instances.ts";
 import { licenseState, type LicenseRecord } from "../licenses.ts";
 import type { AdminDeps } from "../admin/deps.ts";
+import { licenseForms } from "./actions.ts";
 import { formatCount, stackedBarChart, tracesByLicense } from "./chart.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { instancesTable, layout, licensesTable, problemPage, stateBadge, when } from "./layout.ts";
@@ -104,6 +105,7 @@ export async function licensePage(deps: AdminDeps, session: ConsoleSession, id: 
     .reverse()
     .slice(0, SNAPSHOTS_SHOWN);
   const main = html`${licenseFacts(record, deps.now())}
+${licenseForms(record, session, deps.now())}
 <section aria-labelledby="usage-h"><h2 id="usage-h">Usage by month</h2>${chart}
 ${usage.length > 0 ? html`<table><caption>Trace transactions and traces by month (last 12)</caption><thead><tr><th scope="col">Month</th><th scope="col">Transactions</th><th scope="col">Traces</th></tr></thead><tbody>${usageRows}</tbody></table>` : ""}
 </section>

@@ -6,6 +6,7 @@ import { loginPage } from "./layout.ts";
 import { instancesPage, licensePage, overviewPage } from "./pages.ts";
 import { type ConsoleSession, ConsoleSessions, SignInLimiter } from "./sessions.ts";
 import { registerSignIn } from "./sign-in.ts";
+import { registerLicenseActions } from "./actions.ts";
 import { CONSOLE_CSS } from "./style.ts";
 
 /**
@@ -49,4 +50,5 @@ export function registerConsoleRoutes(
   app.get("/console/console.css", () => new Answer(200, CONSOLE_CSS, "text/css; charset=utf-8", css), { quiet: true });
   app.get("/console/login", (request) => (sessionOf(request) ? redirect("/console") : htmlAnswer(200, loginPage())));
   registerSignIn(app, deps, sessions, options.limiter ?? new SignInLimiter());
+  registerLicenseActions(app, deps, sessions);
 }

@@ -7,7 +7,7 @@ import { loginPage } from "./layout.ts";
 import { type ConsoleSessions, csrfTokenMatches, type SignInLimiter } from "./sessions.ts";
 
 /** Sign-in and sign-out forms are a few hundred bytes. */
-const FORM_BODY = { body: { raw: ["application/x-www-form-urlencoded"] }, bodyLimit: { bytes: 8 * 1024 } } as const;
+export const FORM_BODY = { body: { raw: ["application/x-www-form-urlencoded"] }, bodyLimit: { bytes: 8 * 1024 } } as const;
 
 /** Secure only when a TLS-terminating proxy says the browser came over https: a Secure cookie on plain HTTP is lost. */
 function sessionCookie(request: HttpRequest, value: string, maxAgeSeconds: number): string {
@@ -16,7 +16,7 @@ function sessionCookie(request: HttpRequest, value: string, maxAgeSeconds: numbe
 }
 
 /** A cross-site form post is refused: when the browser names the origin, its host must be the one asked. */
-function refuseCrossOrigin(request: HttpRequest): void {
+export function refuseCrossOrigin(request: HttpRequest): void {
   const origin = request.headers.origin;
   if (origin === undefined) return; // no Origin: the CSRF token (and SameSite=Strict) decide
   let host: string | undefined;
@@ -30,7 +30,7 @@ function refuseCrossOrigin(request: HttpRequest): void {
 }
 
 /** The form's fields; repeated fields keep the first. */
-const formOf = (request: HttpRequest) => new URLSearchParams((request.body as Buffer).toString("utf8"));
+export const formOf = (request: HttpRequest) => new URLSearchParams((request.body as Buffer).toString("utf8"));
 
 /**
  * POST /console/login (an admin key, checked as X-Api-Key is: a session cookie, or the form again; failures limited

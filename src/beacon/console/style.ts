@@ -37,6 +37,8 @@ figure.chart svg { max-width: 100%; height: auto; }
 ul.legend { list-style: none; display: flex; flex-wrap: wrap; gap: 4px 16px; padding: 0; margin: 4px 0 0 64px; }
 ul.legend svg { vertical-align: -1px; }
 form.inline { display: inline; }
+form.action { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 16px; margin: 8px 0; }
+button.danger { background: #b42318; border-color: #b42318; }
 form.login { display: flex; flex-direction: column; gap: 8px; max-width: 360px; }
 input, button { font: inherit; padding: 6px 10px; border-radius: 4px; border: 1px solid var(--line); }
 button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
