@@ -105,12 +105,12 @@ export async function licensePage(deps: AdminDeps, session: ConsoleSession, id: 
     .reverse()
     .slice(0, SNAPSHOTS_SHOWN);
   const main = html`${licenseFacts(record, deps.now())}
-${licenseForms(record, session, deps.now())}
 <section aria-labelledby="usage-h"><h2 id="usage-h">Usage by month</h2>${chart}
 ${usage.length > 0 ? html`<table><caption>Trace transactions and traces by month (last 12)</caption><thead><tr><th scope="col">Month</th><th scope="col">Transactions</th><th scope="col">Traces</th></tr></thead><tbody>${usageRows}</tbody></table>` : ""}
 </section>
 <section aria-labelledby="instances-h" id="instances"><h2 id="instances-h">Instances</h2>${instancesTable(instances, `Instances of ${id}`, false)}</section>
-<section aria-labelledby="snapshots-h" id="snapshots"><h2 id="snapshots-h">Usage snapshots</h2>${snapshotsTable(own)}</section>`;
+<section aria-labelledby="snapshots-h" id="snapshots"><h2 id="snapshots-h">Usage snapshots</h2>${snapshotsTable(own)}</section>
+${licenseForms(record, session, deps.now())}`;
   return { status: 200, page: layout(`License ${id}`, session, main) };
 }
 
