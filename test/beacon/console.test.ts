@@ -82,6 +82,22 @@ describe("the console's chart", () => {
     });
   });
 
+  test("past one colour per license, the largest keep theirs and the rest are one series", () => {
+    const rows = ["a", "b", "c", "d"].flatMap((id, i) => [
+      { month: "2026-10", license_id: id, traces: (i + 1) * 10 },
+      { month: "2026-11", license_id: id, traces: 1 },
+    ]);
+    assert.deepEqual(tracesByLicense(rows, 12, 3), {
+      months: ["2026-10", "2026-11"],
+      series: [
+        { name: "c", values: [30, 1] },
+        { name: "d", values: [40, 1] },
+        { name: "2 other licenses", values: [30, 2] },
+      ],
+    });
+    assert.equal(tracesByLicense(rows, 12, 4).series.length, 4, "four fit in four colours");
+  });
+
   test("bars stack per month, their heights in proportion, each titled with its license, month and count", () => {
     const svg = stackedBarChart(
       {

@@ -88,10 +88,14 @@ ${bars}
 </figure>`;
 }
 
-/** Report rows (one per month, license and organization) as the chart's months and one series per license. */
+/**
+ * Report rows (one per month, license and organization) as the chart's months and one series per license. Past
+ * `maxSeries` licenses (one colour each), the largest `maxSeries - 1` keep theirs and the rest are one series.
+ */
 export function tracesByLicense(
   rows: readonly { month: string; license_id: string; traces: number }[],
   lastMonths = 12,
+  maxSeries = PALETTE.length,
 ): { months: string[]; series: ChartSeries[] } {
   const months = [...new Set(rows.map((r) => r.month))].sort().slice(-lastMonths);
   const index = new Map(months.map((m, i) => [m, i]));
@@ -103,6 +107,12 @@ export function tracesByLicense(
     values[m]! += Number(row.traces);
     byLicense.set(row.license_id, values);
   }
-  const series = [...byLicense].map(([name, values]) => ({ name, values })).sort((a, b) => a.name.localeCompare(b.name));
-  return { months, series };
+  const series = [...byLicense].map(([name, values]) => ({ name, values }));
+  const byName = (a: ChartSeries, b: ChartSeries) => a.name.localeCompare(b.name);
+  if (series.length <= maxSeries) return { months, series: series.sort(byName) };
+  const total = (s: ChartSeries) => s.values.reduce((a, b) => a + b, 0);
+  series.sort((a, b) => total(b) - total(a) || byName(a, b));
+  const rest = series.slice(maxSeries - 1);
+  const others = { name: `${rest.length} other licenses`, values: months.map((_, m) => rest.reduce((sum, s) => sum + s.values[m]!, 0)) };
+  return { months, series: [...series.slice(0, maxSeries - 1).sort(byName), others] };
 }
