@@ -41,7 +41,7 @@ export interface BeaconDeps {
 const VERIFY_BODY_LIMIT = 4096;
 
 export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
-  const { store, auth, tokens, now } = deps;
+  const { store, auth, now } = deps;
   // Every authenticated request says which instance sent it (X-Egress-Instance-Id): recorded, throttled.
   const instances = new InstanceRecorder(store.instances, { now, intervalMs: deps.instanceRecordIntervalMs });
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).

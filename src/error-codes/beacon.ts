@@ -34,6 +34,17 @@ export const BEACON_ERRORS = {
       "A `beacon licenses` command could not reach the beacon's admin listener, or it refused the request (the message has the answer's status, error code and, for a 422, each field path and problem type).",
     fix: "Check `--url` (the admin listener, `admin.listen`) and the admin key (env `BEACON_ADMIN_API_KEY` or `--api-key-file`), and the fields the answer names.",
   },
+  EGRESS_ERR_CONSOLE_FORM_REFUSED: {
+    status: 403,
+    meaning:
+      "A form post to the beacon's web console came from another site (its `Origin` is not the console's host) or without this session's CSRF token.",
+    fix: "Reload the console page and submit its form again; behind a proxy, pass the browser's `Host` header through unchanged.",
+  },
+  EGRESS_ERR_CONSOLE_FORM_INVALID: {
+    status: 422,
+    meaning: "A form of the beacon's web console (renew, revoke) was sent with a field it cannot take; nothing was changed.",
+    fix: "Correct the field the page names (a date, a whole number of seats, the confirmation box) and send the form again.",
+  },
   EGRESS_ERR_TOKEN_REQUIRED: {
     status: 401,
     meaning: "Operational telemetry carries no license key, so it needs a bearer token.",

@@ -59,7 +59,12 @@ export class ApiKeys {
 
   /** As check, and which key it was: its fingerprint (keyFingerprint), never the key. */
   identify(request: HttpRequest): string {
-    const digest = sha256(presentedKey(request));
+    return this.identifyKey(presentedKey(request));
+  }
+
+  /** As identify, for a key that came some other way (the console's sign-in form). */
+  identifyKey(key: string): string {
+    const digest = sha256(key);
     // Every stored digest is compared: the time taken does not tell which one matched.
     let accepted = false;
     for (const known of this.#digests) accepted = timingSafeEqual(known, digest) || accepted;

@@ -12,6 +12,8 @@ export interface HttpRequest {
   readonly headers: IncomingHttpHeaders;
   /** `json` routes: the parsed body; `raw` routes: the (decompressed) bytes; otherwise undefined. */
   readonly body: unknown;
+  /** The peer's IP address (the console counts failed sign-ins by it); undefined once the socket is gone. */
+  readonly remoteAddress?: string | undefined;
   /** The server's logger with this request's id. */
   readonly log: Logger;
 }

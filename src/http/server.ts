@@ -211,6 +211,7 @@ export class HttpServer {
       params: matched?.params ?? {},
       query: queryAt < 0 ? {} : parseQuery(url.slice(queryAt + 1)),
       headers: incoming.headers,
+      remoteAddress: incoming.socket.remoteAddress,
       body: undefined,
       // A child logger per request only when one is used: most requests log nothing.
       get log() {

@@ -156,3 +156,24 @@ test("a quiet route (a health check) is left out of the request log when it succ
   const logged = lines.filter((line) => line.msg === "request completed").map((line) => `${line.url} ${line.statusCode}`);
   assert.deepEqual(logged, ["/other 200", "/healthz 503"]);
 });
+
+test("a handler sees the peer's address, and a form body read raw; a 303 with Set-Cookie goes out as given", async (t) => {
+  const { app } = server();
+  app.post(
+    "/form",
+    (request) => {
+      const form = new URLSearchParams((request.body as Buffer).toString("utf8"));
+      return new Answer(303, "", "text/plain", {
+        location: `/done?from=${request.remoteAddress}`,
+        "set-cookie": `k=${form.get("k")}; HttpOnly`,
+      });
+    },
+    { body: { raw: ["application/x-www-form-urlencoded"] } },
+  );
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  t.after(() => app.close());
+  const answer = await fetch(`${url}/form`, { method: "POST", body: new URLSearchParams({ k: "a b&c" }), redirect: "manual" });
+  assert.equal(answer.status, 303);
+  assert.equal(answer.headers.get("location"), "/done?from=127.0.0.1");
+  assert.equal(answer.headers.get("set-cookie"), "k=a b&c; HttpOnly");
+});

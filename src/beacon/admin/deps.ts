@@ -28,6 +28,11 @@ export class AdminAuth {
     return true;
   };
 
+  /** The fingerprint of a key typed into the console's sign-in form; throws 401 when it is not an admin key. */
+  identifyKey(key: string): string {
+    return this.#keys.identifyKey(key);
+  }
+
   /** The admin key's fingerprint (`key:` and 8 hex digits of its SHA-256), never the key. */
   actor(request: HttpRequest): string {
     return this.#actors.get(request) ?? "unknown";

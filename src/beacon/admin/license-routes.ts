@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { HttpError } from "../../errors.ts";
 import { Answer, type HttpRequest } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
@@ -50,14 +51,37 @@ function monthlyUsage(rows: readonly TraceReportRow[]): LicenseDetail["usage"] {
 const idOf = (request: HttpRequest) => parseRequest(LicenseIdParams, request.params, "path").id;
 const instanceCount = async (deps: AdminDeps, id: string) => (await deps.instances?.countsByLicense())?.get(id) ?? 0;
 
-/** The license after a change: in force here at once, and read back as the database has it. */
-async function changed(deps: AdminDeps, id: string, done: boolean, request: HttpRequest, action: string): Promise<LicenseRecord> {
-  if (!done) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
-  request.log.info({ licenseId: id, actor: deps.auth.actor(request), action }, "license changed");
+/** Who made a change, for its log line and audit record: an admin key's fingerprint (the API's, or the console's session's). */
+export interface ChangedBy {
+  log: Logger;
+  actor: string;
+}
+
+/** The license after a change: in force here at once, logged, and read back as the database has it. */
+async function afterChange(deps: AdminDeps, change: ChangedBy & { id: string; done: boolean; action: string }): Promise<LicenseRecord> {
+  const { id, log, actor, action } = change;
+  if (!change.done) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
+  log.info({ licenseId: id, actor, action }, "license changed");
   await deps.licenses.refresh();
   const record = await deps.store.licenses.get(id);
   if (!record) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
   return record;
+}
+
+/** The same for a route's request: the admin key that sent it is the actor. */
+const changed = (deps: AdminDeps, id: string, done: boolean, request: HttpRequest, action: string) =>
+  afterChange(deps, { id, done, log: request.log, actor: deps.auth.actor(request), action });
+
+/** A renewal (`PATCH /v1/admin/licenses/{id}`, and the console's form): audited in the same transaction. */
+export async function renewLicense(deps: AdminDeps, id: string, patch: LicensePatch, by: ChangedBy): Promise<LicenseRecord> {
+  const done = await deps.store.licenses.update(id, patch, by.actor, deps.now());
+  return afterChange(deps, { id, done, ...by, action: "license.update" });
+}
+
+/** A revocation (`POST .../revoke`, and the console's form): audited in the same transaction. */
+export async function revokeLicense(deps: AdminDeps, id: string, by: ChangedBy): Promise<LicenseRecord> {
+  const done = await deps.store.licenses.revoke(id, by.actor, deps.now());
+  return afterChange(deps, { id, done, ...by, action: "license.revoke" });
 }
 
 /** The license routes of the admin API (docs/beacon.md, "Running the beacon as a vendor"). */
@@ -120,8 +144,8 @@ function registerLicenseChanges(app: HttpServer, deps: AdminDeps): void {
     async (request): Promise<LicenseView> => {
       const id = idOf(request);
       const patch = parseRequest(LicensePatch, request.body);
-      const done = await store.licenses.update(id, patch, auth.actor(request), now());
-      return licenseView(await changed(deps, id, done, request, "license.update"), now(), await instanceCount(deps, id));
+      const record = await renewLicense(deps, id, patch, { log: request.log, actor: auth.actor(request) });
+      return licenseView(record, now(), await instanceCount(deps, id));
     },
     withBody,
   );
@@ -129,8 +153,8 @@ function registerLicenseChanges(app: HttpServer, deps: AdminDeps): void {
     adminPaths.revoke,
     async (request): Promise<LicenseView> => {
       const id = idOf(request);
-      const done = await store.licenses.revoke(id, auth.actor(request), now());
-      return licenseView(await changed(deps, id, done, request, "license.revoke"), now(), await instanceCount(deps, id));
+      const record = await revokeLicense(deps, id, { log: request.log, actor: auth.actor(request) });
+      return licenseView(record, now(), await instanceCount(deps, id));
     },
     { ...withBody, body: "none" },
   );

@@ -4,6 +4,7 @@ import { HttpServer } from "../../http/server.ts";
 import type { Closers } from "../../closers.ts";
 import type { ListenAddress } from "../../config/units.ts";
 import { AdminAuth, type AdminDeps } from "./deps.ts";
+import { registerConsoleRoutes } from "../console/routes.ts";
 import { registerAdminRoutes } from "./routes.ts";
 
 /**
@@ -30,6 +31,7 @@ export async function startAdminListener(
   });
   const all = { ...deps, auth: new AdminAuth(keys) };
   registerAdminRoutes(server, all);
+  registerConsoleRoutes(server, all);
   options.register?.(server, all);
   closers.add(() => server.close());
   return server.listen(config.admin.listen as ListenAddress);
