@@ -109,6 +109,12 @@ export const AuditList = z.object({ records: z.array(AuditRecord) });
 /** `POST /v1/admin/offline-imports?license=`: whose records a file is when its header names no license. */
 export const OfflineImportQuery = z.strictObject({ license: LicenseId.optional() });
 
+/**
+ * The largest export file one import takes: 512 MiB, about 1.1 million records of some 480 bytes. A larger one is
+ * split by exporting in parts (`export --since`): each record is counted once whichever part it came in.
+ */
+export const OFFLINE_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
+
 /** 200 of an import: records new to the beacon, and those it had already (from this file before, or online). */
 export const OfflineImportResult = z.object({ imported: z.int().nonnegative(), duplicates: z.int().nonnegative() });
 export type OfflineImportResult = z.infer<typeof OfflineImportResult>;

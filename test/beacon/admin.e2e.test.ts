@@ -121,7 +121,10 @@ describe("the beacon's admin listener", () => {
     const licenses = await call("GET", "/v1/admin/licenses");
     assert.ok(licenses.body.licenses.find((l: { id: string }) => l.id === "acme-config").instances >= 1);
     const page = await call("GET", "/v1/admin/licenses/acme-config");
-    assert.ok(page.body.instances.some((i: { instanceId: string }) => i.instanceId === instanceId), JSON.stringify(page.body.instances));
+    assert.ok(
+      page.body.instances.some((i: { instanceId: string }) => i.instanceId === instanceId),
+      JSON.stringify(page.body.instances),
+    );
   });
 
   test("no public route takes an admin key", async () => {

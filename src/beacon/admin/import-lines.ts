@@ -21,7 +21,10 @@ async function* chunksOf(body: Readable, idleMs: number): AsyncGenerator<Buffer>
     let timer: NodeJS.Timeout | undefined;
     const idle = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new HttpError("EGRESS_ERR_BODY_TIMEOUT", `nothing of the file arrived for ${idleMs} ms; a stalled upload is not waited for`)),
+        () =>
+          reject(
+            new HttpError("EGRESS_ERR_BODY_TIMEOUT", `nothing of the file arrived for ${idleMs} ms; a stalled upload is not waited for`),
+          ),
         idleMs,
       );
     });
@@ -63,7 +66,10 @@ export async function* bodyLines(body: Readable, limits: LineLimits): AsyncGener
   for await (const chunk of chunksOf(body, limits.idleMs)) {
     total += chunk.length;
     if (total > limits.maxBytes) {
-      throw new HttpError("EGRESS_ERR_BODY_TOO_LARGE", `the file is larger than the ${limits.maxBytes}-byte limit of an import; split it (export --since)`);
+      throw new HttpError(
+        "EGRESS_ERR_BODY_TOO_LARGE",
+        `the file is larger than the ${limits.maxBytes}-byte limit of an import; split it (export --since)`,
+      );
     }
     let start = 0;
     for (;;) {

@@ -6,7 +6,7 @@ import { mediaType } from "../../http/body.ts";
 import type { HttpRequest } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest, RequestValidationError } from "../../http/validate.ts";
-import { adminPaths, OfflineImportQuery, type OfflineImportResult } from "../../protocol/beacon-admin.ts";
+import { adminPaths, OFFLINE_IMPORT_MAX_BYTES, OfflineImportQuery, type OfflineImportResult } from "../../protocol/beacon-admin.ts";
 import { ExportHeader } from "../../protocol/instance.ts";
 import { TraceTransaction } from "../../protocol/trace-transaction.ts";
 import { MAX_VALIDATION_ERRORS, type ValidationError } from "../../protocol/validation-error.ts";
@@ -14,13 +14,17 @@ import type { AdminDeps } from "./deps.ts";
 import { type BodyLine, bodyLines, type LineLimits } from "./import-lines.ts";
 import { ImportSpool } from "./import-spool.ts";
 
-/**
- * An export file: up to 512 MiB (about 1.1 million records of some 480 bytes); lines of at most 64 KiB (a record
- * is under 1 KiB); an upload that sends nothing for 30 s is given up.
- */
-export const IMPORT_LIMITS: LineLimits = { maxBytes: 512 * 1024 * 1024, maxLineBytes: 64 * 1024, idleMs: 30_000 };
+/** An export file: OFFLINE_IMPORT_MAX_BYTES; lines of at most 64 KiB (a record is under 1 KiB); 30 s of nothing. */
+export const IMPORT_LIMITS: LineLimits = { maxBytes: OFFLINE_IMPORT_MAX_BYTES, maxLineBytes: 64 * 1024, idleMs: 30_000 };
 /** Any label a JSON-lines file goes by, and none; what is inside is checked line by line whatever the label. */
-const MEDIA_TYPES = ["application/x-ndjson", "application/jsonl", "application/x-jsonlines", "application/json", "text/plain", "application/octet-stream"];
+const MEDIA_TYPES = [
+  "application/x-ndjson",
+  "application/jsonl",
+  "application/x-jsonlines",
+  "application/json",
+  "text/plain",
+  "application/octet-stream",
+];
 /** Records per insert statement. */
 const INSERT_BATCH = 1000;
 
@@ -39,7 +43,13 @@ function parseLine<S extends z.ZodType>(schema: S, value: unknown, line: number)
 
 function jsonOf(line: BodyLine): { value: unknown } | { issue: ValidationError } {
   if (line.tooLong) {
-    return { issue: { loc: atLine(line.number), msg: `longer than ${IMPORT_LIMITS.maxLineBytes} bytes: no line of an export is`, type: "line_too_long" } };
+    return {
+      issue: {
+        loc: atLine(line.number),
+        msg: `longer than ${IMPORT_LIMITS.maxLineBytes} bytes: no line of an export is`,
+        type: "line_too_long",
+      },
+    };
   }
   try {
     return { value: JSON.parse(line.text) };
@@ -57,15 +67,32 @@ interface Whose {
 async function whoseFile(line: BodyLine, query: { license?: string | undefined }, deps: AdminDeps): Promise<Whose | ValidationError[]> {
   const json = jsonOf(line);
   if ("issue" in json) return [{ ...json.issue, msg: `${json.issue.msg}; the first line must be the header export writes` }];
-  const parsed = parseLine(ExportHeader, json.value, line.number);
+  const value = json.value;
+  if (value === null || typeof value !== "object" || !Object.hasOwn(value, "egress_export")) {
+    // A record, or anything else: one problem, not one per field of a header it never meant to be.
+    return [{ loc: atLine(1, ["egress_export"]), msg: "the first line must be the header export writes", type: "missing" }];
+  }
+  const parsed = parseLine(ExportHeader, value, line.number);
   if ("issues" in parsed) return parsed.issues;
   const header = parsed.data;
   if (header.license_id !== null && query.license !== undefined && query.license !== header.license_id) {
-    return [{ loc: ["query", "license"], msg: `the file names license ${header.license_id} (line 1): leave --license out`, type: "license_mismatch" }];
+    return [
+      {
+        loc: ["query", "license"],
+        msg: `the file names license ${header.license_id} (line 1): leave --license out`,
+        type: "license_mismatch",
+      },
+    ];
   }
   const licenseId = header.license_id ?? query.license;
   if (licenseId === undefined) {
-    return [{ loc: atLine(1, ["license_id"]), msg: "the file names no license: say whose it is with ?license=ID (beacon import --license ID)", type: "missing" }];
+    return [
+      {
+        loc: atLine(1, ["license_id"]),
+        msg: "the file names no license: say whose it is with ?license=ID (beacon import --license ID)",
+        type: "missing",
+      },
+    ];
   }
   if (!(await deps.store.licenses.get(licenseId))) {
     const loc = header.license_id === null ? ["query", "license"] : atLine(1, ["license_id"]);
@@ -111,14 +138,20 @@ async function readFile(request: HttpRequest, deps: AdminDeps, spool: ImportSpoo
 function checkUpload(headers: IncomingHttpHeaders): void {
   const type = mediaType(headers);
   if (type !== "" && !MEDIA_TYPES.includes(type)) {
-    throw new HttpError("EGRESS_ERR_MEDIA_TYPE", `Content-Type ${type} is not taken here; send the file as ${MEDIA_TYPES[0]} (or text/plain)`);
+    throw new HttpError(
+      "EGRESS_ERR_MEDIA_TYPE",
+      `Content-Type ${type} is not taken here; send the file as ${MEDIA_TYPES[0]} (or text/plain)`,
+    );
   }
   const encoding = headers["content-encoding"]?.trim().toLowerCase();
   if (encoding && encoding !== "identity") {
     throw new HttpError("EGRESS_ERR_CONTENT_ENCODING", `Content-Encoding ${encoding} is not taken here; send the file as export wrote it`);
   }
   if (Number(headers["content-length"]) > IMPORT_LIMITS.maxBytes) {
-    throw new HttpError("EGRESS_ERR_BODY_TOO_LARGE", `the file is larger than the ${IMPORT_LIMITS.maxBytes}-byte limit of an import; split it (export --since)`);
+    throw new HttpError(
+      "EGRESS_ERR_BODY_TOO_LARGE",
+      `the file is larger than the ${IMPORT_LIMITS.maxBytes}-byte limit of an import; split it (export --since)`,
+    );
   }
 }
 
@@ -143,7 +176,14 @@ export function registerImportRoutes(app: HttpServer, deps: AdminDeps): void {
           const sighting = { licenseId, instanceId: header.instance_id.toLowerCase(), version: header.egress_version, mode: header.mode };
           await deps.store.instances.recordInstance({ ...sighting, seenAt: new Date(header.exported_at) });
         }
-        const detail = { records, imported, duplicates, instanceId: header.instance_id, exportedAt: header.exported_at, since: header.since };
+        const detail = {
+          records,
+          imported,
+          duplicates,
+          instanceId: header.instance_id,
+          exportedAt: header.exported_at,
+          since: header.since,
+        };
         await deps.store.licenses.audit({ actor: deps.auth.actor(request), action: "offline-import", licenseId, detail }, deps.now());
         request.log.info({ licenseId, ...detail }, "offline import");
         return { imported, duplicates };
