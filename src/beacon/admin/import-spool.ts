@@ -6,7 +6,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { TraceTransaction } from "../../protocol/trace-transaction.ts";
 
 /** Written out once this much is gathered; read back in pieces of this size. */
-const CHUNK_BYTES = 1 << 20;
+const CHUNK_BYTES = 1 << 16;
 
 /**
  * The records of an import as validated, one JSON line each, in a file of the beacon's data dir: the file is read
