@@ -11,6 +11,7 @@ import { freshDatabase } from "../helpers/postgres.ts";
 import {
   agentConfig,
   beaconConfig,
+  NOWHERE,
   postJson,
   runCli,
   startAgentProcess,
@@ -148,6 +149,32 @@ for (const engine of ["sqlite", "postgresql"] as const) {
       );
       assert.ok(!JSON.stringify(records).includes(exported.transactions[0]!.id));
     });
+
+    if (engine === "sqlite") {
+      test("the CLI says what went wrong: the listener unreachable, the key refused, a license the beacon lacks", async () => {
+        const unreachable = await runCli(["beacon", "import", exported.file, "--url", NOWHERE], {
+          env: { BEACON_ADMIN_API_KEY: ADMIN_KEY },
+        });
+        assert.equal(unreachable.code, 1);
+        assert.match(unreachable.stderr, /EGRESS_ERR_BEACON_ADMIN: cannot reach the beacon's admin listener at http:\/\/127\.0\.0\.1:4/);
+        const wrongKey = await runCli(["beacon", "import", exported.file, "--url", adminUrl], {
+          env: { BEACON_ADMIN_API_KEY: "wrong-key-0123456789" },
+        });
+        assert.equal(wrongKey.code, 1);
+        assert.match(wrongKey.stderr, /401.*admin key is missing or not accepted/);
+        assert.ok(!wrongKey.stderr.includes("wrong-key-0123456789"));
+        const stranger = copyWith(exported.file, (lines) =>
+          [JSON.stringify({ ...exported.header, license_id: "nobody" }), ...lines.slice(1)].join("\n"),
+        );
+        const unknown = await importCli(stranger);
+        assert.equal(unknown.code, 1);
+        assert.match(unknown.stderr, /404.*no such license/);
+        const noKey = await runCli(["beacon", "import", exported.file, "--url", adminUrl], { env: { BEACON_ADMIN_API_KEY: "" } });
+        assert.equal(noKey.code, 2);
+        const missing = await importCli(join(tempDir(), "none.jsonl"));
+        assert.deepEqual([missing.code, /FILE: cannot read .*none\.jsonl \(ENOENT\)/.test(missing.stderr)], [2, true]);
+      });
+    }
 
     test("records the sidecar later sends online are duplicates of the imported ones; new ones count", async () => {
       const resent = await postJson(`${beacon.url}${beaconPaths.ingestTraces}`, {
