@@ -3,9 +3,9 @@
 // alternating runs, so the machine's load falls on both alike. Prints items per second, each build's median, and the
 // share of constant words the current filter keeps (test/helpers/platform-text.ts).
 //   node bench/privacy-filter.ts [OLD_POLICY_TS] [ROUNDS]
-// OLD_POLICY_TS: a previous build's src/agent/privacy/policy.ts, e.g. from
+// OLD_POLICY_TS: a previous build's src/sidecar/privacy/policy.ts, e.g. from
 //   mkdir /tmp/old && git archive <commit> src | tar -x -C /tmp/old && ln -s "$PWD/node_modules" /tmp/old/node_modules
-import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../src/agent/privacy/policy.ts";
+import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../src/sidecar/privacy/policy.ts";
 import { LogsRequest, MetricsRequest, TracesRequest } from "../src/protocol/otlp.ts";
 import { asSent, PLATFORM_TEXT } from "../test/helpers/platform-text.ts";
 import { utilityFigure } from "../test/helpers/utility.ts";

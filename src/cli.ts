@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { a2aCommand } from "./a2a/cli.ts";
-import { agentCommands } from "./agent/cli.ts";
+import { agentCommands } from "./sidecar/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
 import { controlPlaneCommand, deploymentsCommand } from "./controlplane/cli.ts";
 import { demoCommand } from "./demo.ts";

@@ -7,13 +7,13 @@ import { Closers } from "./closers.ts";
 import { EgressError } from "./errors.ts";
 import pino from "pino";
 import { stringify } from "yaml";
-import { startAgent } from "./agent/daemon.ts";
+import { startAgent } from "./sidecar/daemon.ts";
 import { loadBeaconConfig } from "./beacon/config.ts";
 import { formatTraceReport } from "./beacon/report.ts";
 import { startBeacon } from "./beacon/server.ts";
 import { BeaconStore } from "./beacon/store.ts";
-import { loadAgentConfig } from "./agent/config.ts";
-import { LOCAL_ANSWER_CAP } from "./agent/commands/local-api-client.ts";
+import { loadAgentConfig } from "./sidecar/config.ts";
+import { LOCAL_ANSWER_CAP } from "./sidecar/commands/local-api-client.ts";
 import { readCappedText } from "./http/capped-answer.ts";
 import { describeStoredTelemetry, sampleTelemetry } from "./demo-telemetry.ts";
 import { createLogger } from "./log.ts";
@@ -93,6 +93,63 @@ async function waitForDelivery(url: string, timeoutMs: number): Promise<AgentSta
   }
 }
 
+/** A beacon knowing a generated license and a sidecar with its key, both on loopback, their files in `dir`. */
+async function startPair(dir: string, licenseKey: string, closers: Closers) {
+  writeFileSync(
+    join(dir, "beacon.yaml"),
+    stringify({
+      listen: "127.0.0.1:0",
+      dataDir: join(dir, "beacon"),
+      logLevel: "info",
+      licenses: [{ key: licenseKey, id: "demo-license", organizationId: DEMO_ORG, expiresAt: "2099-12-31T00:00:00Z", seats: 10 }],
+    }),
+  );
+  const beaconConfig = loadBeaconConfig(join(dir, "beacon.yaml"));
+  const beacon = await startBeacon(beaconConfig, { logger: createLogger("info", pino.destination(join(dir, "beacon.log"))) });
+  closers.add(() => beacon.close());
+
+  writeFileSync(
+    join(dir, "egress.yaml"),
+    stringify({ beaconUrl: beacon.url, listen: "127.0.0.1:0", dataDir: join(dir, "agent"), intervals: { flush: "200ms" } }),
+  );
+  const agentConfig = loadAgentConfig({ file: join(dir, "egress.yaml"), env: { PLATFORM_LICENSE_KEY: licenseKey } });
+  const agent = await startAgent(agentConfig, {
+    logger: createLogger("info", pino.destination(join(dir, "sidecar.log")), undefined, [licenseKey]),
+  });
+  closers.add(() => agent.close());
+  return { beacon, beaconConfig, agent };
+}
+
+/** Sample billing records through the sidecar, a re-sent batch among them, until the beacon has them; its report. */
+async function showBilling(agentUrl: string, beaconDataDir: string, count: number, out: (line?: string) => void): Promise<void> {
+  const started = Date.now();
+  const transactions = sampleTransactions(count, started);
+  const half = Math.ceil(count / 2);
+  const first = await postTransactions(agentUrl, transactions.slice(0, half));
+  const second = await postTransactions(agentUrl, transactions.slice(half));
+  // The instance retrying a batch it is unsure about: the sidecar keeps each id once.
+  const retry = await postTransactions(agentUrl, transactions.slice(0, Math.min(50, half)));
+  const traces = transactions.reduce((sum, t) => sum + t.trace_count, 0);
+  out(`instance -> sidecar: ${count} trace transactions (${traces} traces) in 3 POSTs to /v1/transactions`);
+  out(
+    `  accepted ${first.accepted + second.accepted + retry.accepted}, of which ${first.duplicates + second.duplicates + retry.duplicates} were re-sent duplicates kept once`,
+  );
+  const status = await waitForDelivery(agentUrl, 30_000);
+  const billing = status.streams.billing!;
+  out(
+    `sidecar -> beacon: ${billing.completed} delivered, ${billing.pending} pending, ${billing.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  out(`  license ${status.license.state} (${status.license.licenseId}), token expires ${status.license.expiresAt}`);
+  out();
+  out("beacon ingested (egress-agent beacon report):");
+  const store = new BeaconStore(beaconDataDir, { readonly: true });
+  try {
+    out(formatTraceReport(store.traceReport()).trimEnd());
+  } finally {
+    store.close();
+  }
+}
+
 /**
  * `egress-agent demo`: a beacon and a sidecar on loopback with a generated license in a temporary
  * directory, sample billing records through the sidecar's local API, and the beacon's report of them; then
@@ -107,59 +164,12 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
   const closers = new Closers();
   closers.add(() => (options.keep ? out(`\ndata, configs and logs kept in ${dir}`) : rmSync(dir, { recursive: true, force: true })));
   try {
-    writeFileSync(
-      join(dir, "beacon.yaml"),
-      stringify({
-        listen: "127.0.0.1:0",
-        dataDir: join(dir, "beacon"),
-        logLevel: "info",
-        licenses: [{ key: licenseKey, id: "demo-license", organizationId: DEMO_ORG, expiresAt: "2099-12-31T00:00:00Z", seats: 10 }],
-      }),
-    );
-    const beaconConfig = loadBeaconConfig(join(dir, "beacon.yaml"));
-    const beacon = await startBeacon(beaconConfig, { logger: createLogger("info", pino.destination(join(dir, "beacon.log"))) });
-    closers.add(() => beacon.close());
-
-    writeFileSync(
-      join(dir, "egress.yaml"),
-      stringify({ beaconUrl: beacon.url, listen: "127.0.0.1:0", dataDir: join(dir, "agent"), intervals: { flush: "200ms" } }),
-    );
-    const agentConfig = loadAgentConfig({ file: join(dir, "egress.yaml"), env: { PLATFORM_LICENSE_KEY: licenseKey } });
-    const agent = await startAgent(agentConfig, {
-      logger: createLogger("info", pino.destination(join(dir, "sidecar.log")), undefined, [licenseKey]),
-    });
-    closers.add(() => agent.stop());
-
+    const { beacon, beaconConfig, agent } = await startPair(dir, licenseKey, closers);
     out("egress-agent demo: a local beacon and a local sidecar, talking over loopback");
     out(`  beacon   ${beacon.url}   license demo-license (generated key, never printed)`);
     out(`  sidecar  ${agent.url}   outbox ${join(dir, "agent", "outbox.db")}`);
     out();
-    const started = Date.now();
-    const transactions = sampleTransactions(count, started);
-    const half = Math.ceil(count / 2);
-    const first = await postTransactions(agent.url, transactions.slice(0, half));
-    const second = await postTransactions(agent.url, transactions.slice(half));
-    // The instance retrying a batch it is unsure about: the sidecar keeps each id once.
-    const retry = await postTransactions(agent.url, transactions.slice(0, Math.min(50, half)));
-    const traces = transactions.reduce((sum, t) => sum + t.trace_count, 0);
-    out(`instance -> sidecar: ${count} trace transactions (${traces} traces) in 3 POSTs to /v1/transactions`);
-    out(
-      `  accepted ${first.accepted + second.accepted + retry.accepted}, of which ${first.duplicates + second.duplicates + retry.duplicates} were re-sent duplicates kept once`,
-    );
-    const status = await waitForDelivery(agent.url, 30_000);
-    const billing = status.streams.billing!;
-    out(
-      `sidecar -> beacon: ${billing.completed} delivered, ${billing.pending} pending, ${billing.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-    );
-    out(`  license ${status.license.state} (${status.license.licenseId}), token expires ${status.license.expiresAt}`);
-    out();
-    out("beacon ingested (egress-agent beacon report):");
-    const store = new BeaconStore(beaconConfig.dataDir, { readonly: true });
-    try {
-      out(formatTraceReport(store.traceReport()).trimEnd());
-    } finally {
-      store.close();
-    }
+    await showBilling(agent.url, beaconConfig.dataDir, count, out);
 
     const telemetry = sampleTelemetry(Date.now());
     await postJson(`${agent.url}/v1/metrics`, telemetry.metrics);

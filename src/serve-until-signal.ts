@@ -13,7 +13,7 @@ export const STOP_DEADLINE_MS = 25_000;
 export async function serveUntilSignal(service: {
   name: string;
   logger: Logger;
-  start: () => Promise<{ stop: () => Promise<void> }>;
+  start: () => Promise<{ close: () => Promise<void> }>;
   deadlineMs?: number;
 }): Promise<void> {
   const { name, logger, deadlineMs = STOP_DEADLINE_MS } = service;
@@ -21,7 +21,7 @@ export async function serveUntilSignal(service: {
   const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
-  let started: { stop: () => Promise<void> };
+  let started: { close: () => Promise<void> };
   try {
     started = await service.start();
   } catch (err) {
@@ -36,6 +36,6 @@ export async function serveUntilSignal(service: {
     process.exit(1);
   }, deadlineMs);
   deadline.unref();
-  await started.stop();
+  await started.close();
   logger.info(`${name} stopped`);
 }

@@ -23,7 +23,7 @@ async function serveAndTerminate(stopMs: number | null, startRestMs = 0): Promis
       process.stdout.write(JSON.stringify({ msg: "serving" }) + "\\n");
       await new Promise((resolve) => setTimeout(resolve, ${startRestMs}));
       process.stdout.write(JSON.stringify({ msg: "started" }) + "\\n");
-      return { stop };
+      return { close: stop };
     };
     await serveUntilSignal({ name: "demo service", logger: createLogger("info"), start, deadlineMs: 300 });
   `;

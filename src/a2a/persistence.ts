@@ -5,7 +5,8 @@ import { redactUrl } from "../config/redact.ts";
 import { Closers } from "../closers.ts";
 import { EgressError } from "../errors.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
-import { SqliteTaskStore, type TaskStore } from "./task-store.ts";
+import type { TaskStore } from "./task-store.ts";
+import { SqliteTaskStore } from "./task-store-sqlite.ts";
 
 /** Where the agent server keeps conversations (LangGraph's checkpointer) and tasks, on one engine. */
 export interface Persistence {

@@ -9,8 +9,8 @@ import { startAgentServer } from "./server.ts";
 export async function runAgentServer(settings: z.output<typeof ServeSettings>): Promise<void> {
   const logger = createLogger(settings.logLevel);
   const graphs = await loadGraphConfig(settings.config);
-  const start = async () => {
-    const server = await startAgentServer({
+  const start = () =>
+    startAgentServer({
       graphs,
       listen: settings.listen,
       dataDir: settings.dataDir,
@@ -37,8 +37,7 @@ export async function runAgentServer(settings: z.output<typeof ServeSettings>): 
         : undefined,
       logger,
     });
-    return { stop: () => server.close() };
-  };
+
   // Running tasks get 10 s of the deadline to finish, then are canceled (server.close).
   await serveUntilSignal({ name: "agent server", logger, start });
 }

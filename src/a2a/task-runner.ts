@@ -2,19 +2,11 @@ import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { SpanStatusCode, type Context, type Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
-import {
-  RpcErrorCode,
-  type Artifact,
-  type Message,
-  type MessageSendParams,
-  type Part,
-  type StreamEvent,
-  type Task,
-  type TaskState,
-} from "../protocol/a2a.ts";
+import { RpcErrorCode, type Message, type MessageSendParams, type StreamEvent, type Task, type TaskState } from "../protocol/a2a.ts";
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
-import { graphInput, interruptParts, isAssistantMessage, messageText, nodeOutputs, resumeValue, textParts } from "./messages.ts";
+import { graphInput, resumeValue } from "./messages.ts";
+import { runGraph } from "./graph-run.ts";
 import { invalidParams, RpcError, taskNotFound } from "./rpc-error.ts";
 import type { ReplicaBus } from "./replica-bus.ts";
 import { abortLost, cancelElsewhere, endRun, endUnstored, followElsewhere, publisher, runningElsewhere } from "./replica-runs.ts";
@@ -22,7 +14,6 @@ import { busyContext, contextFor, type EndedTaskPolicy, status } from "./task-co
 import type { HistoryView } from "./task-history.ts";
 import type { TaskQuery } from "./task-list.ts";
 import { listTasks, presentTask, type TaskList } from "./task-reads.ts";
-import { failureText } from "./task-end.ts";
 import { ContextBusyError, type Lease, type TaskStore } from "./task-store.ts";
 import { THREAD_ID_ATTRIBUTE } from "./thread-id.ts";
 
@@ -168,55 +159,11 @@ export class TaskRunner {
       this.#live.set(taskId, task);
       run.events.push({ kind: "status-update", taskId, contextId, status: task.status, final: false });
     };
-    const agentMessage = (parts: Part[]): Message => ({
-      kind: "message",
-      role: "agent",
-      messageId: randomUUID(),
-      parts,
-      contextId,
-      taskId,
-    });
     update("working");
-    let artifacts: Artifact[] = [];
-    /** Every message the graph added in this run, in order: the task's history keeps them all. */
-    const added: Message[] = [];
-    let ending: { state: TaskState; message: Message | undefined };
-    try {
-      // "updates": each node's own output as it finishes, so the run's new messages and its interrupts come with
-      // the stream itself (no state reads before and after the run).
-      const config = {
-        configurable: { thread_id: contextId },
-        metadata: { thread_id: threadId, assistant_id: assistant.graphId, run_id: taskId },
-        signal: run.signal,
-        streamMode: "updates",
-      };
-      let last: unknown;
-      const interrupts: unknown[] = [];
-      for await (const chunk of await assistant.graph.stream(input, config)) {
-        const { messages, interrupts: asked } = nodeOutputs(chunk);
-        interrupts.push(...asked);
-        for (const message of messages.filter(isAssistantMessage)) {
-          last = message;
-          added.push(agentMessage(textParts(messageText(message))));
-          update("working", added.at(-1));
-        }
-      }
-      if (interrupts.length > 0) {
-        // The graph asks before it goes on: the task waits for the next message with its taskId.
-        ending = { state: "input-required", message: agentMessage(interruptParts(interrupts)) };
-      } else {
-        if (last !== undefined) artifacts = [{ artifactId: randomUUID(), name: "response", parts: textParts(messageText(last)) }];
-        ending = { state: "completed", message: added.at(-1) };
-      }
-    } catch (err) {
-      if (run.signal.aborted) {
-        ending = { state: "canceled", message: agentMessage(textParts("The task was canceled.")) };
-      } else {
-        logger.error({ err, taskId, graphId: assistant.graphId }, "graph run failed");
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
-        ending = { state: "failed", message: agentMessage(textParts(failureText(err, taskId))) };
-      }
-    }
+    const graphRun = { taskId, contextId, threadId, signal: run.signal, logger };
+    const ending = await runGraph(assistant, input, graphRun, (message) => update("working", message));
+    if (ending.failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: ending.failure });
+    const { added, artifacts } = ending;
     const closing = ending.message && ending.message !== added.at(-1) ? [ending.message] : [];
     const history = [...(submitted.history ?? []), ...added, ...closing];
     const task = { ...submitted, status: status(ending.state, now(), ending.message), history, artifacts };

@@ -24,10 +24,7 @@ async function serve(options: { config?: string; listen?: string }): Promise<voi
   await serveUntilSignal({
     name: "beacon",
     logger,
-    start: async () => {
-      const beacon = await startBeacon(config, { logger });
-      return { stop: () => beacon.close() };
-    },
+    start: () => startBeacon(config, { logger }),
   });
 }
 

@@ -50,18 +50,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     databaseUnavailable,
   );
 
-  app.post(
-    beaconPaths.verify,
-    async (request): Promise<VerifyResponse> => {
-      const body = parseRequest(VerifyRequest, request.body);
-      const license = auth.license(body.license, { requireUnexpired: true });
-      await instances.seen(request, license.id);
-      request.log.info({ licenseId: license.id }, "license verified");
-      deps.onVerified?.(license.id);
-      return { token: await tokens.issue(license) };
-    },
-    { reserved: true, budget: "verify", bodyLimit: { bytes: VERIFY_BODY_LIMIT } },
-  );
+  registerVerifyRoute(app, deps, instances);
 
   // A bearer token, when sent, is checked from the headers before any body is read; the license key in the body
   // (the interface's own credential, docs/PROTOCOL.md) is checked after. Telemetry carries no key: the token is its
@@ -116,6 +105,29 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     { authorize: optionalBearer, reserved: authenticated, budget: billingBudget },
   );
 
+  registerKeyAndHealthRoutes(app, deps);
+}
+
+/** POST /v1/beacon/verify: a license key for a short-lived token; anyone may call it, so its body is small. */
+function registerVerifyRoute(app: HttpServer, deps: BeaconDeps, instances: InstanceRecorder): void {
+  const { auth, tokens } = deps;
+  app.post(
+    beaconPaths.verify,
+    async (request): Promise<VerifyResponse> => {
+      const body = parseRequest(VerifyRequest, request.body);
+      const license = auth.license(body.license, { requireUnexpired: true });
+      await instances.seen(request, license.id);
+      request.log.info({ licenseId: license.id }, "license verified");
+      deps.onVerified?.(license.id);
+      return { token: await tokens.issue(license) };
+    },
+    { reserved: true, budget: "verify", bodyLimit: { bytes: VERIFY_BODY_LIMIT } },
+  );
+}
+
+/** The token signing key's JWKS, liveness and readiness. */
+function registerKeyAndHealthRoutes(app: HttpServer, deps: BeaconDeps): void {
+  const { store, tokens } = deps;
   app.get(beaconPaths.jwks, async () => tokens.jwks);
   app.get("/healthz", async () => ({ status: "ok" }), { reserved: true, quiet: true });
   // Liveness stays 200 while the database is away (a restart would not bring it back); readiness does not.

@@ -9,7 +9,7 @@ import { startAdminListener } from "./admin/server.ts";
 import { registerInstanceRoutes } from "./admin/instances-routes.ts";
 import { describeInstances } from "./instances.ts";
 import { LicenseCache } from "./license-cache.ts";
-import { openBeaconStorage } from "./storage.ts";
+import { type BeaconStorage, openBeaconStorage } from "./storage.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { announceHealth } from "../health-file.ts";
 import { Registry } from "prom-client";
@@ -74,24 +74,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     registerMetricsRoute(server, { registry, forwardMetrics, queue: store.forwardQueue, now });
     closers.add(() => server.close());
     const url = await server.listen(config.listen);
-    const silentAfterMs = config.admin.silentAfter;
-    const instances = {
-      countsByLicense: async () =>
-        new Map(
-          [...(await store.instances.instanceCounts(new Date(now().getTime() - silentAfterMs)))].map(([id, count]) => [id, count.total]),
-        ),
-      forLicense: async (licenseId: string) =>
-        (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })) as unknown as Record<string, unknown>[],
-    };
-    const adminUrl = await startAdminListener(
-      { config, store, licenses, now, instances },
-      {
-        logger,
-        closers,
-        register: (admin, deps) =>
-          registerInstanceRoutes(admin, { store: store.instances, now, silentAfterMs, authorize: deps.auth.authorize }),
-      },
-    );
+    const adminUrl = await openAdminListener(config, { store, licenses, now, logger, closers });
     return { url, adminUrl };
   });
   const database = config.database.url ? "postgresql" : "sqlite";
@@ -105,4 +88,30 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
   logger.info({ url, adminUrl, licenses: config.licenses.length, dataDir: config.dataDir, database }, "beacon listening");
   announceHealth(url, "/healthz", logger);
   return { url, adminUrl, close: () => closers.closeAll() };
+}
+
+/** The admin listener (src/beacon/admin/) with the instances the sidecars reported plugged in. */
+function openAdminListener(
+  config: BeaconConfig,
+  parts: { store: BeaconStorage; licenses: LicenseCache; now: () => Date; logger: Logger; closers: Closers },
+): Promise<string | undefined> {
+  const { store, now } = parts;
+  const silentAfterMs = config.admin.silentAfter;
+  const instances = {
+    countsByLicense: async () =>
+      new Map(
+        [...(await store.instances.instanceCounts(new Date(now().getTime() - silentAfterMs)))].map(([id, count]) => [id, count.total]),
+      ),
+    forLicense: async (licenseId: string) =>
+      (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })) as unknown as Record<string, unknown>[],
+  };
+  return startAdminListener(
+    { config, store, licenses: parts.licenses, now, instances },
+    {
+      logger: parts.logger,
+      closers: parts.closers,
+      register: (admin, deps) =>
+        registerInstanceRoutes(admin, { store: store.instances, now, silentAfterMs, authorize: deps.auth.authorize }),
+    },
+  );
 }

@@ -93,7 +93,6 @@ export interface StoredUsageSnapshot {
   measures: UsageMeasures;
 }
 
-/** Where the beacon keeps what it receives: one SQLite file (WAL), `beacon.db` in the data dir. */
 /**
  * Settings for a database that takes a steady stream of inserts keyed by random ids: a page cache that holds
  * the hot part of the unique index, and a WAL checkpointed every ~40 MB rather than every 4 MB, so a page
@@ -104,6 +103,7 @@ export function tuneForIngest(db: Database.Database): void {
   db.pragma("wal_autocheckpoint = 10000"); // pages
 }
 
+/** Where the beacon keeps what it receives: one SQLite file (WAL), `beacon.db` in the data dir. */
 export class BeaconStore {
   readonly #db: Database.Database;
   readonly #insertTransaction: Database.Statement;

@@ -4,7 +4,7 @@ import { HttpError } from "../errors.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest } from "../http/validate.ts";
-import { ListQuery, pageAnswer } from "../protocol/controlplane.ts";
+import { ListQuery, pageAnswer } from "../protocol/controlplane-lists.ts";
 import { SetupCallbackQuery } from "../protocol/controlplane-auth.ts";
 import type { ApiKeys } from "../http/api-keys.ts";
 import { setupPage, type SetupOutcome } from "./auth-pages.ts";

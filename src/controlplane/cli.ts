@@ -1,11 +1,10 @@
 import { Command, Option } from "commander";
 import { ConfigError } from "../errors.ts";
 import { Duration } from "../config/units.ts";
+import { DEFAULT_BASE_URL } from "./base-url.ts";
 
 // `egress-agent controlplane serve|hash-key` and `egress-agent deployments ...`. The modules behind them load on
 // use: the sidecar's own commands never pay for the control plane.
-
-export const DEFAULT_BASE_URL = "http://127.0.0.1:8000";
 
 async function serve(options: { config?: string; listen?: string }): Promise<void> {
   const { runControlPlane } = await import("./serve.ts");

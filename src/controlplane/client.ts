@@ -2,14 +2,8 @@ import type * as z from "zod";
 import { EgressError } from "../errors.ts";
 import { AnswerTooLargeError, MiB, readCappedText } from "../http/capped-answer.ts";
 import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
-import {
-  Deployment,
-  FAILED_REVISION_STATUSES,
-  Page,
-  Revision,
-  type DeploymentCreate,
-  type DeploymentPatch,
-} from "../protocol/controlplane.ts";
+import { Deployment, FAILED_REVISION_STATUSES, Revision, type DeploymentCreate, type DeploymentPatch } from "../protocol/controlplane.ts";
+import { Page } from "../protocol/controlplane-lists.ts";
 
 /** A control plane call that failed: the answer's status and detail (a 422's field list included). */
 export class ControlPlaneError extends EgressError {

@@ -5,16 +5,14 @@ import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
 import {
   DeploymentCreate,
-  DeploymentListQuery,
   DeploymentPatch,
   IMMUTABLE_SOURCE_CONFIG,
-  pageAnswer,
-  RevisionListQuery,
   setFields,
   sourceRevisionConfigProblems,
   type Deployment,
   type Revision,
 } from "../protocol/controlplane.ts";
+import { DeploymentListQuery, pageAnswer, RevisionListQuery } from "../protocol/controlplane-lists.ts";
 import type { ApiKeys } from "../http/api-keys.ts";
 import type { Deployer } from "./deployer.ts";
 import type { RevisionPipeline } from "./revision-pipeline.ts";

@@ -3,7 +3,7 @@ import { Duration } from "../config/units.ts";
 import { ConfigError } from "../errors.ts";
 import { DeploymentStatus, type Deployment, type Revision, type SourceRevisionConfig } from "../protocol/controlplane.ts";
 import { table } from "../cli-table.ts";
-import { DEFAULT_BASE_URL } from "./cli.ts";
+import { DEFAULT_BASE_URL } from "./base-url.ts";
 import { ControlPlaneClient } from "./client.ts";
 
 interface Flags {

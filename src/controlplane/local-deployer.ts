@@ -17,6 +17,7 @@ import {
 } from "./agent-process.ts";
 import { openDeploymentFile, readFrom } from "./deployment-files.ts";
 import { failureSummary } from "./failure-summary.ts";
+import { graphJson, serveArgs } from "./serve-args.ts";
 import type { Isolation } from "./isolation.ts";
 import { bwrapArgs, sandboxedPid } from "./namespace-sandbox.ts";
 import { type Sandbox, sandboxFor, thisCli } from "./process-sandbox.ts";
@@ -143,7 +144,11 @@ export class LocalDeployer implements Deployer {
     let pid: number | undefined;
     try {
       const logOffset = fstatSync(log).size;
-      const command = this.#command(target, this.#serveArgs(target, port), true);
+      const command = this.#command(
+        target,
+        serveArgs(target, { port, dataDir: this.#agentDataDir(target.deploymentId), ...this.#options.agentServer }),
+        true,
+      );
       const child = spawn(command.file, command.args, {
         env: this.#childEnv(target, target.secrets),
         ...this.#user(target),
@@ -261,24 +266,6 @@ export class LocalDeployer implements Deployer {
     return join(this.#deploymentDir(deploymentId), "agent-server");
   }
 
-  #serveArgs(target: DeployTarget, port: number): string[] {
-    const { sidecarUrl, tenantId, organizationId } = this.#options.agentServer;
-    const args = [
-      "a2a",
-      "serve",
-      "--config",
-      graphJson(target),
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--data-dir",
-      this.#agentDataDir(target.deploymentId),
-    ];
-    if (sidecarUrl) args.push("--sidecar-url", sidecarUrl);
-    if (tenantId) args.push("--tenant-id", tenantId);
-    if (organizationId) args.push("--organization-id", organizationId);
-    return args;
-  }
-
   /**
    * The environment of a deployment's processes: the deployment's secrets under an explicit base that they cannot
    * override (the API refuses reserved names too), never the control plane's own environment. HOME and TMPDIR are
@@ -304,10 +291,4 @@ export class LocalDeployer implements Deployer {
     signalGroup(pid, "SIGKILL");
     if (!(await exited(pid, 5_000))) throw new DeployerError(`the agent server (pid ${pid}) did not exit after SIGKILL`);
   }
-}
-
-function graphJson(target: DeployTarget): string {
-  const path = target.sourceRevisionConfig.langgraph_config_path;
-  if (!path) throw new DeployerError("source_revision_config.langgraph_config_path is required for source local");
-  return path;
 }

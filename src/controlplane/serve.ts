@@ -10,9 +10,6 @@ export async function runControlPlane(options: { config?: string; listen?: strin
   await serveUntilSignal({
     name: "control plane",
     logger,
-    start: async () => {
-      const controlPlane = await startControlPlane(config, { logger });
-      return { stop: () => controlPlane.close() };
-    },
+    start: () => startControlPlane(config, { logger }),
   });
 }

@@ -63,9 +63,9 @@ export interface Served {
 const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
- * The local API's and the beacon's HTTP server: a dozen fixed routes on node:http. Not a framework: Fastify (with
- * ajv and its serializers) held about 6 MiB of the sidecar's idle memory for routing we do with one Map
- * (bench/RESULTS.md).
+ * The HTTP server of every service (the sidecar's local API, the beacon's two listeners, the control plane, the agent
+ * server): fixed routes and a few path patterns on node:http. Not a framework: Fastify (with ajv and its serializers)
+ * held about 6 MiB of the sidecar's idle memory for routing we do with one Map (bench/RESULTS.md).
  */
 export class HttpServer {
   readonly #routes = new Map<string, Route>();

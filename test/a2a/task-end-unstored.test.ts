@@ -9,7 +9,8 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@open
 import pino from "pino";
 import type { Assistant } from "../../src/a2a/graph-config.ts";
 import { TaskRunner } from "../../src/a2a/task-runner.ts";
-import { type Lease, SqliteTaskStore } from "../../src/a2a/task-store.ts";
+import type { Lease } from "../../src/a2a/task-store.ts";
+import { SqliteTaskStore } from "../../src/a2a/task-store-sqlite.ts";
 import type { StreamEvent, Task } from "../../src/protocol/a2a.ts";
 import { tempDir } from "../helpers/processes.ts";
 

@@ -17,7 +17,7 @@ import {
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import Database from "better-sqlite3";
-import { MARKER_FILE } from "../../src/agent/storage/data-dir.ts";
+import { MARKER_FILE } from "../../src/sidecar/storage/data-dir.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import {
   agentConfig,

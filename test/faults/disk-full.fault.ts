@@ -3,7 +3,7 @@ import { rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { DELIVERY_RESERVE_BYTES } from "../../src/agent/storage/disk-space.ts";
+import { DELIVERY_RESERVE_BYTES } from "../../src/sidecar/storage/disk-space.ts";
 import type { AgentStatus, StreamStatus } from "../../src/protocol/local-api.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
 import { metricsRequest, testLicense, traceTransactions } from "../helpers/fixtures.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { DestinationStream } from "pino";
-import { startAgent } from "../../src/agent/daemon.ts";
-import { loadAgentConfig } from "../../src/agent/config.ts";
+import { startAgent } from "../../src/sidecar/daemon.ts";
+import { loadAgentConfig } from "../../src/sidecar/config.ts";
 import { createLogger } from "../../src/log.ts";
 import type { AgentStatus } from "../../src/protocol/local-api.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
@@ -177,7 +177,7 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
   } finally {
     running = false;
     await Promise.all([instance, watcher]).catch(() => {});
-    await agent.stop();
+    await agent.close();
     await proxy.close();
     await beacon.stop();
   }

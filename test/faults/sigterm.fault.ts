@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Outbox } from "../../src/agent/storage/outbox.ts";
+import { Outbox } from "../../src/sidecar/storage/outbox.ts";
 import { storedTransactions } from "../helpers/beacon-db.ts";
 import { FaultProxy, type SeenRequest } from "../helpers/fault-proxy.ts";
 import { testLicense, traceTransactions } from "../helpers/fixtures.ts";

@@ -1,6 +1,6 @@
 // Every free-text field of an OTLP request that leaves the privacy filter, as a function that plants a text in an
 // otherwise ordinary request; and what leaves of such a request. Shared by the corpus and property tests.
-import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/agent/privacy/policy.ts";
+import { filterLogs, filterMetrics, filterTraces, privacyPolicy } from "../../src/sidecar/privacy/policy.ts";
 import { LogsRequest, MetricsRequest, TracesRequest } from "../../src/protocol/otlp.ts";
 
 const policy = privacyPolicy({});

@@ -1,7 +1,7 @@
 // Generators of private values of every class the privacy filter must keep home, and the disguises an attacker
 // (or an odd client) wraps them in, for the property test. Seeded by fast-check, so a failure names its seed and path.
 import fc from "fast-check";
-import { defaultVocabulary } from "../../src/agent/privacy/vocabulary.ts";
+import { defaultVocabulary } from "../../src/sidecar/privacy/vocabulary.ts";
 
 /** A planted value and the parts of it that must not leave (compared case-insensitively). */
 export interface Planted {

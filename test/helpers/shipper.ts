@@ -1,8 +1,8 @@
 import pino from "pino";
-import type { Outbox } from "../../src/agent/storage/outbox.ts";
-import { billingPolicy } from "../../src/agent/shippers/billing.ts";
-import { Shipper, type ShipperOptions } from "../../src/agent/shippers/shipper.ts";
-import { StreamHealth } from "../../src/agent/storage/stream-health.ts";
+import type { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { billingPolicy } from "../../src/sidecar/shippers/billing.ts";
+import { Shipper, type ShipperOptions } from "../../src/sidecar/shippers/shipper.ts";
+import { StreamHealth } from "../../src/sidecar/storage/stream-health.ts";
 
 /** Unit tests: a billing shipper (batches of 10, millisecond timings) over `outbox`, posting through a stand-in `post` (given the parsed body). */
 export function billingShipper(

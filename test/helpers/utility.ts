@@ -1,8 +1,8 @@
 // The privacy filter's utility figure: of the constant words of realistic platform text (test/helpers/platform-text.ts),
 // the share that leaves the filter, each entry taken through the field it arrives in (span names that are paths through
 // the endpoint template, the rest as free text).
-import { endpointTemplate, looksLikeEndpoint } from "../../src/agent/privacy/endpoint-template.ts";
-import { scrubText } from "../../src/agent/privacy/scrub.ts";
+import { endpointTemplate, looksLikeEndpoint } from "../../src/sidecar/privacy/endpoint-template.ts";
+import { scrubText } from "../../src/sidecar/privacy/scrub.ts";
 import { asSent, constantWords, PLATFORM_TEXT } from "./platform-text.ts";
 
 export interface Utility {

@@ -8,7 +8,7 @@ import pino from "pino";
 import { A2aConversation } from "../../src/a2a/client.ts";
 import { SidecarReporter } from "../../src/a2a/sidecar-reporter.ts";
 import type { RunCount, TaskStore } from "../../src/a2a/task-store.ts";
-import { getLocal } from "../../src/agent/commands/local-api-client.ts";
+import { getLocal } from "../../src/sidecar/commands/local-api-client.ts";
 import { answersOk } from "../../src/controlplane/agent-process.ts";
 import { ControlPlaneClient } from "../../src/controlplane/client.ts";
 import { healthcheck } from "../../src/health-file.ts";

@@ -47,38 +47,29 @@ function monthlyUsage(rows: readonly TraceReportRow[]): LicenseDetail["usage"] {
   return [...byMonth.values()];
 }
 
+const idOf = (request: HttpRequest) => parseRequest(LicenseIdParams, request.params, "path").id;
+const instanceCount = async (deps: AdminDeps, id: string) => (await deps.instances?.countsByLicense())?.get(id) ?? 0;
+
+/** The license after a change: in force here at once, and read back as the database has it. */
+async function changed(deps: AdminDeps, id: string, done: boolean, request: HttpRequest, action: string): Promise<LicenseRecord> {
+  if (!done) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
+  request.log.info({ licenseId: id, actor: deps.auth.actor(request), action }, "license changed");
+  await deps.licenses.refresh();
+  const record = await deps.store.licenses.get(id);
+  if (!record) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
+  return record;
+}
+
 /** The license routes of the admin API (docs/beacon.md, "Running the beacon as a vendor"). */
 export function registerLicenseRoutes(app: HttpServer, deps: AdminDeps): void {
-  const { store, licenses, auth, now } = deps;
+  registerLicenseReads(app, deps);
+  registerLicenseChanges(app, deps);
+}
+
+/** The list of licenses, and one license with its instances and its usage by month. */
+function registerLicenseReads(app: HttpServer, deps: AdminDeps): void {
+  const { store, auth, now } = deps;
   const guarded = { authorize: auth.authorize };
-  const withBody = { ...guarded, bodyLimit: LICENSE_BODY_LIMIT };
-  const idOf = (request: HttpRequest) => parseRequest(LicenseIdParams, request.params, "path").id;
-  const instanceCount = async (id: string) => (await deps.instances?.countsByLicense())?.get(id) ?? 0;
-
-  /** The license after a change: in force here at once, and read back as the database has it. */
-  const changed = async (id: string, done: boolean, request: HttpRequest, action: string): Promise<LicenseRecord> => {
-    if (!done) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
-    request.log.info({ licenseId: id, actor: auth.actor(request), action }, "license changed");
-    await licenses.refresh();
-    const record = await store.licenses.get(id);
-    if (!record) throw new HttpError("EGRESS_ERR_LICENSE_NOT_FOUND", `no license with id ${id}`);
-    return record;
-  };
-
-  app.post(
-    adminPaths.licenses,
-    async (request): Promise<Answer> => {
-      const body = parseRequest(LicenseCreate, request.body);
-      const key = generateLicenseKey();
-      const record = { ...body, keySha256: hashLicenseKey(key), revokedAt: null, keyRotatedAt: null };
-      const created = await store.licenses.create(record, auth.actor(request), now());
-      if (!created) throw new HttpError("EGRESS_ERR_LICENSE_EXISTS", `a license with id ${body.id} exists already`);
-      const stored = await changed(body.id, true, request, "license.create");
-      return new Answer(201, { ...licenseView(stored, now(), 0), key } satisfies LicenseCreated);
-    },
-    withBody,
-  );
-
   app.get(
     adminPaths.licenses,
     async (): Promise<LicenseList> => {
@@ -94,7 +85,6 @@ export function registerLicenseRoutes(app: HttpServer, deps: AdminDeps): void {
     },
     guarded,
   );
-
   app.get(
     adminPaths.license,
     async (request): Promise<LicenseDetail> => {
@@ -106,35 +96,51 @@ export function registerLicenseRoutes(app: HttpServer, deps: AdminDeps): void {
     },
     guarded,
   );
+}
 
+/** Create, renew, revoke and re-key: each audited, each in force on every replica within seconds. */
+function registerLicenseChanges(app: HttpServer, deps: AdminDeps): void {
+  const { store, auth, now } = deps;
+  const withBody = { authorize: auth.authorize, bodyLimit: LICENSE_BODY_LIMIT };
+  app.post(
+    adminPaths.licenses,
+    async (request): Promise<Answer> => {
+      const body = parseRequest(LicenseCreate, request.body);
+      const key = generateLicenseKey();
+      const record = { ...body, keySha256: hashLicenseKey(key), revokedAt: null, keyRotatedAt: null };
+      const created = await store.licenses.create(record, auth.actor(request), now());
+      if (!created) throw new HttpError("EGRESS_ERR_LICENSE_EXISTS", `a license with id ${body.id} exists already`);
+      const stored = await changed(deps, body.id, true, request, "license.create");
+      return new Answer(201, { ...licenseView(stored, now(), 0), key } satisfies LicenseCreated);
+    },
+    withBody,
+  );
   app.patch(
     adminPaths.license,
     async (request): Promise<LicenseView> => {
       const id = idOf(request);
       const patch = parseRequest(LicensePatch, request.body);
       const done = await store.licenses.update(id, patch, auth.actor(request), now());
-      return licenseView(await changed(id, done, request, "license.update"), now(), await instanceCount(id));
+      return licenseView(await changed(deps, id, done, request, "license.update"), now(), await instanceCount(deps, id));
     },
     withBody,
   );
-
   app.post(
     adminPaths.revoke,
     async (request): Promise<LicenseView> => {
       const id = idOf(request);
       const done = await store.licenses.revoke(id, auth.actor(request), now());
-      return licenseView(await changed(id, done, request, "license.revoke"), now(), await instanceCount(id));
+      return licenseView(await changed(deps, id, done, request, "license.revoke"), now(), await instanceCount(deps, id));
     },
     { ...withBody, body: "none" },
   );
-
   app.post(
     adminPaths.rotateKey,
     async (request): Promise<{ key: string }> => {
       const id = idOf(request);
       const key = generateLicenseKey();
       const done = await store.licenses.rotateKey(id, hashLicenseKey(key), auth.actor(request), now());
-      await changed(id, done, request, "license.rotate-key");
+      await changed(deps, id, done, request, "license.rotate-key");
       return { key };
     },
     { ...withBody, body: "none" },

@@ -26,7 +26,7 @@ export function registerAdminRoutes(app: HttpServer, deps: AdminDeps): void {
     guarded,
   );
 
-  // Who did what, newest first (an extension of the design's API: docs/PROTOCOL.md, "Departures").
+  // Who did what, newest first (ours, beyond the contract's routes: docs/PROTOCOL.md, "Where we differ from the platform's documents").
   app.get(
     adminPaths.audit,
     async (request): Promise<{ records: AuditRecord[] }> => {

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pino from "pino";
+import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
+import type { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { registerTransactionsSource } from "../../src/sidecar/sources/transactions.ts";
+import { HttpError } from "../../src/errors.ts";
+import { defaultHttpLimits } from "../../src/http/limits.ts";
+import { HttpServer } from "../../src/http/server.ts";
+import { traceTransactions } from "../helpers/fixtures.ts";
+
+const MiB = 2 ** 20;
+
+/** A logger that keeps its lines, and a volume whose free space the test sets. */
+function setup(reserveBytes = 16 * MiB) {
+  const lines: { msg: string }[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const volume = { free: 100 * MiB };
+  const space = new DataDirSpace("/data", { logger, reserveBytes, statfs: () => ({ bavail: volume.free / 4096, bsize: 4096 }) });
+  return { lines, volume, space };
+}
+
+test("free space: billing refused (507, saying what to do) below the reserve, telemetry below twice it; each change logged once", () => {
+  const { lines, volume, space } = setup();
+  space.assertRoomForBilling();
+  assert.equal(space.roomForTelemetry(), true);
+
+  volume.free = 20 * MiB;
+  assert.equal(space.roomForTelemetry(), false, "telemetry gives way first");
+  space.assertRoomForBilling();
+
+  volume.free = 15 * MiB;
+  for (let i = 0; i < 3; i++) {
+    assert.throws(
+      () => space.assertRoomForBilling(),
+      (err: unknown) =>
+        err instanceof HttpError &&
+        err.statusCode === 507 &&
+        err.code === "EGRESS_ERR_DISK_FULL" &&
+        /free space on that volume/.test(err.message),
+    );
+  }
+  volume.free = 100 * MiB;
+  space.assertRoomForBilling();
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    [
+      "data dir nearly full: operational telemetry dropped, billing still taken",
+      "data dir full: billing intake refused with 507, operational telemetry dropped",
+      "data dir has room again: intake resumed",
+    ],
+  );
+});
+
+test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk filled past the reserve) is a 507, not a 500", async () => {
+  const { space } = setup(0);
+  // Unit test: an outbox whose commit fails as on a full disk.
+  const outbox = {
+    atomically: () => {
+      throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+    },
+  } as unknown as Outbox;
+  // The sidecar's billing route is charged to its billing budget, which its server has.
+  const limits = { ...defaultHttpLimits, bodyBudgets: { billing: MiB } };
+  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB }, limits });
+  let woken = 0;
+  registerTransactionsSource(app, outbox, () => woken++, space);
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  try {
+    const response = await fetch(`${url}/v1/transactions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ trace_transactions: traceTransactions(2) }),
+    });
+    const body = (await response.json()) as { code: string; detail: string };
+    assert.equal(response.status, 507);
+    assert.equal(body.code, "EGRESS_ERR_DISK_FULL");
+    assert.match(body.detail, /nothing of this batch was stored/);
+    assert.equal(woken, 0, "nothing enqueued, no shipper woken");
+  } finally {
+    await app.close();
+  }
+});

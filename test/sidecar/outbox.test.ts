@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import Database from "better-sqlite3";
+import { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-letters, and prunes only old completed rows", () => {
+  let now = 1_000;
+  const dir = tempDir();
+  const outbox = new Outbox(dir, { now: () => now });
+  const records = Array.from({ length: 5 }, (_, i) => ({ recordId: `id-${i}`, body: `{"n":${i}}` }));
+  assert.equal(outbox.enqueue("billing", records), 5);
+  assert.equal(outbox.enqueue("billing", records.slice(0, 2)), 0, "ids already held are skipped");
+
+  const first = outbox.claim("billing", 3);
+  assert.deepEqual(
+    first.map((r) => r.recordId),
+    ["id-0", "id-1", "id-2"],
+  );
+  outbox.fail([first[0]!], "503");
+  assert.equal(first[0]!.attempts, 1, "the record held for a retry carries the stored count, which its next send reports");
+  outbox.deadLetter([first[1]!.seq], "422 bad tenant");
+  outbox.ack("billing", [first[2]!.seq]);
+  const again = outbox.claim("billing", 10);
+  assert.deepEqual(
+    again.map((r) => [r.recordId, r.attempts]),
+    [
+      ["id-0", 1],
+      ["id-3", 0],
+      ["id-4", 0],
+    ],
+  );
+  assert.deepEqual(outbox.stats.deadLetters("billing"), [{ recordId: "id-1", error: "422 bad tenant", attempts: 0 }]);
+  outbox.close();
+
+  // A crash leaves records in 'sending': reopening hands them back as pending, nothing lost.
+  now = 10_000;
+  const reopened = new Outbox(dir, { now: () => now });
+  const counts = reopened.stats.counts("billing");
+  assert.deepEqual([counts.pending, counts.sending, counts.completed, counts.failed], [3, 0, 1, 1]);
+  assert.equal(reopened.history.pruneCompleted(500), 0, "completed after the cut-off: kept");
+  assert.equal(reopened.history.pruneCompleted(now), 1);
+  assert.equal(reopened.stats.counts("billing").failed, 1, "dead letters are never pruned");
+  reopened.close();
+});
+
+test("outbox: telemetry under a shared byte cap drops the oldest undelivered records first, never billing, never one being sent", () => {
+  const outbox = new Outbox(tempDir());
+  const cap = { streams: ["metrics", "traces", "logs"] as const, maxBytes: 1_100 };
+  const body = (tag: string) => JSON.stringify({ tag, pad: "x".repeat(180) }); // ~200 bytes
+  outbox.enqueue("billing", [{ recordId: "b-1", body: "x".repeat(5_000) }]);
+  for (const tag of ["m0", "m1", "m2"]) outbox.enqueueWithinCap("metrics", [{ body: body(tag) }], cap);
+  const inFlight = outbox.claim("metrics", 1);
+  assert.match(inFlight[0]!.body, /"m0"/);
+  outbox.enqueueWithinCap("traces", [{ body: body("t0") }], cap);
+  outbox.enqueueWithinCap("logs", [{ body: body("l0") }], cap);
+  const result = outbox.enqueueWithinCap("metrics", [{ body: body("m3") }, { body: body("m4") }], cap);
+  assert.equal(result.inserted, 2);
+  assert.equal(result.droppedRecords, 2, "room for two new records: the two oldest waiting ones went");
+  assert.ok(result.droppedBytes >= 400);
+  const left = ["metrics", "traces", "logs"].flatMap((s) => [...outbox.history.records(s as "metrics")].map((r) => JSON.parse(r.body).tag));
+  assert.deepEqual(left.sort(), ["l0", "m0", "m3", "m4", "t0"], "m1 and m2 (oldest pending) dropped; m0 is being sent and stays");
+  assert.equal(outbox.stats.counts("billing").pending, 1, "billing is outside the cap");
+
+  const tooBig = outbox.enqueueWithinCap("logs", [{ body: "y".repeat(2_000) }], cap);
+  assert.deepEqual([tooBig.inserted, tooBig.droppedRecords], [0, 1], "a request larger than the whole cap is not stored");
+  outbox.close();
+});
+
+test("outbox: claims stop at about maxBytes but always take one record; remove and discard delete", () => {
+  const outbox = new Outbox(tempDir());
+  outbox.enqueue(
+    "logs",
+    ["a", "b", "c", "d"].map((tag) => ({ body: JSON.stringify({ tag, pad: "x".repeat(90) }) })),
+  );
+  const first = outbox.claim("logs", 100, 250);
+  assert.equal(first.length, 2, "two ~100-byte records fit in 250 bytes");
+  assert.equal(outbox.claim("logs", 100, 10).length, 1, "a record larger than maxBytes still goes, alone");
+  outbox.remove(
+    "logs",
+    first.map((r) => r.seq),
+  );
+  assert.deepEqual(
+    [outbox.stats.counts("logs").completed, outbox.stats.counts("logs").delivered, outbox.stats.pendingHead("logs", 10).count],
+    [0, 2, 1],
+  );
+  assert.equal(outbox.discard("logs"), 2, "the pending and the sending one");
+  assert.deepEqual(outbox.stats.counts("logs"), { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 2 });
+  outbox.close();
+});
+
+/** An outbox.db as an older sidecar left it: its DDL, rows written by `fill`, and its schema version. */
+function legacyOutbox(version: number, ddl: string, fill: (db: Database.Database) => void): string {
+  const dir = tempDir();
+  const db = new Database(join(dir, "outbox.db"));
+  db.exec(`${ddl}; CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
+  fill(db);
+  db.pragma(`user_version = ${version}`);
+  db.close();
+  return dir;
+}
+
+test("outbox: a version-1 file (before byte sizes) is upgraded in place and keeps its records", () => {
+  const dir = legacyOutbox(
+    1,
+    `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, enqueued_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL, last_error TEXT)`,
+    (db) =>
+      db
+        .prepare("INSERT INTO outbox (stream, record_id, body, enqueued_at, updated_at) VALUES ('billing', 'b-1', ?, 1, 1)")
+        .run("é".repeat(10)),
+  );
+  const outbox = new Outbox(dir);
+  assert.deepEqual(
+    outbox.stats.pendingHead("billing", 10),
+    { count: 1, bytes: 20, oldestAt: 1 },
+    "size backfilled in bytes, not characters",
+  );
+  outbox.close();
+});
+
+test("outbox: a version-2 file (narrower send-path index) is upgraded in place and still sends its records in order", () => {
+  const dir = legacyOutbox(
+    2,
+    `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
+      enqueued_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_error TEXT);
+     CREATE INDEX outbox_by_state ON outbox (stream, state, seq)`,
+    (db) => {
+      const insert = db.prepare(
+        "INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, ?, 3, ?, ?)",
+      );
+      for (const n of [1, 2, 3]) insert.run(`b-${n}`, `"${n}"`, n, n);
+    },
+  );
+  const outbox = new Outbox(dir);
+  assert.deepEqual(outbox.stats.pendingHead("billing", 10), { count: 3, bytes: 9, oldestAt: 1 });
+  assert.deepEqual(
+    outbox.claim("billing", 2).map((r) => r.recordId),
+    ["b-1", "b-2"],
+  );
+  outbox.close();
+  const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
+  assert.equal(reopened.pragma("user_version", { simple: true }), 3);
+  reopened.close();
+});
