@@ -78,7 +78,7 @@ class SqliteBeaconStorage implements BeaconStorage {
     return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));
   }
   async importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number> {
-    // Synchronous, as every SQLite write here: the event loop waits for the commit (about 1 s for 200k records).
+    // Synchronous, as every SQLite write here: the event loop waits for the commit (2 s or more for 200k records).
     return this.#store.atomically(() => {
       let inserted = 0;
       for (const batch of batches()) inserted += this.#store.insertTransactions(licenseId, batch, receivedAt);

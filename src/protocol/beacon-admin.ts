@@ -111,7 +111,7 @@ export const OfflineImportQuery = z.strictObject({ license: LicenseId.optional()
 
 /**
  * The largest export file one import takes: 512 MiB, about 1.1 million records of some 480 bytes. A larger one is
- * split by exporting in parts (`export --since`): each record is counted once whichever part it came in.
+ * imported in parts, each its header line and some of its records: each record counts once whichever part brings it.
  */
 export const OFFLINE_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
 

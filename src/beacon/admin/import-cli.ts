@@ -106,7 +106,7 @@ async function importFile(file: string, flags: Flags): Promise<void> {
   }
   if (size > OFFLINE_IMPORT_MAX_BYTES) {
     throw new ConfigError("FILE", [
-      `FILE: ${file} is over the ${OFFLINE_IMPORT_MAX_BYTES}-byte limit of one import: export it in parts (--since)`,
+      `FILE: ${file} is over the ${OFFLINE_IMPORT_MAX_BYTES}-byte limit of one import: import it in parts, each with its header line first (docs/beacon.md, Offline true-ups)`,
     ]);
   }
   if (flags.license !== undefined && !LicenseId.safeParse(flags.license).success) {

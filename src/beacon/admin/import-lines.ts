@@ -68,7 +68,7 @@ export async function* bodyLines(body: Readable, limits: LineLimits): AsyncGener
     if (total > limits.maxBytes) {
       throw new HttpError(
         "EGRESS_ERR_BODY_TOO_LARGE",
-        `the file is larger than the ${limits.maxBytes}-byte limit of an import; split it (export --since)`,
+        `the file is larger than the ${limits.maxBytes}-byte limit of an import; import it in parts, each with its header line (docs/beacon.md)`,
       );
     }
     let start = 0;

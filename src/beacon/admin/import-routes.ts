@@ -150,7 +150,7 @@ function checkUpload(headers: IncomingHttpHeaders): void {
   if (Number(headers["content-length"]) > IMPORT_LIMITS.maxBytes) {
     throw new HttpError(
       "EGRESS_ERR_BODY_TOO_LARGE",
-      `the file is larger than the ${IMPORT_LIMITS.maxBytes}-byte limit of an import; split it (export --since)`,
+      `the file is larger than the ${IMPORT_LIMITS.maxBytes}-byte limit of an import; import it in parts, each with its header line (docs/beacon.md)`,
     );
   }
 }
