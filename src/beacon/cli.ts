@@ -13,6 +13,7 @@ import { serveUntilSignal } from "../serve-until-signal.ts";
 import { openBeaconStorage } from "./storage.ts";
 import { instancesCommand } from "./admin/instances-client.ts";
 import { licensesCommand } from "./admin/cli.ts";
+import { importCommand } from "./admin/import-cli.ts";
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 
@@ -125,5 +126,6 @@ export function beaconCommand(): Command {
     .action(publicKey);
   beacon.addCommand(instancesCommand());
   beacon.addCommand(licensesCommand());
+  beacon.addCommand(importCommand());
   return beacon;
 }

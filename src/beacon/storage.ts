@@ -34,6 +34,12 @@ export interface BeaconStorage {
    * when another replica stores it at the same moment. Per batch, how many rows are new.
    */
   ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]>;
+  /**
+   * One license's records in one transaction, read batch by batch from `batches` (called again when PostgreSQL has
+   * the transaction run again): an offline true-up's file, never all of it in memory. Deduplicated as `ingest` is;
+   * how many rows are new.
+   */
+  importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number>;
   /** `forward`: also queued for the vendor's collector, in the same transaction. */
   insertOtlp(
     signal: OtlpSignal,
@@ -70,6 +76,14 @@ class SqliteBeaconStorage implements BeaconStorage {
   }
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
     return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));
+  }
+  async importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number> {
+    // Synchronous, as every SQLite write here: the event loop waits for the commit (2 s or more for 200k records).
+    return this.#store.atomically(() => {
+      let inserted = 0;
+      for (const batch of batches()) inserted += this.#store.insertTransactions(licenseId, batch, receivedAt);
+      return inserted;
+    });
   }
   async insertOtlp(
     signal: OtlpSignal,

@@ -5,6 +5,7 @@ import { EgressError } from "../errors.ts";
 import { openPool } from "../pg-pool.ts";
 import { inTransaction } from "../pg-transaction.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
+import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { redactUrl } from "../config/redact.ts";
 import { INSTANCES_POSTGRES_SCHEMA, PostgresInstances } from "./instances.ts";
@@ -76,6 +77,29 @@ FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::te
     start_interval_time, end_interval_time, status, num_failed_send_attempts, transaction_type)
 ORDER BY t.id
 ON CONFLICT (license_id, id) DO NOTHING`;
+
+/** One license's rows as one statement (INSERT_BATCH); how many are new. */
+async function insertBatch(client: pg.PoolClient, licenseId: string, ts: readonly TraceTransaction[], received: string): Promise<number> {
+  if (ts.length === 0) return 0;
+  const column = <K extends keyof TraceTransaction>(key: K) => ts.map((t) => t[key]);
+  const result = await client.query(INSERT_BATCH, [
+    licenseId,
+    received,
+    column("id"),
+    column("organization_id"),
+    column("tenant_id"),
+    column("session_id"),
+    column("trace_count"),
+    column("start_insertion_time"),
+    column("end_insertion_time"),
+    column("start_interval_time"),
+    column("end_interval_time"),
+    column("status"),
+    column("num_failed_send_attempts"),
+    column("transaction_type"),
+  ]);
+  return result.rowCount ?? 0;
+}
 
 /** Tries of a transaction PostgreSQL broke (a deadlock, a serialization conflict). */
 const ATTEMPTS = 5;
@@ -153,28 +177,18 @@ export class PostgresBeaconStorage implements BeaconStorage {
     const order = [...batches.keys()].sort((a, b) => (batches[a]!.licenseId < batches[b]!.licenseId ? -1 : 1));
     return this.#transaction(async (client) => {
       const inserted = new Array<number>(batches.length).fill(0);
-      for (const i of order) {
-        const { licenseId, transactions: ts } = batches[i]!;
-        if (ts.length === 0) continue;
-        const column = <K extends keyof (typeof ts)[number]>(key: K) => ts.map((t) => t[key]);
-        const result = await client.query(INSERT_BATCH, [
-          licenseId,
-          received,
-          column("id"),
-          column("organization_id"),
-          column("tenant_id"),
-          column("session_id"),
-          column("trace_count"),
-          column("start_insertion_time"),
-          column("end_insertion_time"),
-          column("start_interval_time"),
-          column("end_interval_time"),
-          column("status"),
-          column("num_failed_send_attempts"),
-          column("transaction_type"),
-        ]);
-        inserted[i] = result.rowCount ?? 0;
-      }
+      for (const i of order) inserted[i] = await insertBatch(client, batches[i]!.licenseId, batches[i]!.transactions, received);
+      return inserted;
+    });
+  }
+
+  async importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number> {
+    const received = receivedAt.toISOString();
+    // Rows are in id order within each statement only: an ingest of the same ids at the same moment may deadlock
+    // with it, and PostgreSQL's broken deadlock runs the import again from its first batch.
+    return this.#transaction(async (client) => {
+      let inserted = 0;
+      for (const batch of batches()) inserted += await insertBatch(client, licenseId, batch, received);
       return inserted;
     });
   }

@@ -31,7 +31,7 @@ export const BEACON_ERRORS = {
   EGRESS_ERR_BEACON_ADMIN: {
     exit: 1,
     meaning:
-      "A `beacon licenses` command could not reach the beacon's admin listener, or it refused the request (the message has the answer's status, error code and, for a 422, each field path and problem type).",
+      "A `beacon licenses` or `beacon import` command could not reach the beacon's admin listener, or it refused the request (the message has the answer's status, error code and, for a 422, each field path and problem type; for an import, each line at fault).",
     fix: "Check `--url` (the admin listener, `admin.listen`) and the admin key (env `BEACON_ADMIN_API_KEY` or `--api-key-file`), and the fields the answer names.",
   },
   EGRESS_ERR_CONSOLE_FORM_REFUSED: {

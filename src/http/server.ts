@@ -17,10 +17,11 @@ export type Handler = (request: HttpRequest) => unknown;
 
 export interface RouteOptions {
   /**
-   * How the body is read before the handler runs: none (the default for GET), JSON, or raw bytes of these media
-   * types (whose items, when not JSON, `countItems` counts before the handler decodes them).
+   * How the body is read before the handler runs: none (the default for GET), JSON, raw bytes of these media types
+   * (whose items, when not JSON, `countItems` counts before the handler decodes them), or `stream`: not read, the
+   * handler gets the request's stream as `body` and bounds what it reads and holds itself (no budget is charged).
    */
-  body?: "none" | "json" | { raw: readonly string[]; countItems?: ItemCounter };
+  body?: "none" | "json" | "stream" | { raw: readonly string[]; countItems?: ItemCounter };
   /** Served from the connection reserve (health, billing); a function decides per request, after `authorize`. */
   reserved?: boolean | ((request: HttpRequest) => boolean);
   /** The budget class (`limits.bodyBudgets`) its bodies are charged to, or chosen per request after `authorize`. */
@@ -242,6 +243,7 @@ export class HttpServer {
       const timeout = { ms: this.#limits.bodyIdleTimeoutMs, key: this.#key("bodyIdleTimeout"), whole: route.bodyLimit !== undefined };
       const rules: BodyRules = { limit: route.bodyLimit ?? this.#bodyLimit, items, charge, timeout };
       if (route.body === "json") request.body = await readJsonBody(incoming, rules);
+      else if (route.body === "stream") request.body = incoming;
       else if (typeof route.body === "object") request.body = await readRawBody(incoming, rules, route.body.raw, route.body.countItems);
       const result = await route.handler(request);
       answer = result instanceof Answer || result instanceof EventStream ? result : new Answer(200, result);

@@ -11,6 +11,7 @@ export const adminPaths = {
   rotateKey: "/v1/admin/licenses/{id}/rotate-key",
   usage: "/v1/admin/usage",
   audit: "/v1/admin/audit",
+  offlineImports: "/v1/admin/offline-imports",
 } as const;
 
 /** A path with `{id}` filled in (encoded). */
@@ -104,3 +105,16 @@ export const AuditRecord = z.object({
 export type AuditRecord = z.infer<typeof AuditRecord>;
 
 export const AuditList = z.object({ records: z.array(AuditRecord) });
+
+/** `POST /v1/admin/offline-imports?license=`: whose records a file is when its header names no license. */
+export const OfflineImportQuery = z.strictObject({ license: LicenseId.optional() });
+
+/**
+ * The largest export file one import takes: 512 MiB, about 1.1 million records of some 480 bytes. A larger one is
+ * imported in parts, each its header line and some of its records: each record counts once whichever part brings it.
+ */
+export const OFFLINE_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
+
+/** 200 of an import: records new to the beacon, and those it had already (from this file before, or online). */
+export const OfflineImportResult = z.object({ imported: z.int().nonnegative(), duplicates: z.int().nonnegative() });
+export type OfflineImportResult = z.infer<typeof OfflineImportResult>;

@@ -69,6 +69,27 @@ for (const engine of engines) {
       );
     });
 
+    test("an offline import is one transaction read batch by batch: counted once with what came online, all or nothing", async () => {
+      const { store } = await opened();
+      const online = traceTransactions(2);
+      await store.ingest([{ licenseId: "acme", transactions: online }], NOW);
+      const file = [...online, ...traceTransactions(5)];
+      const inBatches = () => [file.slice(0, 3), file.slice(3)];
+      assert.equal(await store.importTransactions("acme", inBatches, NOW), 5, "the two that came online are not new");
+      assert.equal(await store.importTransactions("acme", inBatches, NOW), 0, "the same file again");
+      // A read that fails half-way (the scratch file unreadable, the database gone) keeps none of its batches.
+      const more = traceTransactions(4);
+      function* failing() {
+        yield more.slice(0, 2);
+        throw new Error("read failed");
+      }
+      await assert.rejects(store.importTransactions("acme", failing, NOW), /read failed/);
+      assert.deepEqual(
+        (await store.traceReport()).map((row) => row.transactions),
+        [7],
+      );
+    });
+
     test("several licenses' batches in one call: each batch's own count, in the order given", async () => {
       const { store } = await opened();
       const shared = traceTransactions(2);

@@ -231,6 +231,26 @@ const SCENARIOS: Record<string, Scenario> = {
       },
     ],
   },
+  // docs/beacon.md, "Offline true-ups": an offline sidecar's export, imported twice, then in the report.
+  "true-up": {
+    steps: [
+      { own: "egress-agent beacon issue-offline-license --config config/beacon.yaml --license acme-prod --output offline.jwt", check: ok },
+      { own: "egress-agent beacon public-key --config config/beacon.yaml > vendor.pem", check: ok },
+      { own: egressYaml("offline: {enabled: true, licenseFile: offline.jwt, publicKeyFile: vendor.pem}") },
+      { own: "egress-agent start --config egress.yaml", serves: 4318, check: ok },
+      { own: postTransactions(3), check: ok },
+      { own: "stop_step 3 4318", check: ok },
+      { own: "egress-agent export --since 2026-01-01 --config egress.yaml --output billing.jsonl", check: ok },
+      { own: "export BEACON_ADMIN_API_KEY=readme-admin-key-0123456789" },
+      { own: "egress-agent beacon --config config/beacon.yaml", serves: 8081, check: ok },
+      {
+        cmd: 0,
+        check: okAnd((run) => assert.equal(run.out, "imported 3 records, 0 duplicates (already in the beacon) for license acme-prod\n")),
+      },
+      { cmd: 1, check: okAnd((run) => assert.deepEqual(json(run.out), { imported: 0, duplicates: 3 })) },
+      { cmd: 2, check: okAnd((run) => assert.match(run.out, new RegExp(`^\\d{4}-\\d{2} +acme-prod +${ORG} +3 +6$`, "m"))) },
+    ],
+  },
   a2a: {
     steps: [
       { cmd: 0, serves: 2024, check: ok },

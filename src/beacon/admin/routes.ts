@@ -3,6 +3,7 @@ import { parseRequest } from "../../http/validate.ts";
 import { adminPaths, AuditQuery, type AuditRecord, UsageQuery } from "../../protocol/beacon-admin.ts";
 import type { TraceReportRow } from "../store.ts";
 import type { AdminDeps } from "./deps.ts";
+import { registerImportRoutes } from "./import-routes.ts";
 import { registerLicenseRoutes } from "./license-routes.ts";
 
 /**
@@ -13,6 +14,7 @@ import { registerLicenseRoutes } from "./license-routes.ts";
 export function registerAdminRoutes(app: HttpServer, deps: AdminDeps): void {
   const guarded = { authorize: deps.auth.authorize };
   registerLicenseRoutes(app, deps);
+  registerImportRoutes(app, deps);
 
   // The billing report's rows, as `beacon report --json` prints them.
   app.get(
