@@ -15,6 +15,12 @@ export interface IngestBatch {
   transactions: readonly TraceTransaction[];
 }
 
+export interface UsageSnapshotFilter {
+  licenseId?: string | undefined;
+  /** Newest first, at most this many. */
+  newest?: number | undefined;
+}
+
 export interface TraceReportFilter {
   licenseId?: string | undefined;
   organizationId?: string | undefined;
@@ -56,7 +62,8 @@ export interface BeaconStorage {
   traceReport(filter?: TraceReportFilter): Promise<TraceReportRow[]>;
   /** What was stored, oldest first (the demo and the tests read it). */
   otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]>;
-  usageSnapshots(): Promise<StoredUsageSnapshot[]>;
+  /** Oldest first; or one license's, newest first and at most `limit` (the admin listener's). */
+  usageSnapshots(filter?: UsageSnapshotFilter): Promise<StoredUsageSnapshot[]>;
   /** The sidecar instances seen, per license (src/beacon/instances.ts). */
   readonly instances: InstanceStore;
   /** Throws (DatabaseUnavailableError) while the database cannot be reached: the beacon is not ready. */
@@ -107,8 +114,8 @@ class SqliteBeaconStorage implements BeaconStorage {
   async otlpBatches(signal?: OtlpSignal): Promise<StoredOtlpBatch[]> {
     return this.#store.otlpBatches(signal);
   }
-  async usageSnapshots(): Promise<StoredUsageSnapshot[]> {
-    return this.#store.usageSnapshots();
+  async usageSnapshots(filter: UsageSnapshotFilter = {}): Promise<StoredUsageSnapshot[]> {
+    return this.#store.usageSnapshots(filter);
   }
   async ready(): Promise<void> {}
   async close(): Promise<void> {

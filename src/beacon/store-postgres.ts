@@ -13,7 +13,7 @@ import { FORWARD_QUEUE_POSTGRES, type ForwardQueue } from "./forward/queue.ts";
 import { PostgresForwardQueue } from "./forward/queue-postgres.ts";
 import { LicenseStore, licenseTablesSql } from "./license-store.ts";
 import { postgresExecutor } from "./sql-executor.ts";
-import type { BeaconStorage, IngestBatch, TraceReportFilter } from "./storage.ts";
+import type { BeaconStorage, IngestBatch, TraceReportFilter, UsageSnapshotFilter } from "./storage.ts";
 import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
 
 /**
@@ -250,9 +250,12 @@ export class PostgresBeaconStorage implements BeaconStorage {
     return rows.map((row) => ({ ...row, body: JSON.parse(row.body) }));
   }
 
-  async usageSnapshots(): Promise<StoredUsageSnapshot[]> {
+  async usageSnapshots(filter: UsageSnapshotFilter = {}): Promise<StoredUsageSnapshot[]> {
+    const order = filter.newest === undefined ? "from_timestamp" : "from_timestamp DESC LIMIT $2";
     const { rows } = await this.#pool.query<Omit<StoredUsageSnapshot, "measures"> & { measures: string }>(
-      "SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp",
+      `SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots
+        WHERE $1::text IS NULL OR license_id = $1 ORDER BY ${order}`,
+      filter.newest === undefined ? [filter.licenseId ?? null] : [filter.licenseId ?? null, filter.newest],
     );
     return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
   }

@@ -274,10 +274,17 @@ export class BeaconStore {
     return rows.map((row) => ({ ...row, body: JSON.parse(row.body) }));
   }
 
-  usageSnapshots(): StoredUsageSnapshot[] {
+  usageSnapshots(filter: { licenseId?: string | undefined; newest?: number | undefined } = {}): StoredUsageSnapshot[] {
+    const order = filter.newest === undefined ? "from_timestamp" : "from_timestamp DESC LIMIT @limit";
     const rows = this.#db
-      .prepare("SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots ORDER BY from_timestamp")
-      .all() as (Omit<StoredUsageSnapshot, "measures"> & { measures: string })[];
+      .prepare(
+        `SELECT license_id, from_timestamp, to_timestamp, measures FROM usage_snapshots
+          WHERE @license IS NULL OR license_id = @license ORDER BY ${order}`,
+      )
+      .all({ license: filter.licenseId ?? null, ...(filter.newest === undefined ? {} : { limit: filter.newest }) }) as (Omit<
+      StoredUsageSnapshot,
+      "measures"
+    > & { measures: string })[];
     return rows.map((row) => ({ ...row, measures: JSON.parse(row.measures) }));
   }
 

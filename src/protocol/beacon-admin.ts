@@ -11,6 +11,7 @@ export const adminPaths = {
   rotateKey: "/v1/admin/licenses/{id}/rotate-key",
   usage: "/v1/admin/usage",
   audit: "/v1/admin/audit",
+  usageSnapshots: "/v1/admin/usage-snapshots",
   offlineImports: "/v1/admin/offline-imports",
 } as const;
 
@@ -88,6 +89,20 @@ export const UsageRow = z.object({
   traces: z.number(),
 });
 export const UsageRows = z.array(UsageRow);
+
+export const UsageSnapshotsQuery = z.strictObject({
+  license: LicenseId.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** A usage snapshot as the admin API shows it: whose, its window, its measures. */
+export const UsageSnapshotView = z.object({
+  licenseId: z.string(),
+  fromTimestamp: z.string(),
+  toTimestamp: z.string(),
+  measures: z.record(z.string(), z.unknown()),
+});
+export type UsageSnapshotView = z.infer<typeof UsageSnapshotView>;
 
 export const AuditQuery = z.strictObject({
   license: LicenseId.optional(),

@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { beaconPaths } from "../../src/protocol/beacon-paths.ts";
 import { HTTPValidationError } from "../../src/protocol/validation-error.ts";
 import { ADMIN_KEY, admin, adminUrlOf } from "../helpers/beacon-admin.ts";
-import { ORG_ID, OTHER_ORG_ID, testLicense, traceTransactions } from "../helpers/fixtures.ts";
+import { ORG_ID, OTHER_ORG_ID, testLicense, traceTransactions, usageMeasures } from "../helpers/fixtures.ts";
 import { beaconConfig, postJson, runCli, startBeacon, waitFor, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
 
 // The vendor's side: a real beacon process (SQLite) with its admin listener, driven over HTTP and by the CLI.
@@ -88,6 +88,7 @@ describe("the beacon's admin listener", () => {
       ["GET", "/v1/admin/usage"],
       ["GET", "/v1/admin/audit"],
       ["GET", "/v1/admin/instances"],
+      ["GET", "/v1/admin/usage-snapshots"],
     ];
     for (const [method, path] of routes) {
       const missing = await call(method, path, method === "GET" ? undefined : {}, null);
@@ -125,6 +126,37 @@ describe("the beacon's admin listener", () => {
       page.body.instances.some((i: { instanceId: string }) => i.instanceId === instanceId),
       JSON.stringify(page.body.instances),
     );
+  });
+
+  test("usage snapshots a license's sidecar sent are listed, newest first, that license's only when asked", async () => {
+    const snapshot = (from: string, to: string, users: number) => ({
+      license_key: fromConfig.key,
+      from_timestamp: from,
+      to_timestamp: to,
+      measures: usageMeasures(users),
+    });
+    for (const [from, to, users] of [
+      ["2026-11-20T00:00:00Z", "2026-11-20T01:00:00Z", 3],
+      ["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z", 4],
+    ] as const) {
+      assert.equal((await postJson(`${publicUrl}${beaconPaths.usageSnapshot}`, snapshot(from, to, users))).status, 200);
+    }
+    const listed = await call("GET", "/v1/admin/usage-snapshots?license=acme-config&limit=10");
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.deepEqual(
+      listed.body.snapshots
+        .slice(0, 2)
+        .map((s: { licenseId: string; fromTimestamp: string; measures: { users: number } }) => [
+          s.licenseId,
+          s.fromTimestamp,
+          s.measures.users,
+        ]),
+      [
+        ["acme-config", "2026-11-20T01:00:00.000Z", 4],
+        ["acme-config", "2026-11-20T00:00:00.000Z", 3],
+      ],
+    );
+    assertLoc(await call("GET", "/v1/admin/usage-snapshots?license=%3Cscript%3E"), ["query", "license"]);
   });
 
   test("no public route takes an admin key", async () => {

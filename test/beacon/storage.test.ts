@@ -151,6 +151,18 @@ for (const engine of engines) {
           ["globex", 5],
         ],
       );
+      const later = ["2026-11-24T01:00:00.000Z", "2026-11-24T02:00:00.000Z", "2026-11-24T03:00:00.000Z"];
+      for (const [i, start] of later.entries()) {
+        await store.insertUsageSnapshot("acme", start, later[i + 1] ?? "2026-11-24T04:00:00.000Z", usageMeasures(10 + i), NOW);
+      }
+      assert.deepEqual(
+        (await store.usageSnapshots({ licenseId: "acme", newest: 2 })).map((s) => [s.license_id, s.from_timestamp]),
+        [
+          ["acme", "2026-11-24T03:00:00.000Z"],
+          ["acme", "2026-11-24T02:00:00.000Z"],
+        ],
+        "one license's, newest first, at most `newest`",
+      );
       const body = { resourceMetrics: [{ scopeMetrics: [] }] };
       await store.insertOtlp("metrics", "acme", 7, body, NOW);
       await store.insertOtlp("logs", "acme", 1, { resourceLogs: [] }, NOW);

@@ -1,6 +1,13 @@
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
-import { adminPaths, AuditQuery, type AuditRecord, UsageQuery } from "../../protocol/beacon-admin.ts";
+import {
+  adminPaths,
+  AuditQuery,
+  type AuditRecord,
+  UsageQuery,
+  UsageSnapshotsQuery,
+  type UsageSnapshotView,
+} from "../../protocol/beacon-admin.ts";
 import type { TraceReportRow } from "../store.ts";
 import type { AdminDeps } from "./deps.ts";
 import { registerImportRoutes } from "./import-routes.ts";
@@ -22,6 +29,24 @@ export function registerAdminRoutes(app: HttpServer, deps: AdminDeps): void {
     async (request): Promise<TraceReportRow[]> => {
       const query = parseRequest(UsageQuery, request.query, "query");
       return deps.store.traceReport({ licenseId: query.license, month: query.month });
+    },
+    guarded,
+  );
+
+  // The usage snapshots received (one license's, or every license's), newest first.
+  app.get(
+    adminPaths.usageSnapshots,
+    async (request): Promise<{ snapshots: UsageSnapshotView[] }> => {
+      const query = parseRequest(UsageSnapshotsQuery, request.query, "query");
+      const stored = await deps.store.usageSnapshots({ licenseId: query.license, newest: query.limit });
+      return {
+        snapshots: stored.map((s) => ({
+          licenseId: s.license_id,
+          fromTimestamp: s.from_timestamp,
+          toTimestamp: s.to_timestamp,
+          measures: s.measures as Record<string, unknown>,
+        })),
+      };
     },
     guarded,
   );

@@ -84,7 +84,7 @@ export async function licensePage(deps: AdminDeps, session: ConsoleSession, id: 
   const [report, instances, snapshots] = await Promise.all([
     deps.store.traceReport({ licenseId: id }),
     instancesOf(deps, id),
-    deps.store.usageSnapshots(),
+    deps.store.usageSnapshots({ licenseId: id, newest: SNAPSHOTS_SHOWN }),
   ]);
   const usage = monthly(report).slice(-12);
   const chart = stackedBarChart(
@@ -100,10 +100,7 @@ export async function licensePage(deps: AdminDeps, session: ConsoleSession, id: 
     (u) =>
       html`<tr><td>${u.month}</td><td class="num">${formatCount(u.transactions)}</td><td class="num">${formatCount(u.traces)}</td></tr>`,
   );
-  const own = snapshots
-    .filter((s) => s.license_id === id)
-    .reverse()
-    .slice(0, SNAPSHOTS_SHOWN);
+  const own = snapshots;
   const main = html`${licenseFacts(record, deps.now())}
 <section aria-labelledby="usage-h"><h2 id="usage-h">Usage by month</h2>${chart}
 ${usage.length > 0 ? html`<table><caption>Trace transactions and traces by month (last 12)</caption><thead><tr><th scope="col">Month</th><th scope="col">Transactions</th><th scope="col">Traces</th></tr></thead><tbody>${usageRows}</tbody></table>` : ""}
