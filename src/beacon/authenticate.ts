@@ -47,8 +47,13 @@ export class Authenticator {
     const license = this.#licenses.findById(claims.sub);
     if (!license) throw new HttpError("EGRESS_ERR_TOKEN_INVALID", "the bearer token names a license this beacon no longer has");
     refuseRevoked(license);
-    // A token from before the key was replaced may have been had with the old key: verify again with the new one.
-    if (license.keyRotatedAt && claims.iat < Math.floor(license.keyRotatedAt.getTime() / 1000))
+    // A token had with a key since replaced is refused: by the key's tag it carries, or (a token from before tags)
+    // by its age: one issued before the key was replaced may have come with the old key. Verify again with the new one.
+    const stale =
+      claims.kt !== undefined
+        ? claims.kt !== license.keyTag
+        : license.keyRotatedAt !== undefined && claims.iat < Math.floor(license.keyRotatedAt.getTime() / 1000);
+    if (stale)
       throw new HttpError(
         "EGRESS_ERR_TOKEN_INVALID",
         "the bearer token was issued before the license's key was replaced; verify the license again",

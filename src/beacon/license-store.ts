@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { ConfigError } from "../errors.ts";
 import type { AuditRecord } from "../protocol/beacon-admin.ts";
 import type { BeaconLicenseConfig } from "./config.ts";
@@ -8,7 +7,8 @@ import { type SqlExecutor, type Statement, uniqueViolation } from "./sql-executo
 /**
  * The licenses, their version and the admin audit log, in either engine's types. `license_version` goes up with
  * every change that matters to authentication, so a replica polls one number to know its cache is stale;
- * `config_digest` is the beacon.yaml entry a row was last written from (null: made through the admin API).
+ * `config_fields` is the beacon.yaml entry a row was last written from, its key hashed (null: made through the admin
+ * API): a start writes only what the file changed since, so a renewal or a new key made through the API stays.
  */
 export function licenseTablesSql(engine: "sqlite" | "postgresql"): string {
   const seq = engine === "sqlite" ? "seq INTEGER PRIMARY KEY" : "seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY";
@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS licenses (
   created_at text NOT NULL,
   updated_at text NOT NULL,
   last_verified_at text,
-  config_digest text
+  config_fields text
 );
 CREATE TABLE IF NOT EXISTS license_version (one integer PRIMARY KEY CHECK (one = 1), version bigint NOT NULL);
 INSERT INTO license_version (one, version) VALUES (1, 0) ON CONFLICT DO NOTHING;
@@ -54,6 +54,15 @@ const COLUMNS = `id AS "id", organization_id AS "organizationId", expires_at AS 
 
 type Row = Omit<LicenseRecord, "offlineAllowed"> & { offlineAllowed: number };
 const record = (row: Row): LicenseRecord => ({ ...row, seats: Number(row.seats), offlineAllowed: Boolean(row.offlineAllowed) });
+
+/** The fields a beacon.yaml entry sets, and their columns. */
+const CONFIG_COLUMNS = {
+  organizationId: "organization_id",
+  expiresAt: "expires_at",
+  seats: "seats",
+  offlineAllowed: "offline_allowed",
+  keySha256: "key_sha256",
+} as const;
 
 const BUMP: Statement = { sql: "UPDATE license_version SET version = version + 1", params: [] };
 
@@ -156,39 +165,50 @@ export class LicenseStore {
    * rotated key) stays. A revocation stays whatever the file says. Replicas starting together apply each once.
    */
   async applyConfig(entries: readonly BeaconLicenseConfig[], now: Date): Promise<void> {
-    const at = now.toISOString();
     for (const [i, entry] of entries.entries()) {
       const fields = configLicenseFields(entry);
-      const digest = createHash("sha256").update(JSON.stringify(fields)).digest("hex");
-      const { id, organizationId, expiresAt, seats, offlineAllowed, keySha256 } = fields;
       try {
-        await this.#sql.batch([
-          {
-            sql: `INSERT INTO licenses (id, organization_id, expires_at, seats, offline_allowed, key_sha256, created_at, updated_at, config_digest)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                  ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, expires_at = excluded.expires_at,
-                    seats = excluded.seats, offline_allowed = excluded.offline_allowed, key_sha256 = excluded.key_sha256,
-                    key_rotated_at = CASE WHEN licenses.key_sha256 = excluded.key_sha256 THEN licenses.key_rotated_at ELSE excluded.updated_at END,
-                    updated_at = excluded.updated_at, config_digest = excluded.config_digest
-                  WHERE licenses.config_digest IS DISTINCT FROM excluded.config_digest`,
-            params: [id, organizationId, expiresAt, seats, offlineAllowed ? 1 : 0, keySha256, at, at, digest],
-            required: true,
-          },
-          this.#audit(
-            { actor: "config", action: "license.config", licenseId: id, detail: { organizationId, expiresAt, seats, offlineAllowed } },
-            now,
-          ),
-          BUMP,
-        ]);
+        await this.#applyEntry(fields, now);
       } catch (err) {
         if (!uniqueViolation(err)) throw err;
-        const [owner] = await this.#sql.all<{ id: string }>("SELECT id FROM licenses WHERE key_sha256 = ?", [keySha256]);
+        const [owner] = await this.#sql.all<{ id: string }>("SELECT id FROM licenses WHERE key_sha256 = ?", [fields.keySha256]);
         const form = entry.key === undefined ? "keySha256" : "key";
         throw new ConfigError("beacon config", [
           `licenses[${i}].${form}: the same key as license ${owner?.id ?? "(another)"} in the database: each license needs a key of its own`,
         ]);
       }
     }
+  }
+
+  /**
+   * One beacon.yaml entry: a new license inserted; a known one given only the fields the file changed since it last
+   * wrote them (a seat count edited in the file does not bring back a key replaced through the API).
+   */
+  async #applyEntry(fields: ReturnType<typeof configLicenseFields>, now: Date): Promise<void> {
+    const at = now.toISOString();
+    const { id, organizationId, expiresAt, seats, offlineAllowed, keySha256 } = fields;
+    const [row] = await this.#sql.all<{ config_fields: string | null }>("SELECT config_fields FROM licenses WHERE id = ?", [id]);
+    const last: Partial<typeof fields> = row?.config_fields ? JSON.parse(row.config_fields) : {};
+    const changed = (Object.keys(CONFIG_COLUMNS) as (keyof typeof CONFIG_COLUMNS)[]).filter((field) => last[field] !== fields[field]);
+    if (row && changed.length === 0) return;
+    const value = (field: keyof typeof CONFIG_COLUMNS) => (field === "offlineAllowed" ? (fields.offlineAllowed ? 1 : 0) : fields[field]);
+    const write: Statement = row
+      ? {
+          sql: `UPDATE licenses SET ${changed.map((field) => `${CONFIG_COLUMNS[field]} = ?`).join(", ")},
+                  key_rotated_at = ${changed.includes("keySha256") ? "?" : "key_rotated_at"}, updated_at = ?, config_fields = ? WHERE id = ?`,
+          params: [...changed.map(value), ...(changed.includes("keySha256") ? [at] : []), at, JSON.stringify(fields), id],
+        }
+      : {
+          sql: `INSERT INTO licenses (id, organization_id, expires_at, seats, offline_allowed, key_sha256, created_at, updated_at, config_fields)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          params: [id, organizationId, expiresAt, seats, offlineAllowed ? 1 : 0, keySha256, at, at, JSON.stringify(fields)],
+        };
+    const detail = { organizationId, expiresAt, seats, offlineAllowed, changed: changed.map((f) => (f === "keySha256" ? "key" : f)) };
+    await this.#sql.batch([
+      { ...write, required: true },
+      this.#audit({ actor: "config", action: "license.config", licenseId: id, detail }, now),
+      BUMP,
+    ]);
   }
 
   /** When each license was last verified (the latest wins); not a change to its version. */

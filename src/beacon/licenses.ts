@@ -13,6 +13,11 @@ export interface License {
   revokedAt?: Date | undefined;
   /** When its key was last replaced: a token issued before is refused (it may have come with the old key). */
   keyRotatedAt?: Date | undefined;
+  /**
+   * Which key is current, without being it: the first 16 hex digits of its SHA-256. Tokens carry it (`kt`), so one
+   * had with a key since replaced is refused whenever it was issued (a replica that had not yet seen the change).
+   */
+  keyTag: string;
 }
 
 /** A license as the database keeps it (src/beacon/license-store.ts): times as canonical UTC texts. */
@@ -29,6 +34,9 @@ export interface LicenseRecord {
   updatedAt: string;
   lastVerifiedAt: string | null;
 }
+
+/** A key's tag (see License.keyTag). */
+export const keyTagOf = (keySha256: string): string => keySha256.slice(0, 16);
 
 export function hashLicenseKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
@@ -48,6 +56,7 @@ export function licenseOfRecord(record: LicenseRecord): License {
     offlineAllowed: record.offlineAllowed,
     revokedAt: record.revokedAt === null ? undefined : new Date(record.revokedAt),
     keyRotatedAt: record.keyRotatedAt === null ? undefined : new Date(record.keyRotatedAt),
+    keyTag: keyTagOf(record.keySha256),
   };
 }
 

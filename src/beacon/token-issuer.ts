@@ -8,7 +8,7 @@ import { LicenseClaims, TOKEN_ISSUER } from "../protocol/license.ts";
 import type { License } from "./licenses.ts";
 
 /** What a token says of its license. */
-type TokenLicense = Pick<License, "id" | "organizationId" | "seats" | "expiresAt">;
+type TokenLicense = Pick<License, "id" | "organizationId" | "seats" | "expiresAt"> & { keyTag?: string | undefined };
 
 /** Checked tokens kept: a few per sidecar (one live token each, plus one renewed early). */
 const VERIFIED_TOKENS_KEPT = 10_000;
@@ -73,7 +73,8 @@ export class TokenIssuer {
   async issue(license: TokenLicense): Promise<string> {
     const now = this.#now().getTime();
     const exp = Math.min(now + this.#ttlMs, license.expiresAt.getTime());
-    return new SignJWT({ org: license.organizationId, seats: license.seats, lexp: Math.floor(license.expiresAt.getTime() / 1000) })
+    const claims = { org: license.organizationId, seats: license.seats, lexp: Math.floor(license.expiresAt.getTime() / 1000) };
+    return new SignJWT(license.keyTag === undefined ? claims : { ...claims, kt: license.keyTag })
       .setProtectedHeader({ alg: "ES256", kid: this.#publicJwk.kid!, typ: "JWT" })
       .setIssuer(TOKEN_ISSUER)
       .setSubject(license.id)

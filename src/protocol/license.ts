@@ -29,6 +29,8 @@ export const LicenseClaims = z.object({
   iat: z.int(),
   /** The license's own expiry (seconds): a token's exp is an hour away, the license's may be years (beacons since 0.1). */
   lexp: z.int().optional(),
+  /** The tag of the license key the token was had with (beacons since 0.1's vendor side): a replaced key's are refused. */
+  kt: z.string().max(64).optional(),
   /** Set on offline licenses: long-lived, checked locally by an air-gapped sidecar. */
   offline: z.literal(true).optional(),
 });

@@ -117,11 +117,18 @@ for (const engine of engines) {
       assert.deepEqual([kept?.seats, kept?.keySha256], [70, hashLicenseKey("rotated")], "the API's renewal and rotation stay");
       assert.equal(await replica.licenses.version(), version, "nothing changed");
 
-      // The file's entry changed: it is applied, its key replacing the rotated one (a key change, so rotated now).
+      // The file's seats changed: only they are applied; the key replaced through the API stays (bringing the old
+      // one back would let a leaked key in again).
       await replica.licenses.applyConfig([{ ...entry, seats: 80 }], later(3000));
+      const reseated = await replica.licenses.get("globex");
+      assert.deepEqual([reseated?.seats, reseated?.keySha256], [80, hashLicenseKey("rotated")]);
+      assert.equal(reseated?.keyRotatedAt, later(1000).toISOString());
+
+      // The file's key changed: it is applied, a key change, so rotated now.
+      await replica.licenses.applyConfig([{ ...entry, seats: 80, key: "a-new-key-from-the-file-0000" }], later(4000));
       const changed = await replica.licenses.get("globex");
-      assert.deepEqual([changed?.seats, changed?.keySha256], [80, hashLicenseKey(entry.key)]);
-      assert.equal(changed?.keyRotatedAt, later(3000).toISOString());
+      assert.deepEqual([changed?.seats, changed?.keySha256], [80, hashLicenseKey("a-new-key-from-the-file-0000")]);
+      assert.equal(changed?.keyRotatedAt, later(4000).toISOString());
       assert.deepEqual((await replica.licenses.auditLog({ licenseId: "globex", limit: 10 })).map((r) => [r.actor, r.action]).at(0), [
         "config",
         "license.config",
@@ -175,7 +182,8 @@ for (const engine of engines) {
           // Each run on fresh tables: a new id prefix keeps runs apart.
           const run = Math.random().toString(36).slice(2, 8);
           const model = new Map<string, Model>();
-          let applied = new Map<string, string>(); // id -> the config entry (as JSON) last applied
+          // id -> the config entry last applied
+          let applied = new Map<string, { key: string; expiresAt: string; seats: number }>();
           let at = NOW.getTime();
           for (const { op, id: short, seats, day } of ops) {
             const id = `${run}-${short}`;
@@ -206,10 +214,17 @@ for (const engine of engines) {
             } else {
               const entry = { id, key: `${id}-config-key-${seats}`, organizationId: ORG_ID, expiresAt, seats, offlineAllowed: true };
               await store.licenses.applyConfig([entry], now);
-              const text = JSON.stringify(entry);
-              changed = applied.get(id) !== text;
-              applied = new Map(applied).set(id, text);
-              if (changed) model.set(id, { seats, expiresAt, key: hashLicenseKey(entry.key), revoked: known?.revoked ?? false });
+              // Only what the file changed since it last wrote the license is written: the API's changes stay.
+              const last = applied.get(id);
+              const fileChanged = (field: "seats" | "expiresAt" | "key") => last === undefined || last[field] !== entry[field];
+              changed = !known || last === undefined || (["seats", "expiresAt", "key"] as const).some(fileChanged);
+              applied = new Map(applied).set(id, entry);
+              if (!known) model.set(id, { seats, expiresAt, key: hashLicenseKey(entry.key), revoked: false });
+              else if (changed) {
+                if (fileChanged("seats")) known.seats = seats;
+                if (fileChanged("expiresAt")) known.expiresAt = expiresAt;
+                if (fileChanged("key")) known.key = hashLicenseKey(entry.key);
+              }
             }
             const after = await store.licenses.version();
             assert.equal(after > before, changed, `${op} ${id}: the version moves exactly when something changed`);

@@ -6,10 +6,10 @@ import { LicensePatch } from "../../protocol/beacon-admin.ts";
 import type { AdminDeps } from "../admin/deps.ts";
 import { renewLicense, revokeLicense } from "../admin/license-routes.ts";
 import { licenseState, type LicenseRecord } from "../licenses.ts";
-import { cookieValue, failedAnswer, redirect, SESSION_COOKIE } from "./answers.ts";
+import { cookieValue, redirect, SESSION_COOKIE } from "./answers.ts";
 import { consolePath, html, type SafeHtml } from "./html.ts";
 import { type ConsoleSession, type ConsoleSessions, csrfTokenMatches } from "./sessions.ts";
-import { FORM_BODY, formOf, refuseCrossOrigin } from "./sign-in.ts";
+import { formOf, sessionForm } from "./sign-in.ts";
 
 /** The renew and revoke forms of a license page; none once it is revoked (revocation is final). */
 export function licenseForms(record: LicenseRecord, session: ConsoleSession, now: Date): SafeHtml {
@@ -54,9 +54,8 @@ export function registerLicenseActions(app: HttpServer, deps: AdminDeps, session
   const action =
     (change: (id: string, form: URLSearchParams, by: { log: HttpRequest["log"]; actor: string }) => Promise<unknown>) =>
     async (request: HttpRequest) => {
-      refuseCrossOrigin(request);
       const session = sessions.find(cookieValue(request, SESSION_COOKIE));
-      if (!session) return redirect("/console/login");
+      if (!session) return redirect("/console/login"); // ended since authorize looked
       const form = formOf(request);
       if (!csrfTokenMatches(session, form.get("csrf") ?? undefined))
         throw new HttpError(
@@ -67,10 +66,7 @@ export function registerLicenseActions(app: HttpServer, deps: AdminDeps, session
       await change(id, form, { log: request.log, actor: session.actor });
       return redirect(consolePath("licenses", id));
     };
-  const options = {
-    ...FORM_BODY,
-    errors: (err: unknown, request: HttpRequest) => failedAnswer(err, request, sessions.find(cookieValue(request, SESSION_COOKIE))),
-  };
+  const options = sessionForm(sessions);
   app.post(
     "/console/licenses/{id}/renew",
     action((id, form, by) => renewLicense(deps, id, renewal(form), by)),

@@ -1,6 +1,6 @@
 import { HttpError } from "../../errors.ts";
 import type { HttpRequest } from "../../http/exchange.ts";
-import type { HttpServer } from "../../http/server.ts";
+import type { HttpServer, RouteOptions } from "../../http/server.ts";
 import type { AdminDeps } from "../admin/deps.ts";
 import { cookieValue, failedAnswer, htmlAnswer, redirect, SESSION_COOKIE } from "./answers.ts";
 import { loginPage } from "./layout.ts";
@@ -29,6 +29,27 @@ export function refuseCrossOrigin(request: HttpRequest): void {
     throw new HttpError("EGRESS_ERR_CONSOLE_FORM_REFUSED", "a form of another site cannot post to the console");
 }
 
+/**
+ * The route options of a form that needs a session: the Origin and the session are checked from the headers before
+ * any of the body is read (`authorize`); a post without a live session goes to the sign-in page, as a page would.
+ */
+export function sessionForm(sessions: ConsoleSessions): Pick<RouteOptions, "authorize" | "errors"> & typeof FORM_BODY {
+  const signInNeeded = new WeakSet<HttpRequest>();
+  return {
+    ...FORM_BODY,
+    authorize: (request) => {
+      refuseCrossOrigin(request);
+      if (sessions.find(cookieValue(request, SESSION_COOKIE))) return;
+      signInNeeded.add(request);
+      throw new HttpError("EGRESS_ERR_CONSOLE_FORM_REFUSED", "sign in first");
+    },
+    errors: (err, request) =>
+      signInNeeded.has(request)
+        ? redirect("/console/login")
+        : failedAnswer(err, request, sessions.find(cookieValue(request, SESSION_COOKIE))),
+  };
+}
+
 /** The form's fields; repeated fields keep the first. */
 export const formOf = (request: HttpRequest) => new URLSearchParams((request.body as Buffer).toString("utf8"));
 
@@ -42,15 +63,21 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
     (request) => {
       refuseCrossOrigin(request);
       const address = request.remoteAddress ?? "unknown";
-      const waitMs = limiter.retryAfterMs(address);
-      if (waitMs > 0) {
-        const seconds = Math.ceil(waitMs / 1000);
-        return htmlAnswer(429, loginPage(`Too many failed sign-ins: try again in ${seconds} s.`), { "retry-after": String(seconds) });
-      }
-      let actor: string;
+      // The key first: an admin's right key signs in even while others' failures hold the limit (behind a proxy
+      // every browser has one address, and anyone could lock the admins out). Wrong keys over the limit wait; the
+      // limit keeps a guesser's log and CPU cost down, admin keys of 16 characters and more keep guessing hopeless.
+      let actor: string | undefined;
       try {
         actor = deps.auth.identifyKey(formOf(request).get("key") ?? "");
       } catch {
+        actor = undefined;
+      }
+      const waitMs = limiter.retryAfterMs(address);
+      if (actor === undefined && waitMs > 0) {
+        const seconds = Math.ceil(waitMs / 1000);
+        return htmlAnswer(429, loginPage(`Too many failed sign-ins: try again in ${seconds} s.`), { "retry-after": String(seconds) });
+      }
+      if (actor === undefined) {
         limiter.failed(address);
         request.log.warn({ remoteAddress: address }, "console sign-in refused: not an admin key");
         return htmlAnswer(401, loginPage("That is not an admin key of this beacon."));
@@ -65,10 +92,9 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
   app.post(
     "/console/logout",
     (request) => {
-      refuseCrossOrigin(request);
       const id = cookieValue(request, SESSION_COOKIE);
       const session = sessions.find(id);
-      if (!session) return redirect("/console/login");
+      if (!session) return redirect("/console/login"); // ended since authorize looked
       if (!csrfTokenMatches(session, formOf(request).get("csrf") ?? undefined))
         throw new HttpError(
           "EGRESS_ERR_CONSOLE_FORM_REFUSED",
@@ -78,6 +104,6 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
       request.log.info({ actor: session.actor }, "console sign-out");
       return redirect("/console/login", { "set-cookie": sessionCookie(request, "", 0) });
     },
-    { ...FORM_BODY, errors: (err, request) => failedAnswer(err, request, sessions.find(cookieValue(request, SESSION_COOKIE))) },
+    sessionForm(sessions),
   );
 }
