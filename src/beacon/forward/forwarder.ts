@@ -125,7 +125,9 @@ export class Forwarder {
         stalled = await this.#settle(request, round);
         if (stalled) break;
       }
-      return (await this.#settleRefused(round)) ?? stalled ?? "progress";
+      const kept = await this.#settleRefused(round);
+      // An outage's stall first: its Retry-After is honoured.
+      return stalled ?? kept ?? "progress";
     });
   }
 
