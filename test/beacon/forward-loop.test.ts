@@ -7,7 +7,7 @@ import { ForwardMetrics } from "../../src/beacon/forward/metrics.ts";
 import type { CollectorTransport, SendResult } from "../../src/beacon/forward/transport.ts";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import type { OtlpSignal } from "../../src/protocol/otlp.ts";
-import { logsRequest, metricsRequest } from "../helpers/fixtures.ts";
+import { logsRequest, metricsRequest, tracesRequest } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 import { HOUR, MINUTE, SimulatedTime } from "../helpers/simulated-time.ts";
 
@@ -45,13 +45,14 @@ function forwarding(
   };
   const registry = new Registry();
   const metrics = new ForwardMetrics(registry);
+  const logs: { level: number; msg: string; [key: string]: unknown }[] = [];
   const forwarder = new Forwarder({
     queue: store.forwardQueue,
     transport,
     allowedMetrics,
     organizationOf: () => ORG,
     metrics,
-    logger: pino({ level: "silent" }),
+    logger: pino({ level: "warn" }, { write: (line: string) => logs.push(JSON.parse(line)) }),
     minBackoffMs: 1_000,
     maxBackoffMs: 5 * MINUTE,
   });
@@ -59,6 +60,7 @@ function forwarding(
   return {
     store,
     requests,
+    logs,
     between: (fromMs: number, toMs: number) =>
       requests.filter((r) => r.at - requests[0]!.at >= fromMs && r.at - requests[0]!.at < toMs).length,
     backlog: () => store.forwardQueue.backlog(),
@@ -79,7 +81,6 @@ const failing: [string, (request: number) => SendResult][] = [
   ["503 with Retry-After: 0", () => answer(503, "", "text/plain", 0)],
   ["401 (the headers' key refused)", () => answer(401, "Unauthorized", "text/plain")],
   ["404 (a wrong endpoint)", () => answer(404, "404 page not found", "text/plain")],
-  ["400 from a collector that never took anything (misconfigured, not a poison batch)", () => answer(400, { code: 3, message: "bad" })],
   ["200 with an HTML login page", () => answer(200, "<!DOCTYPE html><html>Sign in</html>", "text/html")],
 ];
 
@@ -154,5 +155,95 @@ test("once the collector has taken a request, a batch it refuses (400) is droppe
   // 1 + the refused request of three + three alone; then nothing more.
   assert.equal(f.requests.length, 5);
   assert.equal((await f.backlog()).batches, 0);
+  await f.stop();
+});
+
+const POISONED = (_n: number, _signal: OtlpSignal, body: unknown) =>
+  JSON.stringify(body).includes("POISON") ? answer(400, { code: 3, message: "invalid" }) : answer(200);
+
+/** A traces batch of one span named POISON, which the collector refuses. */
+function poisonSpan() {
+  const body = tracesRequest();
+  body.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.name = "POISON";
+  return body;
+}
+
+/** The spans the collector took (2xx) of each license. */
+function deliveredSpans(requests: { signal: OtlpSignal; body: any }[], delivered: (body: unknown) => boolean) {
+  const spans: Record<string, number> = {};
+  for (const r of requests.filter((r) => r.signal === "traces" && delivered(r.body))) {
+    for (const entry of r.body.resourceSpans) {
+      const license = entry.resource.attributes.find((a: any) => a.key === "license.id").value.stringValue;
+      spans[license] = (spans[license] ?? 0) + entry.scopeSpans.flatMap((s: any) => s.spans).length;
+    }
+  }
+  return spans;
+}
+
+test("from a fresh start, one license's refused batch merged with another's: the good ones are delivered, the refused one dropped", async () => {
+  // The review's reproduction: nothing taken yet since start; beta's span the collector refuses, then acme's three.
+  const f = forwarding(POISONED, 0);
+  f.store.insertOtlp("traces", "beta", 1, poisonSpan(), new Date(time.now()), true);
+  for (let i = 0; i < 3; i++) f.store.insertOtlp("traces", "acme-prod", 1, tracesRequest(), new Date(time.now()), true);
+  await time.advance(5_000);
+  // The request of four refused, then each alone: beta's refused, acme's three taken; beta's then dropped.
+  assert.equal(f.requests.length, 5);
+  assert.deepEqual(
+    deliveredSpans(f.requests, (body) => !JSON.stringify(body).includes("POISON")),
+    { "acme-prod": 3 },
+  );
+  assert.equal((await f.backlog()).batches, 0);
+  assert.equal(await f.counter("egress_beacon_forward_dropped_batches_total"), 1);
+  const dropped = f.logs.filter((l) => l.level === 50);
+  assert.equal(dropped.length, 1);
+  assert.equal(dropped[0]!.licenseId, "beta");
+  assert.match(dropped[0]!.msg, /refused a forwarded batch; it is dropped/);
+  await time.advance(HOUR, 10_000);
+  assert.equal(f.requests.length, 5, "then quiet: nothing left to send");
+  await f.stop();
+});
+
+test("from a fresh start, a refused batch alone is kept and retried alone with backoff, and holds up no other license's batches", async () => {
+  const f = forwarding(POISONED, 0);
+  f.store.insertOtlp("traces", "beta", 1, poisonSpan(), new Date(time.now()), true);
+  await time.advance(HOUR, 5_000);
+  // Nothing taken yet: it may be the collector that is wrong, so the batch stays, sent alone once per backoff.
+  assert.equal((await f.backlog()).batches, 1);
+  assert.ok(f.requests.length >= 10 && f.requests.length <= 25, `${f.requests.length} requests in the first hour`);
+  assert.equal(await f.counter("egress_beacon_forward_dropped_batches_total"), 0);
+  const before = f.requests.length;
+  f.store.insertOtlp("logs", "acme-prod", 1, logsRequest(), new Date(time.now()), true);
+  f.store.insertOtlp("traces", "acme-prod", 1, tracesRequest(), new Date(time.now()), true);
+  await time.advance(5 * MINUTE + 5_000, 1_000);
+  // Within one backoff: acme's two delivered, which shows the collector takes requests, and beta's dropped.
+  assert.equal((await f.backlog()).batches, 0);
+  assert.deepEqual(
+    deliveredSpans(f.requests.slice(before), (body) => !JSON.stringify(body).includes("POISON")),
+    { "acme-prod": 1 },
+  );
+  assert.equal(await f.counter("egress_beacon_forward_batches_total"), 2);
+  assert.equal(await f.counter("egress_beacon_forward_dropped_batches_total"), 1);
+  await f.stop();
+});
+
+test("a collector refusing everything (400) from start keeps every batch for a day, ~12 rounds an hour, each batch sent alone once", async () => {
+  const f = forwarding(() => answer(400, { code: 3, message: "bad" }));
+  await time.advance(3 * HOUR, 5_000);
+  assert.equal((await f.backlog()).batches, 3, "nothing dropped: the collector is misconfigured, not fed a poison batch");
+  // A round's requests go at one instant: two metrics batches merged and one logs batch.
+  const rounds = (from: number, to: number) =>
+    new Set(f.requests.filter((r) => r.at - f.requests[0]!.at >= from && r.at - f.requests[0]!.at < to).map((r) => r.at)).size;
+  assert.ok(rounds(HOUR, 3 * HOUR) >= 20 && rounds(HOUR, 3 * HOUR) <= 26, `${rounds(HOUR, 3 * HOUR)} rounds in hours 2-3`);
+  // The first round: the merged request, each of its two alone, the logs batch; then two requests a round.
+  assert.equal(f.requests.length, 4 + 2 * (rounds(0, 3 * HOUR) - 1));
+  assert.equal(await f.counter("egress_beacon_forward_dropped_batches_total"), 0);
+  // A day after they were stored, batches refused alone are dropped, each with an error line: forwarding cannot
+  // stall for good on batches no collector takes.
+  await time.advance(21 * HOUR - MINUTE, 60_000);
+  assert.equal((await f.backlog()).batches, 3);
+  await time.advance(7 * MINUTE, 10_000);
+  assert.equal((await f.backlog()).batches, 0);
+  assert.equal(await f.counter("egress_beacon_forward_dropped_batches_total"), 3);
+  assert.equal(f.logs.filter((l) => l.level === 50 && /refused for a day/.test(l.msg)).length, 3);
   await f.stop();
 });

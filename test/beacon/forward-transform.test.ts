@@ -10,6 +10,7 @@ const batch = (seq: number, signal: QueuedBatch["signal"], body: unknown, licens
   signal,
   licenseId,
   body: JSON.stringify(body),
+  receivedAt: "2026-11-01T00:00:00.000Z",
 });
 const options = (allowed: string[], maxBytes = 1 << 20) => ({
   allowedMetrics: new Set(allowed),

@@ -5,8 +5,9 @@ import type { SendResult } from "./transport.ts";
  * What a request's result means for its batches:
  * - delivered: a 2xx that is not an HTML page (a proxy's or a login page is never a delivery): done;
  * - refused: 400, 413 or 422, the collector refusing this content: retrying it would fail alike and hold up every
- *   batch behind it, so it is dropped (logged, counted), but only once this collector has taken a request since the
- *   forwarder started: one that refuses everything is misconfigured, not fed a poison batch;
+ *   batch behind it, so its batches are tried alone and one refused alone is dropped (logged, counted), once this
+ *   collector has taken a request since the forwarder started or after a day: one that refuses everything is
+ *   misconfigured, not fed a poison batch (forwarder.ts);
  * - retry: anything else, kept and sent again after a backoff: unreachable, 408, 429, 5xx, and also 401, 403, 404
  *   and 415, which say the endpoint or its headers are wrong (fixing them drains the backlog; nothing was lost).
  */

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { ForwardBacklog, ForwardQueue, ForwardRound, QueuedBatch } from "./queue.ts";
 
-const CLAIM = `SELECT q.seq, b.signal, b.license_id AS "licenseId", b.body
+const CLAIM = `SELECT q.seq, b.signal, b.license_id AS "licenseId", b.body, q.received_at AS "receivedAt"
   FROM forward_queue q JOIN otlp_batches b ON b.seq = q.seq
   ORDER BY q.seq LIMIT $1 FOR UPDATE OF q SKIP LOCKED`;
 

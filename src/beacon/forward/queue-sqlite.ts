@@ -10,7 +10,7 @@ export class SqliteForwardQueue implements ForwardQueue {
 
   constructor(db: Database.Database) {
     this.#db = db;
-    this.#claim = db.prepare(`SELECT q.seq, b.signal, b.license_id AS licenseId, b.body
+    this.#claim = db.prepare(`SELECT q.seq, b.signal, b.license_id AS licenseId, b.body, q.received_at AS receivedAt
       FROM forward_queue q JOIN otlp_batches b ON b.seq = q.seq ORDER BY q.seq LIMIT ?`);
     this.#remove = db.prepare("DELETE FROM forward_queue WHERE seq = ?");
     this.#backlog = db.prepare(

@@ -30,6 +30,8 @@ export interface QueuedBatch {
   licenseId: string | null;
   /** The stored OTLP JSON text. */
   body: string;
+  /** When the beacon stored it (ISO text). */
+  receivedAt: string;
 }
 
 /** What a round holds: the batches it claimed, and how it removes those it is done with. */
