@@ -313,6 +313,14 @@ describe("the web console, in chromium", () => {
     const replayed = await fetch(`${adminUrl}/console`, { headers: { cookie: `egress_console=${before!.value}` }, redirect: "manual" });
     assert.equal(replayed.status, 303);
     assert.equal(replayed.headers.get("location"), "/console/login");
+    // Signing in and out are admin actions too: in the audit log with the key's fingerprint.
+    const fingerprint = `key:${createHash("sha256").update(ADMIN_KEY).digest("hex").slice(0, 8)}`;
+    const records = (await admin(adminUrl, "GET", "/v1/admin/audit?limit=50")).body.records as { action: string; actor: string }[];
+    const signIns = records.filter((r) => r.action.startsWith("console.")).map((r) => [r.action, r.actor]);
+    assert.deepEqual(signIns.slice(0, 2), [
+      ["console.sign-out", fingerprint],
+      ["console.sign-in", fingerprint],
+    ]);
   });
 
   test("failed sign-ins are limited: after 10 in a minute a wrong key waits, and the right key still signs in", async () => {

@@ -60,7 +60,7 @@ export const formOf = (request: HttpRequest) => new URLSearchParams((request.bod
 export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: ConsoleSessions, limiter: SignInLimiter): void {
   app.post(
     "/console/login",
-    (request) => {
+    async (request) => {
       refuseCrossOrigin(request);
       const address = request.remoteAddress ?? "unknown";
       // The key first: an admin's right key signs in even while others' failures hold the limit (behind a proxy
@@ -84,6 +84,7 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
       }
       const { id } = sessions.open(actor);
       request.log.info({ actor }, "console sign-in");
+      await deps.store.licenses.audit({ actor, action: "console.sign-in", licenseId: null, detail: {} }, deps.now());
       return redirect("/console", { "set-cookie": sessionCookie(request, id, 24 * 3600) });
     },
     { ...FORM_BODY, errors: (err, request) => failedAnswer(err, request) },
@@ -91,7 +92,7 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
 
   app.post(
     "/console/logout",
-    (request) => {
+    async (request) => {
       const id = cookieValue(request, SESSION_COOKIE);
       const session = sessions.find(id);
       if (!session) return redirect("/console/login"); // ended since authorize looked
@@ -102,6 +103,7 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
         );
       sessions.close(id);
       request.log.info({ actor: session.actor }, "console sign-out");
+      await deps.store.licenses.audit({ actor: session.actor, action: "console.sign-out", licenseId: null, detail: {} }, deps.now());
       return redirect("/console/login", { "set-cookie": sessionCookie(request, "", 0) });
     },
     sessionForm(sessions),
