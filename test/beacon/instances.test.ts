@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import Database from "better-sqlite3";
@@ -17,6 +18,8 @@ import { tempDir } from "../helpers/processes.ts";
 
 const A = "3f0c2a8e-5b1d-4e7a-9c64-2d8b1f0e7a51";
 const B = "b7e9d1c3-0a2f-4b6e-8d5c-1e3f7a9b2c40";
+const ACME = { id: "acme-prod", seats: 5 };
+const GLOBEX = { id: "globex", seats: 5 };
 const T0 = new Date("2026-11-24T12:00:00.000Z");
 const at = (hours: number) => new Date(T0.getTime() + hours * 3_600_000);
 const sighting = (overrides: Partial<InstanceSighting> = {}): InstanceSighting => ({
@@ -93,12 +96,61 @@ for (const engine of engines) {
       );
       assert.deepEqual(await instances.instances({ licenseId: "nobody" }), []);
       assert.deepEqual(
+        (await instances.instances({ limit: 2, offset: 1 })).map((i) => [i.licenseId, i.instanceId]),
+        [
+          ["globex", A],
+          ["acme-prod", A],
+        ],
+        "a page: the next most recently seen",
+      );
+      assert.deepEqual(
         await instances.instanceCounts(at(2)),
         new Map([
           ["acme-prod", { total: 2, active: 1 }],
           ["globex", { total: 1, active: 1 }],
         ]),
       );
+    });
+
+    test("past the cap a new instance is not stored; a known one is still updated; the hour moves on", async () => {
+      const { instances } = await opened();
+      const ids = Array.from({ length: 5 }, () => randomUUID());
+      const capAt = (hours: number) => ({ max: 3, since: at(hours - 1) });
+      const stored = [];
+      for (const instanceId of ids) stored.push(await instances.recordInstance(sighting({ instanceId, seenAt: at(0) }), capAt(0)));
+      assert.deepEqual(stored, [true, true, true, false, false]);
+      const known = await instances.recordInstance(sighting({ instanceId: ids[0], seenAt: at(0.5), version: "0.2.0" }), capAt(0.5));
+      assert.equal(known, true, "a known instance past the cap");
+      assert.equal(await instances.recordInstance(sighting({ licenseId: "globex", seenAt: at(0.5) }), capAt(0.5)), true, "another license");
+      const acme = await instances.instances({ licenseId: "acme-prod" });
+      assert.deepEqual(
+        acme.map((i) => [i.instanceId, i.version, i.lastSeenAt]),
+        [[ids[0], "0.2.0", at(0.5).toISOString()], ...ids.slice(1, 3).sort().map((id) => [id, "0.1.0", at(0).toISOString()])],
+      );
+      // An hour after the first three, the window holds none of them.
+      assert.equal(await instances.recordInstance(sighting({ instanceId: ids[3], seenAt: at(1.01) }), capAt(1.01)), true);
+    });
+
+    test("a flood of made-up instance ids from one license stops at its hourly cap; its sidecars are still seen", async () => {
+      const storage = await opened();
+      let now = T0.getTime();
+      let refused = 0;
+      const warned: unknown[] = [];
+      const log = { warn: (fields: unknown) => warned.push(fields) };
+      const request = (id: string) => ({ headers: { "x-egress-instance-id": id, "user-agent": "egress-agent/0.1.0 (online)" }, log }) as unknown as HttpRequest;
+      const recorder = new InstanceRecorder(storage.instances, { now: () => new Date(now), onRefused: () => refused++ });
+      const license = { id: "acme-prod", seats: 5 }; // 10 new an hour
+      await recorder.seen(request(A), license);
+      for (let i = 0; i < 300; i++) await recorder.seen(request(randomUUID()), license);
+      assert.equal((await storage.instances.instanceCounts(T0)).get("acme-prod")?.total, 10);
+      assert.equal(refused, 291);
+      assert.equal(warned.length, 1, "one log line a minute, not one a refusal");
+      now += 61_000;
+      await recorder.seen(request(A), license);
+      const [sidecar] = await storage.instances.instances({ licenseId: "acme-prod", limit: 1 });
+      assert.deepEqual([sidecar?.instanceId, sidecar?.lastSeenAt], [A, new Date(now).toISOString()]);
+      await recorder.seen(request(randomUUID()), { id: "globex", seats: 1 });
+      assert.equal((await storage.instances.instanceCounts(T0)).get("globex")?.total, 1, "another license is not held back");
     });
   });
 }
@@ -154,6 +206,7 @@ describe("InstanceRecorder", () => {
       async recordInstance(s: InstanceSighting) {
         if (store.failing) throw new Error("database away");
         writes.push(s);
+        return true;
       },
       instances: async () => [],
       instanceCounts: async () => new Map(),
@@ -169,30 +222,30 @@ describe("InstanceRecorder", () => {
     let now = T0.getTime();
     const { store, writes } = counting();
     const recorder = new InstanceRecorder(store, { now: () => new Date(now) });
-    for (let i = 0; i < 100; i++) await recorder.seen(request(agent("0.1.0")), "acme-prod");
-    await recorder.seen(request({ ...agent("0.1.0"), "x-egress-instance-id": A.toUpperCase() }), "acme-prod");
+    for (let i = 0; i < 100; i++) await recorder.seen(request(agent("0.1.0")), ACME);
+    await recorder.seen(request({ ...agent("0.1.0"), "x-egress-instance-id": A.toUpperCase() }), ACME);
     assert.equal(writes.length, 1);
     assert.deepEqual(writes[0], { licenseId: "acme-prod", instanceId: A, version: "0.1.0", mode: "online", seenAt: T0 });
     now += 59_000;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.equal(writes.length, 1, "within the minute");
-    await recorder.seen(request(agent("0.2.0")), "acme-prod");
+    await recorder.seen(request(agent("0.2.0")), ACME);
     assert.equal(writes.length, 2, "a new version is written at once");
     now += 1_000;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.equal(writes.length, 3, "a minute after the first");
-    await recorder.seen(request(agent("0.1.0")), "globex");
+    await recorder.seen(request(agent("0.1.0")), GLOBEX);
     assert.equal(writes.length, 4, "another license");
   });
 
   test("no header, a header that is not a UUID: nothing written; an unknown User-Agent: no version, online", async () => {
     const { store, writes } = counting();
     const recorder = new InstanceRecorder(store, { now: () => T0 });
-    await recorder.seen(request({}), "acme-prod");
-    await recorder.seen(request({ "x-egress-instance-id": "not-a-uuid" }), "acme-prod");
-    await recorder.seen(request({ "x-egress-instance-id": `${A}x` }), "acme-prod");
+    await recorder.seen(request({}), ACME);
+    await recorder.seen(request({ "x-egress-instance-id": "not-a-uuid" }), ACME);
+    await recorder.seen(request({ "x-egress-instance-id": `${A}x` }), ACME);
     assert.equal(writes.length, 0);
-    await recorder.seen(request({ "x-egress-instance-id": B, "user-agent": "curl/8.5.0" }), "acme-prod");
+    await recorder.seen(request({ "x-egress-instance-id": B, "user-agent": "curl/8.5.0" }), ACME);
     assert.deepEqual([writes[0]?.version, writes[0]?.mode], [null, "online"]);
   });
 
@@ -200,10 +253,10 @@ describe("InstanceRecorder", () => {
     const { store, writes } = counting();
     const recorder = new InstanceRecorder(store, { now: () => T0 });
     store.failing = true;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.deepEqual(warnings, ["instance sighting not recorded"]);
     store.failing = false;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.equal(writes.length, 1);
   });
 });
