@@ -117,7 +117,10 @@ function openAdminListener(
       ),
     forLicense: async (licenseId: string) =>
       // The most recently seen DEFAULT_INSTANCES_LIMIT; GET /v1/admin/instances?license= pages through them all.
-      (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })).instances as unknown as Record<string, unknown>[],
+      (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })).instances as unknown as Record<
+        string,
+        unknown
+      >[],
   };
   return startAdminListener(
     { config, store, licenses: parts.licenses, now, instances },

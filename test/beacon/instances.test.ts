@@ -125,7 +125,13 @@ for (const engine of engines) {
       const acme = await instances.instances({ licenseId: "acme-prod" });
       assert.deepEqual(
         acme.map((i) => [i.instanceId, i.version, i.lastSeenAt]),
-        [[ids[0], "0.2.0", at(0.5).toISOString()], ...ids.slice(1, 3).sort().map((id) => [id, "0.1.0", at(0).toISOString()])],
+        [
+          [ids[0], "0.2.0", at(0.5).toISOString()],
+          ...ids
+            .slice(1, 3)
+            .sort()
+            .map((id) => [id, "0.1.0", at(0).toISOString()]),
+        ],
       );
       // An hour after the first three, the window holds none of them.
       assert.equal(await instances.recordInstance(sighting({ instanceId: ids[3], seenAt: at(1.01) }), capAt(1.01)), true);
@@ -137,7 +143,8 @@ for (const engine of engines) {
       let refused = 0;
       const warned: unknown[] = [];
       const log = { warn: (fields: unknown) => warned.push(fields) };
-      const request = (id: string) => ({ headers: { "x-egress-instance-id": id, "user-agent": "egress-agent/0.1.0 (online)" }, log }) as unknown as HttpRequest;
+      const request = (id: string) =>
+        ({ headers: { "x-egress-instance-id": id, "user-agent": "egress-agent/0.1.0 (online)" }, log }) as unknown as HttpRequest;
       const recorder = new InstanceRecorder(storage.instances, { now: () => new Date(now), onRefused: () => refused++ });
       const license = { id: "acme-prod", seats: 5 }; // 10 new an hour
       await recorder.seen(request(A), license);
@@ -292,4 +299,47 @@ test("GET /v1/admin/instances: active until admin.silentAfter (default 26 h) has
   const bad = await fetch(`${byDefault}/v1/admin/instances?license=${encodeURIComponent("no spaces")}`);
   assert.equal(bad.status, 422);
   assert.deepEqual(((await bad.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc, ["query", "license"]);
+});
+
+test("GET /v1/admin/instances pages: 500 unless ?limit= says (10,000 at most), from ?offset=, with the total", async (t) => {
+  const storage = await openBeaconStorage(BeaconConfig.parse({ dataDir: tempDir("beacon-pages-") }));
+  t.after(() => storage.close());
+  // 600 instances, the i-th seen i minutes after T0: the newest first is 599, 598, ...
+  for (let i = 0; i < 600; i++) {
+    const instanceId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+    await storage.instances.recordInstance(
+      sighting({ instanceId, licenseId: i % 2 ? "globex" : "acme-prod", seenAt: new Date(T0.getTime() + i * 60_000) }),
+    );
+  }
+  const server = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 1024 } });
+  registerInstanceRoutes(server, { store: storage.instances, now: () => at(1) });
+  t.after(() => server.close());
+  const base = await server.listen({ host: "127.0.0.1", port: 0 });
+  const get = async (query: string) => {
+    const response = await fetch(`${base}/v1/admin/instances${query}`);
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const numbers = (body: { instances: { instanceId: string }[] }) => body.instances.map((i) => Number(i.instanceId.slice(-12)));
+
+  const first = await get("");
+  assert.deepEqual([first.body.instances.length, first.body.total, first.body.limit, first.body.offset], [500, 600, 500, 0]);
+  assert.deepEqual(numbers(first.body).slice(0, 2), [599, 598]);
+  const rest = await get("?offset=500");
+  assert.deepEqual([numbers(rest.body).length, numbers(rest.body)[0], rest.body.total], [100, 99, 600]);
+  assert.deepEqual(numbers((await get("?limit=3&offset=10")).body), [589, 588, 587]);
+  const globex = await get("?license=globex&limit=2");
+  assert.deepEqual([numbers(globex.body), globex.body.total], [[599, 597], 300]);
+  assert.deepEqual((await get("?license=nobody")).body, { instances: [], total: 0, limit: 500, offset: 0 });
+  assert.equal((await get("?limit=10000")).body.instances.length, 600);
+
+  for (const [query, field] of [
+    ["?limit=0", "limit"],
+    ["?limit=10001", "limit"],
+    ["?limit=ten", "limit"],
+    ["?offset=-1", "offset"],
+  ]) {
+    const bad = await get(query as string);
+    assert.equal(bad.status, 422, query);
+    assert.deepEqual(bad.body.detail[0]?.loc, ["query", field], query);
+  }
 });

@@ -3,7 +3,13 @@ import type { HttpRequest } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { LicenseId } from "../../protocol/license.ts";
-import { DEFAULT_INSTANCES_LIMIT, DEFAULT_SILENT_AFTER_MS, describeInstances, type InstanceStore, type InstanceView } from "../instances.ts";
+import {
+  DEFAULT_INSTANCES_LIMIT,
+  DEFAULT_SILENT_AFTER_MS,
+  describeInstances,
+  type InstanceStore,
+  type InstanceView,
+} from "../instances.ts";
 
 export const ADMIN_INSTANCES_PATH = "/v1/admin/instances";
 
@@ -29,7 +35,12 @@ export interface InstancesAnswer {
 const MAX_LIMIT = 10_000;
 
 /** Query values are text: a page's size and start as whole numbers, in range. */
-const Count = (min: number, max: number) => z.string().regex(/^\d{1,9}$/, "expected a whole number").transform(Number).pipe(z.number().min(min).max(max));
+const Count = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, "expected a whole number")
+    .transform(Number)
+    .pipe(z.number().min(min).max(max));
 
 const InstancesQuery = z.strictObject({
   license: LicenseId.optional(),
