@@ -28,6 +28,8 @@ export interface BeaconDeps {
   now: () => Date;
   /** How often one instance's sighting is written at most (instance-recorder.ts). */
   instanceRecordIntervalMs?: number;
+  /** A new instance was past its license's hourly cap and not recorded (the beacon's metric counts it). */
+  onInstanceRefused?: () => void;
   /** Set when telemetry.forward is on: stored OTLP batches are queued for it, and it is told of each. */
   forwarder?: { wake(): void } | undefined;
   /** A license was verified (its lastVerifiedAt). */
@@ -43,7 +45,11 @@ const VERIFY_BODY_LIMIT = 4096;
 export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   const { store, auth, now } = deps;
   // Every authenticated request says which instance sent it (X-Egress-Instance-Id): recorded, throttled.
-  const instances = new InstanceRecorder(store.instances, { now, intervalMs: deps.instanceRecordIntervalMs });
+  const instances = new InstanceRecorder(store.instances, {
+    now,
+    intervalMs: deps.instanceRecordIntervalMs,
+    onRefused: deps.onInstanceRefused,
+  });
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
   const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>(
     (jobs) => store.ingest(jobs, now()),
@@ -79,7 +85,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     async (request): Promise<IngestTracesResponse> => {
       const body = parseRequest(IngestTracesRequest, request.body);
       const license = auth.licenseAndBearer(body.license, senders.get(request));
-      await instances.seen(request, license.id);
+      await instances.seen(request, license);
       const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });
       request.log.info({ licenseId: license.id, received: body.trace_transactions.length, inserted }, "trace transactions ingested");
       return { inserted_count: inserted };
@@ -96,7 +102,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
     async (request): Promise<UsageSnapshotResponse> => {
       const body = parseRequest(UsageSnapshot, request.body);
       const license = auth.licenseAndBearer(body.license_key, senders.get(request));
-      await instances.seen(request, license.id);
+      await instances.seen(request, license);
       const { from_timestamp: from, to_timestamp: to } = body;
       const inserted = await store.insertUsageSnapshot(license.id, from, to, body.measures, now());
       request.log.info({ licenseId: license.id, from, to, inserted }, "usage snapshot ingested");
@@ -116,7 +122,7 @@ function registerVerifyRoute(app: HttpServer, deps: BeaconDeps, instances: Insta
     async (request): Promise<VerifyResponse> => {
       const body = parseRequest(VerifyRequest, request.body);
       const license = auth.license(body.license, { requireUnexpired: true });
-      await instances.seen(request, license.id);
+      await instances.seen(request, license);
       request.log.info({ licenseId: license.id }, "license verified");
       deps.onVerified?.(license.id);
       return { token: await tokens.issue(license) };
@@ -177,7 +183,7 @@ function registerOtlpRoute(
     path,
     async (request) => {
       const license = deps.senders.get(request)!;
-      await deps.instances.seen(request, license.id);
+      await deps.instances.seen(request, license);
       const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
       const parsed = parseBody(signal, request.body as Buffer, codec);

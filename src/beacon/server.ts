@@ -12,7 +12,7 @@ import { LicenseCache } from "./license-cache.ts";
 import { type BeaconStorage, openBeaconStorage } from "./storage.ts";
 import { TokenIssuer } from "./token-issuer.ts";
 import { announceHealth } from "../health-file.ts";
-import { Registry } from "prom-client";
+import { Counter, Registry } from "prom-client";
 import { ForwardMetrics } from "./forward/metrics.ts";
 import { startForwarding } from "./forward/start.ts";
 
@@ -70,7 +70,20 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       tls: https ?? undefined,
       logRequests: true,
     });
-    registerBeaconRoutes(server, { store, auth, tokens, now, forwarder, onVerified: (id) => licenses.noteVerified(id, now()) });
+    const refusedInstances = new Counter({
+      name: "egress_beacon_instances_refused_total",
+      help: "New sidecar instance ids not recorded because their license was past its hourly cap of new instances",
+      registers: [registry],
+    });
+    registerBeaconRoutes(server, {
+      store,
+      auth,
+      tokens,
+      now,
+      forwarder,
+      onVerified: (id) => licenses.noteVerified(id, now()),
+      onInstanceRefused: () => refusedInstances.inc(),
+    });
     registerMetricsRoute(server, { registry, forwardMetrics, queue: store.forwardQueue, now });
     closers.add(() => server.close());
     const url = await server.listen(config.listen);
@@ -103,7 +116,11 @@ function openAdminListener(
         [...(await store.instances.instanceCounts(new Date(now().getTime() - silentAfterMs)))].map(([id, count]) => [id, count.total]),
       ),
     forLicense: async (licenseId: string) =>
-      (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })) as unknown as Record<string, unknown>[],
+      // The most recently seen DEFAULT_INSTANCES_LIMIT; GET /v1/admin/instances?license= pages through them all.
+      (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })).instances as unknown as Record<
+        string,
+        unknown
+      >[],
   };
   return startAdminListener(
     { config, store, licenses: parts.licenses, now, instances },

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import Database from "better-sqlite3";
+import type { AdminDeps } from "../../src/beacon/admin/deps.ts";
+import { BeaconConfig } from "../../src/beacon/config.ts";
+import { overviewPage } from "../../src/beacon/console/pages.ts";
+import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "../../src/beacon/instances.ts";
 import { niceCeiling, PALETTE, stackedBarChart, tracesByLicense } from "../../src/beacon/console/chart.ts";
 import { consolePath, escapeHtml, html } from "../../src/beacon/console/html.ts";
 import { instancesTable, licensesTable } from "../../src/beacon/console/layout.ts";
@@ -215,4 +220,48 @@ test("a key typed into the sign-in form is checked as X-Api-Key is, and names th
   assert.match(keys.identifyKey("a-key-of-24-characters!!"), /^key:[0-9a-f]{8}$/);
   for (const bad of ["", "another-key-16-chars ", "sha256:", hashApiKey("a-key-of-24-characters!!")])
     assert.throws(() => keys.identifyKey(bad), { statusCode: 401, code: "EGRESS_ERR_API_KEY_INVALID" });
+});
+
+describe("the console's overview", () => {
+  test("counts instances in the database: it loads none of them, however many there are", async () => {
+    const now = new Date("2026-11-24T12:00:00.000Z");
+    const db = new Database(":memory:");
+    db.exec(INSTANCES_SQLITE_SCHEMA);
+    const table = new SqliteInstances(db);
+    const seen = (licenseId: string, n: number, hoursAgo: number) =>
+      table.recordInstance({
+        licenseId,
+        instanceId: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+        version: "0.1.0",
+        mode: "online",
+        seenAt: new Date(now.getTime() - hoursAgo * 3_600_000),
+      });
+    await seen("acme", 1, 1);
+    await seen("acme", 2, 30); // silent after the default 26 h
+    await seen("globex", 3, 2);
+    const instances = {
+      recordInstance: () => Promise.reject(new Error("not here")),
+      instanceCounts: (since: Date) => table.instanceCounts(since),
+      instances: () => Promise.reject(new Error("the overview loaded every instance")),
+    };
+    const record = {
+      id: "acme",
+      organizationId: "org",
+      expiresAt: "2027-01-01T00:00:00.000Z",
+      seats: 3,
+      offlineAllowed: false,
+      keySha256: "x",
+      revokedAt: null,
+      keyRotatedAt: null,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:00.000Z",
+      lastVerifiedAt: null,
+    };
+    const store = { instances, licenses: { all: async () => [record] }, traceReport: async () => [] };
+    const deps = { config: BeaconConfig.parse({}), store, now: () => now } as unknown as AdminDeps;
+    const page = (await overviewPage(deps, { actor: "key:0", csrfToken: "t", createdAtMs: 0, lastSeenAtMs: 0 })).text;
+    assert.match(page, /<dd id="instances-active">2<\/dd>/);
+    assert.match(page, /<dd id="instances-silent">1<\/dd>/);
+    assert.ok(page.includes(licensesTable([{ record, state: "active", instances: 2 }], "Every license").text), "acme's 2 instances");
+  });
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import Database from "better-sqlite3";
@@ -17,6 +18,8 @@ import { tempDir } from "../helpers/processes.ts";
 
 const A = "3f0c2a8e-5b1d-4e7a-9c64-2d8b1f0e7a51";
 const B = "b7e9d1c3-0a2f-4b6e-8d5c-1e3f7a9b2c40";
+const ACME = { id: "acme-prod", seats: 5 };
+const GLOBEX = { id: "globex", seats: 5 };
 const T0 = new Date("2026-11-24T12:00:00.000Z");
 const at = (hours: number) => new Date(T0.getTime() + hours * 3_600_000);
 const sighting = (overrides: Partial<InstanceSighting> = {}): InstanceSighting => ({
@@ -93,12 +96,68 @@ for (const engine of engines) {
       );
       assert.deepEqual(await instances.instances({ licenseId: "nobody" }), []);
       assert.deepEqual(
+        (await instances.instances({ limit: 2, offset: 1 })).map((i) => [i.licenseId, i.instanceId]),
+        [
+          ["globex", A],
+          ["acme-prod", A],
+        ],
+        "a page: the next most recently seen",
+      );
+      assert.deepEqual(
         await instances.instanceCounts(at(2)),
         new Map([
           ["acme-prod", { total: 2, active: 1 }],
           ["globex", { total: 1, active: 1 }],
         ]),
       );
+    });
+
+    test("past the cap a new instance is not stored; a known one is still updated; the hour moves on", async () => {
+      const { instances } = await opened();
+      const ids = Array.from({ length: 5 }, () => randomUUID());
+      const capAt = (hours: number) => ({ max: 3, since: at(hours - 1) });
+      const stored = [];
+      for (const instanceId of ids) stored.push(await instances.recordInstance(sighting({ instanceId, seenAt: at(0) }), capAt(0)));
+      assert.deepEqual(stored, [true, true, true, false, false]);
+      const known = await instances.recordInstance(sighting({ instanceId: ids[0], seenAt: at(0.5), version: "0.2.0" }), capAt(0.5));
+      assert.equal(known, true, "a known instance past the cap");
+      assert.equal(await instances.recordInstance(sighting({ licenseId: "globex", seenAt: at(0.5) }), capAt(0.5)), true, "another license");
+      const acme = await instances.instances({ licenseId: "acme-prod" });
+      assert.deepEqual(
+        acme.map((i) => [i.instanceId, i.version, i.lastSeenAt]),
+        [
+          [ids[0], "0.2.0", at(0.5).toISOString()],
+          ...ids
+            .slice(1, 3)
+            .sort()
+            .map((id) => [id, "0.1.0", at(0).toISOString()]),
+        ],
+      );
+      // An hour after the first three, the window holds none of them.
+      assert.equal(await instances.recordInstance(sighting({ instanceId: ids[3], seenAt: at(1.01) }), capAt(1.01)), true);
+    });
+
+    test("a flood of made-up instance ids from one license stops at its hourly cap; its sidecars are still seen", async () => {
+      const storage = await opened();
+      let now = T0.getTime();
+      let refused = 0;
+      const warned: unknown[] = [];
+      const log = { warn: (fields: unknown) => warned.push(fields) };
+      const request = (id: string) =>
+        ({ headers: { "x-egress-instance-id": id, "user-agent": "egress-agent/0.1.0 (online)" }, log }) as unknown as HttpRequest;
+      const recorder = new InstanceRecorder(storage.instances, { now: () => new Date(now), onRefused: () => refused++ });
+      const license = { id: "acme-prod", seats: 5 }; // 10 new an hour
+      await recorder.seen(request(A), license);
+      for (let i = 0; i < 300; i++) await recorder.seen(request(randomUUID()), license);
+      assert.equal((await storage.instances.instanceCounts(T0)).get("acme-prod")?.total, 10);
+      assert.equal(refused, 291);
+      assert.equal(warned.length, 1, "one log line a minute, not one a refusal");
+      now += 61_000;
+      await recorder.seen(request(A), license);
+      const [sidecar] = await storage.instances.instances({ licenseId: "acme-prod", limit: 1 });
+      assert.deepEqual([sidecar?.instanceId, sidecar?.lastSeenAt], [A, new Date(now).toISOString()]);
+      await recorder.seen(request(randomUUID()), { id: "globex", seats: 1 });
+      assert.equal((await storage.instances.instanceCounts(T0)).get("globex")?.total, 1, "another license is not held back");
     });
   });
 }
@@ -154,6 +213,7 @@ describe("InstanceRecorder", () => {
       async recordInstance(s: InstanceSighting) {
         if (store.failing) throw new Error("database away");
         writes.push(s);
+        return true;
       },
       instances: async () => [],
       instanceCounts: async () => new Map(),
@@ -169,30 +229,30 @@ describe("InstanceRecorder", () => {
     let now = T0.getTime();
     const { store, writes } = counting();
     const recorder = new InstanceRecorder(store, { now: () => new Date(now) });
-    for (let i = 0; i < 100; i++) await recorder.seen(request(agent("0.1.0")), "acme-prod");
-    await recorder.seen(request({ ...agent("0.1.0"), "x-egress-instance-id": A.toUpperCase() }), "acme-prod");
+    for (let i = 0; i < 100; i++) await recorder.seen(request(agent("0.1.0")), ACME);
+    await recorder.seen(request({ ...agent("0.1.0"), "x-egress-instance-id": A.toUpperCase() }), ACME);
     assert.equal(writes.length, 1);
     assert.deepEqual(writes[0], { licenseId: "acme-prod", instanceId: A, version: "0.1.0", mode: "online", seenAt: T0 });
     now += 59_000;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.equal(writes.length, 1, "within the minute");
-    await recorder.seen(request(agent("0.2.0")), "acme-prod");
+    await recorder.seen(request(agent("0.2.0")), ACME);
     assert.equal(writes.length, 2, "a new version is written at once");
     now += 1_000;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.equal(writes.length, 3, "a minute after the first");
-    await recorder.seen(request(agent("0.1.0")), "globex");
+    await recorder.seen(request(agent("0.1.0")), GLOBEX);
     assert.equal(writes.length, 4, "another license");
   });
 
   test("no header, a header that is not a UUID: nothing written; an unknown User-Agent: no version, online", async () => {
     const { store, writes } = counting();
     const recorder = new InstanceRecorder(store, { now: () => T0 });
-    await recorder.seen(request({}), "acme-prod");
-    await recorder.seen(request({ "x-egress-instance-id": "not-a-uuid" }), "acme-prod");
-    await recorder.seen(request({ "x-egress-instance-id": `${A}x` }), "acme-prod");
+    await recorder.seen(request({}), ACME);
+    await recorder.seen(request({ "x-egress-instance-id": "not-a-uuid" }), ACME);
+    await recorder.seen(request({ "x-egress-instance-id": `${A}x` }), ACME);
     assert.equal(writes.length, 0);
-    await recorder.seen(request({ "x-egress-instance-id": B, "user-agent": "curl/8.5.0" }), "acme-prod");
+    await recorder.seen(request({ "x-egress-instance-id": B, "user-agent": "curl/8.5.0" }), ACME);
     assert.deepEqual([writes[0]?.version, writes[0]?.mode], [null, "online"]);
   });
 
@@ -200,10 +260,10 @@ describe("InstanceRecorder", () => {
     const { store, writes } = counting();
     const recorder = new InstanceRecorder(store, { now: () => T0 });
     store.failing = true;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.deepEqual(warnings, ["instance sighting not recorded"]);
     store.failing = false;
-    await recorder.seen(request(agent("0.1.0")), "acme-prod");
+    await recorder.seen(request(agent("0.1.0")), ACME);
     assert.equal(writes.length, 1);
   });
 });
@@ -239,4 +299,47 @@ test("GET /v1/admin/instances: active until admin.silentAfter (default 26 h) has
   const bad = await fetch(`${byDefault}/v1/admin/instances?license=${encodeURIComponent("no spaces")}`);
   assert.equal(bad.status, 422);
   assert.deepEqual(((await bad.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc, ["query", "license"]);
+});
+
+test("GET /v1/admin/instances pages: 500 unless ?limit= says (10,000 at most), from ?offset=, with the total", async (t) => {
+  const storage = await openBeaconStorage(BeaconConfig.parse({ dataDir: tempDir("beacon-pages-") }));
+  t.after(() => storage.close());
+  // 600 instances, the i-th seen i minutes after T0: the newest first is 599, 598, ...
+  for (let i = 0; i < 600; i++) {
+    const instanceId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+    await storage.instances.recordInstance(
+      sighting({ instanceId, licenseId: i % 2 ? "globex" : "acme-prod", seenAt: new Date(T0.getTime() + i * 60_000) }),
+    );
+  }
+  const server = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 1024 } });
+  registerInstanceRoutes(server, { store: storage.instances, now: () => at(1) });
+  t.after(() => server.close());
+  const base = await server.listen({ host: "127.0.0.1", port: 0 });
+  const get = async (query: string) => {
+    const response = await fetch(`${base}/v1/admin/instances${query}`);
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const numbers = (body: { instances: { instanceId: string }[] }) => body.instances.map((i) => Number(i.instanceId.slice(-12)));
+
+  const first = await get("");
+  assert.deepEqual([first.body.instances.length, first.body.total, first.body.limit, first.body.offset], [500, 600, 500, 0]);
+  assert.deepEqual(numbers(first.body).slice(0, 2), [599, 598]);
+  const rest = await get("?offset=500");
+  assert.deepEqual([numbers(rest.body).length, numbers(rest.body)[0], rest.body.total], [100, 99, 600]);
+  assert.deepEqual(numbers((await get("?limit=3&offset=10")).body), [589, 588, 587]);
+  const globex = await get("?license=globex&limit=2");
+  assert.deepEqual([numbers(globex.body), globex.body.total], [[599, 597], 300]);
+  assert.deepEqual((await get("?license=nobody")).body, { instances: [], total: 0, limit: 500, offset: 0 });
+  assert.equal((await get("?limit=10000")).body.instances.length, 600);
+
+  for (const [query, field] of [
+    ["?limit=0", "limit"],
+    ["?limit=10001", "limit"],
+    ["?limit=ten", "limit"],
+    ["?offset=-1", "offset"],
+  ]) {
+    const bad = await get(query as string);
+    assert.equal(bad.status, 422, query);
+    assert.deepEqual(bad.body.detail[0]?.loc, ["query", field], query);
+  }
 });

@@ -152,4 +152,18 @@ describe("POST /v1/admin/offline-imports", () => {
     );
     assert.equal(await transactions(license.id), before + 2001);
   });
+
+  test("the instance is recorded as seen at exported_at, or at the import if the header says a later time", async () => {
+    const [past, future] = ["5a1d6c2e-0b3f-4d8a-9e7c-1f2a3b4c5d6e", "6b2e7d3f-1c4a-4e9b-8f0d-2a3b4c5d6e7f"];
+    const start = Date.now();
+    await post(file([traceTransaction()], header({ instance_id: past, exported_at: "2026-01-02T03:04:05.000Z" })));
+    await post(file([traceTransaction()], header({ instance_id: future, exported_at: "2099-01-01T00:00:00.000Z" })));
+    const end = Date.now();
+    const { instances } = (await admin(adminUrl, "GET", `/v1/admin/instances?license=${license.id}`)).body;
+    const seen = (id: string) => instances.find((i: { instanceId: string }) => i.instanceId === id);
+    assert.equal(seen(past).lastSeenAt, "2026-01-02T03:04:05.000Z");
+    const clamped = Date.parse(seen(future).lastSeenAt);
+    assert.ok(clamped >= start && clamped <= end, `${seen(future).lastSeenAt} is the import's time, not 2099`);
+    assert.equal(seen(future).state, "active");
+  });
 });

@@ -159,8 +159,8 @@ function checkUpload(headers: IncomingHttpHeaders): void {
  * `POST /v1/admin/offline-imports`: a file `egress-agent export` wrote, streamed in. Every line is checked before
  * anything is stored, then all its records are stored in one transaction, each (license, id) once: the same file
  * again, or records that also came online, are duplicates. A file with any bad line is refused whole (422 naming
- * the lines), and nothing of it is kept. The instance the header names is recorded as seen at `exported_at`, and
- * the import is audited with its counts (never a record).
+ * the lines), and nothing of it is kept. The instance the header names is recorded as seen at `exported_at` (the
+ * import's time if that is later), and the import is audited with its counts (never a record).
  */
 export function registerImportRoutes(app: HttpServer, deps: AdminDeps): void {
   app.post(
@@ -174,7 +174,9 @@ export function registerImportRoutes(app: HttpServer, deps: AdminDeps): void {
         const duplicates = records - imported;
         if (header.instance_id !== null) {
           const sighting = { licenseId, instanceId: header.instance_id.toLowerCase(), version: header.egress_version, mode: header.mode };
-          await deps.store.instances.recordInstance({ ...sighting, seenAt: new Date(header.exported_at) });
+          // The header is the customer's word: a date after the import would show the instance active for ever.
+          const seenAt = new Date(Math.min(Date.parse(header.exported_at), deps.now().getTime()));
+          await deps.store.instances.recordInstance({ ...sighting, seenAt });
         }
         const detail = {
           records,

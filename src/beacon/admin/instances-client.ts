@@ -26,6 +26,8 @@ export const InstancesAnswer = z.object({
       state: z.enum(["active", "silent"]),
     }),
   ),
+  /** Absent from a beacon before paging. */
+  total: z.number().int().nonnegative().optional(),
 });
 export type InstancesAnswer = z.output<typeof InstancesAnswer>;
 
@@ -75,10 +77,14 @@ export function listInstances(options: { url: string; apiKey: string; license?: 
 }
 
 /** The table `beacon instances` prints. */
-export function formatInstances({ instances }: InstancesAnswer): string {
+export function formatInstances({ instances, total }: InstancesAnswer): string {
   if (instances.length === 0) return "no instances seen yet\n";
   const rows = instances.map((i) => [i.instanceId, i.licenseId, i.version ?? "-", i.mode, i.state, i.firstSeenAt, i.lastSeenAt]);
-  return `${table([["INSTANCE", "LICENSE", "VERSION", "MODE", "STATE", "FIRST SEEN", "LAST SEEN"], ...rows])}\n`;
+  const more =
+    total !== undefined && total > instances.length
+      ? `${instances.length} of ${total} instances, the most recently seen (GET ${ADMIN_INSTANCES_PATH}?limit=&offset= pages through them)\n`
+      : "";
+  return `${table([["INSTANCE", "LICENSE", "VERSION", "MODE", "STATE", "FIRST SEEN", "LAST SEEN"], ...rows])}\n${more}`;
 }
 
 async function instances(options: { url: string; apiKeyFile?: string; license?: string; json?: boolean }): Promise<void> {

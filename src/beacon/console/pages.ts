@@ -11,24 +11,35 @@ import type { ConsoleSession } from "./sessions.ts";
 /** The newest snapshots a license page lists. */
 const SNAPSHOTS_SHOWN = 50;
 
+/** The most recently seen DEFAULT_INSTANCES_LIMIT instances (of a license), and how many there are. */
 const instancesOf = (deps: AdminDeps, licenseId?: string) =>
   describeInstances(deps.store.instances, { licenseId, now: deps.now(), silentAfterMs: deps.config.admin.silentAfter });
+
+/** Said under a table that shows only the most recently seen of more. */
+const shownOf = (page: { instances: readonly unknown[]; total: number }) =>
+  page.total > page.instances.length
+    ? html`<p class="hint">The ${page.instances.length} most recently seen of ${page.total}; <code>GET /v1/admin/instances?limit=&amp;offset=</code> lists them all.</p>`
+    : "";
 
 /** Overview: traces per month per license, instances active and silent, licenses expiring within 30 days, all licenses. */
 export async function overviewPage(deps: AdminDeps, session: ConsoleSession): Promise<SafeHtml> {
   const now = deps.now();
-  const [records, report, instances] = await Promise.all([deps.store.licenses.all(), deps.store.traceReport(), instancesOf(deps)]);
-  const counts = new Map<string, number>();
-  for (const i of instances) counts.set(i.licenseId, (counts.get(i.licenseId) ?? 0) + 1);
-  const licenses = records.map((record) => ({ record, state: licenseState(record, now), instances: counts.get(record.id) ?? 0 }));
+  // Counted in the database: the instances themselves are not loaded (there may be many).
+  const activeSince = new Date(now.getTime() - deps.config.admin.silentAfter);
+  const [records, report, counts] = await Promise.all([
+    deps.store.licenses.all(),
+    deps.store.traceReport(),
+    deps.store.instances.instanceCounts(activeSince),
+  ]);
+  const licenses = records.map((record) => ({ record, state: licenseState(record, now), instances: counts.get(record.id)?.total ?? 0 }));
   const expiring = licenses.filter((l) => l.state === "expiring").sort((a, b) => a.record.expiresAt.localeCompare(b.record.expiresAt));
-  const active = instances.filter((i) => i.state === "active").length;
+  const [total, active] = [...counts.values()].reduce(([t, a], c) => [t + c.total, a + c.active], [0, 0]);
   const chart = stackedBarChart({ title: "Traces per month per license", unit: "traces", ...tracesByLicense(report) }, "traces-chart");
   const main = html`<section aria-labelledby="usage-h"><h2 id="usage-h">Traces per month</h2>${chart}</section>
 <section aria-labelledby="instances-h"><h2 id="instances-h">Instances</h2>
 <dl class="counts">
 <div><dt>Active</dt><dd id="instances-active">${active}</dd></div>
-<div><dt>Silent</dt><dd id="instances-silent">${instances.length - active}</dd></div>
+<div><dt>Silent</dt><dd id="instances-silent">${total - active}</dd></div>
 </dl>
 <p class="hint">Silent: not heard from for <code>admin.silentAfter</code>. <a href="/console/instances">Every instance</a></p>
 </section>
@@ -105,16 +116,15 @@ export async function licensePage(deps: AdminDeps, session: ConsoleSession, id: 
 <section aria-labelledby="usage-h"><h2 id="usage-h">Usage by month</h2>${chart}
 ${usage.length > 0 ? html`<table><caption>Trace transactions and traces by month (last 12)</caption><thead><tr><th scope="col">Month</th><th scope="col">Transactions</th><th scope="col">Traces</th></tr></thead><tbody>${usageRows}</tbody></table>` : ""}
 </section>
-<section aria-labelledby="instances-h" id="instances"><h2 id="instances-h">Instances</h2>${instancesTable(instances, `Instances of ${id}`, false)}</section>
+<section aria-labelledby="instances-h" id="instances"><h2 id="instances-h">Instances</h2>${instancesTable(instances.instances, `Instances of ${id}`, false)}${shownOf(instances)}</section>
 <section aria-labelledby="snapshots-h" id="snapshots"><h2 id="snapshots-h">Usage snapshots</h2>${snapshotsTable(own)}</section>
 ${licenseForms(record, session, deps.now())}`;
   return { status: 200, page: layout(`License ${id}`, session, main) };
 }
 
 export async function instancesPage(deps: AdminDeps, session: ConsoleSession): Promise<SafeHtml> {
-  const instances = await instancesOf(deps);
-  const active = instances.filter((i) => i.state === "active").length;
-  const main = html`<p>${active} active, ${instances.length - active} silent (not heard from for <code>admin.silentAfter</code>).</p>
-${instancesTable(instances, "Every instance, most recently seen first", true)}`;
+  const page = await instancesOf(deps);
+  const main = html`<p>${page.active} active, ${page.total - page.active} silent (not heard from for <code>admin.silentAfter</code>).</p>
+${instancesTable(page.instances, "Every instance, most recently seen first", true)}${shownOf(page)}`;
   return layout("Instances", session, main);
 }
