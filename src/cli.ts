@@ -4,7 +4,7 @@ import { a2aCommand } from "./a2a/cli.ts";
 import { agentCommands } from "./sidecar/cli.ts";
 import { beaconCommand } from "./beacon/cli.ts";
 import { controlPlaneCommand, deploymentsCommand } from "./controlplane/cli.ts";
-import { demoCommand } from "./demo.ts";
+import { demoCommand } from "./demo-command.ts";
 import { exitCodeOf } from "./error-codes.ts";
 import { ConfigError, EgressError } from "./errors.ts";
 import { restrictFileModes } from "./file-modes.ts";

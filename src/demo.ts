@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
 import { Closers } from "./closers.ts";
 import { EgressError } from "./errors.ts";
 import pino from "pino";
@@ -155,7 +154,7 @@ async function showBilling(agentUrl: string, beaconDataDir: string, count: numbe
  * directory, sample billing records through the sidecar's local API, and the beacon's report of them; then
  * sample telemetry through the privacy filter, and an A2A conversation with the example agent server.
  */
-async function demo(options: { keep?: boolean; transactions: string }): Promise<void> {
+export async function demo(options: { keep?: boolean; transactions: string }): Promise<void> {
   const count = Number(options.transactions);
   const dir = mkdtempSync(join(tmpdir(), "egress-demo-"));
   const out = (line = "") => process.stdout.write(`${line}\n`);
@@ -193,12 +192,4 @@ async function demo(options: { keep?: boolean; transactions: string }): Promise<
   } finally {
     await closers.closeAll();
   }
-}
-
-export function demoCommand(): Command {
-  return new Command("demo")
-    .description("start a local beacon and sidecar on embedded defaults, feed sample data, print what was delivered")
-    .option("--transactions <n>", "how many sample trace transactions", "250")
-    .option("--keep", "keep the temporary data dir, configs and logs")
-    .action(demo);
 }

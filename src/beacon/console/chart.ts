@@ -34,11 +34,19 @@ export function niceCeiling(max: number): number {
   return 10 * power;
 }
 
-const compact = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
-const whole = new Intl.NumberFormat("en");
+// Made on first use, not when the module loads: every process of the CLI loads this module (the sidecar too), and a
+// NumberFormat brings in ICU's number data, about 6 MiB of the node binary paged in (bench/: the sidecar's idle RSS).
+let formats: { compact: Intl.NumberFormat; whole: Intl.NumberFormat } | undefined;
+const numberFormats = () => {
+  formats ??= {
+    compact: new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 }),
+    whole: new Intl.NumberFormat("en"),
+  };
+  return formats;
+};
 
 /** A value with thousands separated (1,234): how the bars' titles and the tables show counts. */
-export const formatCount = (value: number): string => whole.format(value);
+export const formatCount = (value: number): string => numberFormats().whole.format(value);
 
 /**
  * Stacked bars, one per month, one colour per series, as inline SVG: no script, no style sheet needed. The svg is
@@ -58,7 +66,7 @@ export function stackedBarChart(data: BarChartData, id: string): SafeHtml {
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * top);
   const grid = ticks.map(
     (t) => html`<line class="grid" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}" stroke="#ddd"/>
-<text x="${LEFT - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#444">${compact.format(t)}</text>`,
+<text x="${LEFT - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#444">${numberFormats().compact.format(t)}</text>`,
   );
   const bars = months.map((month, m) => {
     const x = LEFT + m * slot + (slot - barWidth) / 2;
