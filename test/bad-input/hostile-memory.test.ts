@@ -14,7 +14,10 @@ import { agentConfig, beaconConfig, postJson, startService, useCli, type Service
 const install = new URL(`../../.build-hostile-${process.pid}/`, import.meta.url).pathname;
 
 const MiB = 1024 * 1024;
-const RSS_BOUND = 200 * MiB;
+// The bound shows memory stays bounded (a bomb's 1 GiB would blow far past it), with room for where the garbage
+// collector happens to run: the sidecar's peak after the flood measured 174-186 MiB alone and 203 MiB once with the
+// suite beside it taking the other core. The bench (bench/) follows the peaks themselves.
+const RSS_BOUND = 256 * MiB;
 /** The process's open-file limit in these tests: idle sockets beyond it would have made it refuse everything. */
 const FILE_LIMIT = 1536;
 const launcher = ["prlimit", `--nofile=${FILE_LIMIT}:${FILE_LIMIT}`, "--"];
