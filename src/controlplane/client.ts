@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { EgressError } from "../errors.ts";
-import { AnswerTooLargeError, MiB, readCappedText } from "../http/capped-answer.ts";
-import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
+import { keyedJsonCall } from "../http/keyed-call.ts";
+import { MiB } from "../http/capped-answer.ts";
 import { Deployment, FAILED_REVISION_STATUSES, Revision, type DeploymentCreate, type DeploymentPatch } from "../protocol/controlplane.ts";
 import { Page } from "../protocol/controlplane-lists.ts";
 
@@ -75,40 +75,24 @@ export class ControlPlaneClient {
   }
 
   async #call<S extends z.ZodType>(method: string, path: string, schema: S | undefined, body?: unknown): Promise<z.output<S>> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.#baseUrl}${path}`, {
-        method,
-        headers: { "x-api-key": this.#apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        // A redirect is an answer, never followed: fetch would send X-Api-Key and the body's secrets to its Location.
-        redirect: "manual",
-        signal: AbortSignal.timeout(30_000),
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new ControlPlaneError(
-        `cannot reach the control plane at ${this.#baseUrl} (${cause?.code ?? cause?.message ?? (err as Error).name})`,
-      );
-    }
-    let text: string;
-    try {
-      text = await readCappedText(response, CONTROL_PLANE_ANSWER_CAP, this.#baseUrl);
-    } catch (err) {
-      // Past the cap (or cut off while read): an answer that cannot be used, said with the call it answered.
-      const reason = err instanceof AnswerTooLargeError ? err.message : `its answer was cut off (${(err as Error).name})`;
-      throw new ControlPlaneError(`${method} ${path}: ${reason}`, response.status);
-    }
-    const parsed = parseAnswerText(text);
-    // The status, an error code and a 422's field paths only: an echoing proxy or wrong URL would echo the body's
-    // deployment secrets, and its text would reach a CI log (src/remote-answer.ts).
-    if (!response.ok)
-      throw new ControlPlaneError(
-        `${method} ${path} answered ${describeRemoteError({ status: response.status, body: parsed, contentType: mediaType(response) })}`,
-        response.status,
-      );
-    if (typeof parsed === "string")
-      throw new ControlPlaneError(`${method} ${path} answered ${response.status} with something that is not JSON`, response.status);
+    const call = {
+      baseUrl: this.#baseUrl,
+      apiKey: this.#apiKey,
+      method,
+      path,
+      body,
+      timeoutMs: 30_000,
+      capBytes: CONTROL_PLANE_ANSWER_CAP,
+    };
+    // A refusal is said by its status, code and a 422's fields only: an echoing proxy or wrong URL would echo the
+    // body's deployment secrets, and its text would reach a CI log.
+    const parsed = await keyedJsonCall(call, (failure) => {
+      if (failure.kind === "unreachable")
+        return new ControlPlaneError(`cannot reach the control plane at ${this.#baseUrl} (${failure.cause})`);
+      if (failure.kind === "unreadable") return new ControlPlaneError(`${method} ${path}: ${failure.reason}`, failure.status);
+      if (failure.kind === "refused") return new ControlPlaneError(`${method} ${path} answered ${failure.said}`, failure.status);
+      return new ControlPlaneError(`${method} ${path} answered ${failure.status} with something that is not JSON`, failure.status);
+    });
     return schema ? schema.parse(parsed) : (undefined as z.output<S>);
   }
 

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { EgressError } from "../../errors.ts";
-import { AnswerTooLargeError, MiB, readCappedText } from "../../http/capped-answer.ts";
+import { MiB } from "../../http/capped-answer.ts";
+import { keyedJsonCall } from "../../http/keyed-call.ts";
 import {
   adminPaths,
   AuditList,
@@ -13,7 +14,6 @@ import {
   UsageRows,
   type LicensePatch,
 } from "../../protocol/beacon-admin.ts";
-import { describeRemoteError, mediaType, parseAnswerText } from "../../remote-answer.ts";
 
 /** An admin call that failed: unreachable, or refused (its status, code and a 422's fields). */
 export class BeaconAdminError extends EgressError {
@@ -32,6 +32,9 @@ const HINTS: Record<number, string> = {
   422: "fix the fields named",
 };
 
+const notTheAnswer = (method: string, path: string, status: number) =>
+  new BeaconAdminError(`${method} ${path} answered ${status} with something that is not the admin API's answer`);
+
 /** The beacon's admin API, for `beacon licenses`: every call with X-Api-Key, answers parsed with the shared schemas. */
 export class BeaconAdminClient {
   readonly #url: string;
@@ -43,38 +46,21 @@ export class BeaconAdminClient {
   }
 
   async #call<S extends z.ZodType>(method: string, path: string, schema: S, body?: unknown): Promise<z.output<S>> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.#url}${path}`, {
-        method,
-        headers: { "x-api-key": this.#apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        // Never followed: fetch would send X-Api-Key to the redirect's Location.
-        redirect: "manual",
-        signal: AbortSignal.timeout(30_000),
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new BeaconAdminError(
-        `cannot reach the beacon's admin listener at ${this.#url} (${cause?.code ?? cause?.message ?? (err as Error).name}); check --url and admin.listen`,
-      );
-    }
-    let text: string;
-    try {
-      text = await readCappedText(response, 8 * MiB, this.#url);
-    } catch (err) {
-      const reason = err instanceof AnswerTooLargeError ? err.message : `its answer was cut off (${(err as Error).name})`;
-      throw new BeaconAdminError(`${method} ${path}: ${reason}`, response.status);
-    }
-    const parsed = parseAnswerText(text);
-    if (!response.ok) {
-      const hint = HINTS[response.status];
-      const said = describeRemoteError({ status: response.status, body: parsed, contentType: mediaType(response) });
-      throw new BeaconAdminError(`${method} ${path} answered ${said}${hint ? `: ${hint}` : ""}`, response.status);
-    }
+    const call = { baseUrl: this.#url, apiKey: this.#apiKey, method, path, body, timeoutMs: 30_000, capBytes: 8 * MiB };
+    const parsed = await keyedJsonCall(call, (failure) => {
+      if (failure.kind === "unreachable")
+        return new BeaconAdminError(
+          `cannot reach the beacon's admin listener at ${this.#url} (${failure.cause}); check --url and admin.listen`,
+        );
+      if (failure.kind === "unreadable") return new BeaconAdminError(`${method} ${path}: ${failure.reason}`, failure.status);
+      if (failure.kind === "refused") {
+        const hint = HINTS[failure.status];
+        return new BeaconAdminError(`${method} ${path} answered ${failure.said}${hint ? `: ${hint}` : ""}`, failure.status);
+      }
+      return notTheAnswer(method, path, failure.status);
+    });
     const answer = schema.safeParse(parsed);
-    if (!answer.success)
-      throw new BeaconAdminError(`${method} ${path} answered ${response.status} with something that is not the admin API's answer`);
+    if (!answer.success) throw notTheAnswer(method, path, 200);
     return answer.data;
   }
 

@@ -3,9 +3,9 @@ import { Command } from "commander";
 import * as z from "zod";
 import { table } from "../../cli-table.ts";
 import { ConfigError, EgressError } from "../../errors.ts";
-import { MiB, readCappedText } from "../../http/capped-answer.ts";
+import { MiB } from "../../http/capped-answer.ts";
 import { INSTANCE_ID_PATTERN } from "../../protocol/instance.ts";
-import { describeRemoteError, mediaType, parseAnswerText } from "../../remote-answer.ts";
+import { keyedJsonCall } from "../../http/keyed-call.ts";
 import { ADMIN_INSTANCES_PATH } from "./instances-routes.ts";
 
 /** The admin listener's default address (`admin.listen`). */
@@ -52,23 +52,20 @@ export function adminApiKey(options: { apiKeyFile?: string }, env: NodeJS.Proces
 
 /** GETs an admin route with `X-Api-Key`; its answer parsed by `schema`, or a clear error naming the URL and the answer. */
 export async function getAdmin<S extends z.ZodType>(baseUrl: string, path: string, apiKey: string, schema: S): Promise<z.output<S>> {
-  const url = `${baseUrl.replace(/\/+$/, "")}${path}`;
-  let response: Response;
-  try {
-    response = await fetch(url, { headers: { "x-api-key": apiKey }, redirect: "manual", signal: AbortSignal.timeout(10_000) });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-    throw new EgressError(
-      "EGRESS_ERR_ADMIN_UNREACHABLE",
-      `cannot reach the beacon's admin API at ${baseUrl} (${cause}): is admin.listen set? (--url)`,
-    );
-  }
-  const text = await readCappedText(response, ADMIN_ANSWER_CAP, url);
-  if (response.status !== 200) {
-    const answer = { status: response.status, body: parseAnswerText(text), contentType: mediaType(response) };
-    throw new EgressError("EGRESS_ERR_ADMIN_ANSWER", `${url} answered ${describeRemoteError(answer)}`);
-  }
-  return schema.parse(JSON.parse(text));
+  const url = baseUrl.replace(/\/+$/, "");
+  const call = { baseUrl: url, apiKey, method: "GET", path, timeoutMs: 10_000, capBytes: ADMIN_ANSWER_CAP };
+  const parsed = await keyedJsonCall(call, (failure) =>
+    failure.kind === "unreachable"
+      ? new EgressError(
+          "EGRESS_ERR_ADMIN_UNREACHABLE",
+          `cannot reach the beacon's admin API at ${baseUrl} (${failure.cause}): is admin.listen set? (--url)`,
+        )
+      : new EgressError(
+          "EGRESS_ERR_ADMIN_ANSWER",
+          `${url}${path} answered ${failure.kind === "refused" ? failure.said : failure.kind === "unreadable" ? failure.reason : `${failure.status} with something that is not JSON`}`,
+        ),
+  );
+  return schema.parse(parsed);
 }
 
 export function listInstances(options: { url: string; apiKey: string; license?: string }): Promise<InstancesAnswer> {
