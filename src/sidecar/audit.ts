@@ -90,7 +90,7 @@ export class AuditLog {
       status: request.status,
       error: request.error === null ? null : this.#redact(request.error),
       durationMs: Math.round(request.durationMs),
-      body: this.#keepBodies ? this.#redact(request.body) : null,
+      body: this.#keepBodies ? this.#redact(request.body.toString()) : null,
     });
   }
 

@@ -15,7 +15,7 @@ export function billingShipper(
   const shipper = new Shipper({
     policy: billingPolicy("lic-key", 10),
     outbox,
-    client: { post: (path, json) => post(path, JSON.parse(json)) },
+    client: { post: (path, json) => post(path, JSON.parse(json.toString())) },
     health,
     logger,
     token: () => undefined,

@@ -3,7 +3,7 @@
 // what each stream holds, and every claim must return exactly the records the model says are next.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Outbox, type OutboxRecord, type RecordState, type Stream } from "../../src/sidecar/storage/outbox.ts";
+import { bodyText, Outbox, type OutboxRecord, type RecordState, type Stream } from "../../src/sidecar/storage/outbox.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 interface ModelRecord {
@@ -132,7 +132,7 @@ function runSequence(seed: number, steps: number): void {
         for (const r of records) claimed.splice(claimed.indexOf(r), 1);
       };
       const seqs = some.map((r) => r.seq);
-      const bodies = some.map((r) => r.body);
+      const bodies = some.map(bodyText);
       if (op === "enqueue") {
         const records = Array.from({ length: 1 + random.int(4) }, () => ({
           recordId: random.int(3) === 0 ? undefined : `id-${random.int(40)}`,
@@ -174,7 +174,7 @@ function runSequence(seed: number, steps: number): void {
       } else if (op === "discard") {
         const gone = model.records.filter((m) => m.stream === stream && m.state !== "completed").map((m) => m.body);
         assert.equal(outbox.discard(stream), model.remove(gone), where(step, op));
-        drop(claimed.filter((r) => gone.includes(r.body)));
+        drop(claimed.filter((r) => gone.includes(bodyText(r))));
       } else if (op === "reopen") {
         // A restart: what was being sent is pending again, nothing else changes.
         outbox.close();

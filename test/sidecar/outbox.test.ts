@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { bodyText, Outbox } from "../../src/sidecar/storage/outbox.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-letters, and prunes only old completed rows", () => {
@@ -52,14 +52,16 @@ test("outbox: telemetry under a shared byte cap drops the oldest undelivered rec
   outbox.enqueue("billing", [{ recordId: "b-1", body: "x".repeat(5_000) }]);
   for (const tag of ["m0", "m1", "m2"]) outbox.enqueueWithinCap("metrics", [{ body: body(tag) }], cap);
   const inFlight = outbox.claim("metrics", 1);
-  assert.match(inFlight[0]!.body, /"m0"/);
+  assert.match(bodyText(inFlight[0]!), /"m0"/);
   outbox.enqueueWithinCap("traces", [{ body: body("t0") }], cap);
   outbox.enqueueWithinCap("logs", [{ body: body("l0") }], cap);
   const result = outbox.enqueueWithinCap("metrics", [{ body: body("m3") }, { body: body("m4") }], cap);
   assert.equal(result.inserted, 2);
   assert.equal(result.droppedRecords, 2, "room for two new records: the two oldest waiting ones went");
   assert.ok(result.droppedBytes >= 400);
-  const left = ["metrics", "traces", "logs"].flatMap((s) => [...outbox.history.records(s as "metrics")].map((r) => JSON.parse(r.body).tag));
+  const left = ["metrics", "traces", "logs"].flatMap((s) =>
+    [...outbox.history.records(s as "metrics")].map((r) => JSON.parse(bodyText(r)).tag),
+  );
   assert.deepEqual(left.sort(), ["l0", "m0", "m3", "m4", "t0"], "m1 and m2 (oldest pending) dropped; m0 is being sent and stays");
   assert.equal(outbox.stats.counts("billing").pending, 1, "billing is outside the cap");
 

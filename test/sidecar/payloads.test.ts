@@ -7,7 +7,7 @@ import { IngestTracesRequest } from "../../src/protocol/trace-transaction.ts";
 import { MetricsRequest } from "../../src/protocol/otlp.ts";
 import { traceTransaction } from "../helpers/fixtures.ts";
 
-const record = (body: string, attempts = 0, seq = 1): OutboxRecord => ({ seq, recordId: `r${seq}`, body, attempts });
+const record = (body: string | Buffer, attempts = 0, seq = 1): OutboxRecord => ({ seq, recordId: `r${seq}`, body, attempts });
 
 test("billing payload: each transaction goes out as stored, with its current failed-send count and nothing else changed", () => {
   // A status that quotes the field name must survive untouched (JSON escapes its quotes).
@@ -15,7 +15,7 @@ test("billing payload: each transaction goes out as stored, with its current fai
   const plain = traceTransaction({ num_failed_send_attempts: 2 });
   const body = billingPolicy("lic-key", 500).buildPayload([record(JSON.stringify(tricky), 3, 1), record(JSON.stringify(plain), 5, 2)]);
   // What is on the wire (parsing would normalise its timestamps), and that it is a valid request.
-  const sent = JSON.parse(body);
+  const sent = JSON.parse(body.toString());
   IngestTracesRequest.parse(sent);
   assert.equal(sent.license, "lic-key");
   assert.deepEqual(sent.trace_transactions, [
@@ -28,7 +28,7 @@ test("billing payload: a stored body in another layout (an older sidecar's) is r
   const t = traceTransaction();
   const { num_failed_send_attempts: _dropped, ...withoutCount } = t;
   const body = billingPolicy("k", 500).buildPayload([record(JSON.stringify(withoutCount, null, 2), 4)]);
-  assert.deepEqual(JSON.parse(body).trace_transactions, [{ ...t, num_failed_send_attempts: 4 }]);
+  assert.deepEqual(JSON.parse(body.toString()).trace_transactions, [{ ...t, num_failed_send_attempts: 4 }]);
 });
 
 test("telemetry payload: the records' resource lists side by side, as if parsed and merged", () => {
@@ -44,10 +44,10 @@ test("telemetry payload: the records' resource lists side by side, as if parsed 
   const a = request("a");
   const b = request("b");
   const records = [
-    record(JSON.stringify(a), 0, 1),
+    record(Buffer.from(JSON.stringify(a)), 0, 1),
     record(JSON.stringify({ resourceMetrics: [] }), 0, 2),
-    record(JSON.stringify(b, null, 1), 0, 3),
+    record(Buffer.from(JSON.stringify(b, null, 1)), 0, 3),
   ];
   const body = telemetryPolicy("metrics", 1_000_000).buildPayload(records);
-  assert.deepEqual(JSON.parse(body), { resourceMetrics: [...a.resourceMetrics, ...b.resourceMetrics] });
+  assert.deepEqual(JSON.parse(body.toString()), { resourceMetrics: [...a.resourceMetrics, ...b.resourceMetrics] });
 });

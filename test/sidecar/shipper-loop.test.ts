@@ -53,7 +53,7 @@ function shipper(stream: (typeof streams)[number], answer: (request: number, pay
   const client: BeaconTransport = {
     post: async (_path, payload) => {
       requests.push(time.now());
-      return answer(requests.length, payload);
+      return answer(requests.length, payload.toString());
     },
   };
   const logger = pino({ level: "silent" });

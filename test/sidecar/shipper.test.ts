@@ -40,7 +40,7 @@ function harness(policy: StreamPolicy, answer: Answer, overrides: Partial<Shippe
   const requests: Request[] = [];
   const client: BeaconTransport = {
     post(_path, payload, { token, signal, audit }) {
-      const request = { at: time.now() - t0, token, audit, body: JSON.parse(payload), cut: false };
+      const request = { at: time.now() - t0, token, audit, body: JSON.parse(payload.toString()), cut: false };
       requests.push(request);
       // As the real client does, an aborted signal ends the request at once, with or without an answer.
       return new Promise((resolve, reject) => {

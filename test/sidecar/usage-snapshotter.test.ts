@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import pino from "pino";
-import { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { bodyText, Outbox } from "../../src/sidecar/storage/outbox.ts";
 import { FileMeasures, type MeasuresUnavailableError, PushedMeasures } from "../../src/sidecar/usage/measures-source.ts";
 import { StreamHealth } from "../../src/sidecar/storage/stream-health.ts";
 import { UsageSnapshotter, type StoredSnapshot } from "../../src/sidecar/usage/snapshotter.ts";
@@ -14,7 +14,7 @@ const HOUR = 3_600_000;
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 
 function snapshots(outbox: Outbox): StoredSnapshot[] {
-  return [...outbox.history.records("usage")].map((r) => JSON.parse(r.body) as StoredSnapshot);
+  return [...outbox.history.records("usage")].map((r) => JSON.parse(bodyText(r)) as StoredSnapshot);
 }
 
 test("usage windows are contiguous across intervals and a restart; downtime makes one longer window, never a gap", async () => {

@@ -7,7 +7,7 @@ import { offlineLicenseId } from "../license/offline-license.ts";
 import { cachedLicenseId } from "../license/online-license.ts";
 import { sentAttempts } from "../shippers/billing.ts";
 import { readInstanceId } from "../storage/instance-id.ts";
-import { Outbox } from "../storage/outbox.ts";
+import { bodyText, Outbox } from "../storage/outbox.ts";
 import { parseSince } from "./since.ts";
 
 /**
@@ -58,7 +58,7 @@ export async function exportRecords(options: { config?: string; since: string; o
     };
     await write(`${JSON.stringify(header)}\n`);
     for (const record of outbox.history.records("billing")) {
-      const transaction = { ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: sentAttempts(record) };
+      const transaction = { ...(JSON.parse(bodyText(record)) as TraceTransaction), num_failed_send_attempts: sentAttempts(record) };
       if (Date.parse(transaction.start_interval_time) < since) continue;
       await write(`${JSON.stringify(transaction)}\n`);
       written++;

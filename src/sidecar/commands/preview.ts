@@ -52,7 +52,7 @@ export function nextPayloads(config: AgentConfig): PreviewedPayload[] {
         url: urls.get(policy.stream)!,
         records: records.length,
         headers,
-        payload: records.length > 0 ? JSON.parse(policy.buildPayload(records)) : null,
+        payload: records.length > 0 ? JSON.parse(policy.buildPayload(records).toString()) : null,
       });
     }
     return previews;

@@ -51,7 +51,7 @@ export interface SentRequest {
   path: string;
   records: number;
   /** The body exactly as sent; it may hold the license key. */
-  body: string;
+  body: string | Buffer;
   /** HTTP status, or null when no answer came. */
   status: number | null;
   error: string | null;
@@ -112,8 +112,8 @@ export class BeaconClient {
   /** `audit`: which stream the request carries and how many records, for the audit log. */
   async post(
     path: string,
-    /** The JSON body, serialised by the caller (the outbox already holds records as JSON text). */
-    payload: string,
+    /** The JSON body, serialised by the caller (the outbox already holds records as JSON). */
+    payload: string | Buffer,
     options: { token?: string; signal?: AbortSignal; audit: { stream: string; records: number } },
   ): Promise<BeaconResponse> {
     const headers: Record<string, string> = { "content-type": "application/json", ...this.#identity };
@@ -164,7 +164,7 @@ export class BeaconClient {
   }
 
   /** Resolves with the response once its head has arrived; `signal` also cuts the body short. */
-  #send(url: string, headers: Record<string, string>, payload: string, signal: AbortSignal): Promise<IncomingMessage> {
+  #send(url: string, headers: Record<string, string>, payload: string | Buffer, signal: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const request = this.#request(
         url,

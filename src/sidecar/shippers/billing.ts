@@ -2,7 +2,7 @@ import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { MAX_INT32 } from "../../protocol/common.ts";
 import type { TraceTransaction } from "../../protocol/trace-transaction.ts";
 import { beaconAnswers } from "../egress/answer-rules.ts";
-import type { OutboxRecord } from "../storage/outbox.ts";
+import { bodyText, type OutboxRecord } from "../storage/outbox.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
 /**
@@ -20,8 +20,9 @@ export const sentAttempts = (record: OutboxRecord): number => Math.min(record.at
 /** A stored transaction (JSON text) with its current failed-send count, without a parse and re-serialise per record. */
 function withAttempts(record: OutboxRecord): string {
   const attempts = sentAttempts(record);
-  if (STORED_ATTEMPTS.test(record.body)) return record.body.replace(STORED_ATTEMPTS, `"num_failed_send_attempts":${attempts}`);
-  return JSON.stringify({ ...(JSON.parse(record.body) as TraceTransaction), num_failed_send_attempts: attempts });
+  const body = bodyText(record);
+  if (STORED_ATTEMPTS.test(body)) return body.replace(STORED_ATTEMPTS, `"num_failed_send_attempts":${attempts}`);
+  return JSON.stringify({ ...(JSON.parse(body) as TraceTransaction), num_failed_send_attempts: attempts });
 }
 
 /** Billing: trace transactions to /v1/beacon/ingest-traces, each carrying its failed-send count. */

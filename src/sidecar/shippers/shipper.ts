@@ -22,8 +22,8 @@ export interface StreamPolicy {
   answer: AnswerRule;
   /** Billing keeps delivered records (export, audit) until retention prunes them; telemetry deletes them. */
   keepDelivered: boolean;
-  /** The request body (JSON text) that carries `records`. */
-  buildPayload(records: readonly OutboxRecord[]): string;
+  /** The request body (JSON text, or its UTF-8 bytes) that carries `records`. */
+  buildPayload(records: readonly OutboxRecord[]): string | Buffer;
 }
 
 export interface ShipperOptions {
@@ -58,8 +58,12 @@ export class Shipper {
   readonly #stopping = new AbortController();
   /** Aborted when the drain grace runs out: cuts an in-flight request. */
   readonly #cutRequests = new AbortController();
-  /** Aborted by wake(): ends the loop's current wait (a wake between waits ends the next one at once). */
-  #wakeUp = new AbortController();
+  /**
+   * Set by wake(): ends the loop's current wait (a wake between waits ends the next one at once). A flag and a
+   * resolver, not an AbortController: every OTLP request wakes the shipper, and abort() builds a DOMException.
+   */
+  #woken = false;
+  #endWait: (() => void) | undefined;
   #running: Promise<void> | null = null;
   /** Batches (or parts) delivered since start: the evidence that the beacon takes records (isolation.ts). */
   #deliveries = 0;
@@ -77,12 +81,14 @@ export class Shipper {
 
   /** New records were enqueued: look again now rather than at the next timer. */
   wake(): void {
-    this.#wakeUp.abort();
+    this.#woken = true;
+    this.#endWait?.();
   }
 
   /** Stops taking batches; an in-flight send gets `graceMs` to finish, then is cut and its records released. */
   async stop(graceMs: number): Promise<void> {
     this.#stopping.abort();
+    this.wake();
     const cut = setTimeout(() => this.#cutRequests.abort(), graceMs);
     await this.#running;
     clearTimeout(cut);
@@ -105,8 +111,16 @@ export class Shipper {
 
   /** Waits for `ms` (Infinity: until woken), a wake() or stop(); a wake() since the last wait ends it at once. */
   async #idle(ms: number): Promise<void> {
-    if (!this.#wakeUp.signal.aborted) await sleep(ms, AbortSignal.any([this.#wakeUp.signal, this.#stopping.signal]));
-    this.#wakeUp = new AbortController();
+    if (!this.#woken) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.#endWait = resolve;
+        if (Number.isFinite(ms)) timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+    }
+    this.#woken = false;
+    this.#endWait = undefined;
   }
 
   /** Claims the next batch and ships it beside the others in flight. */

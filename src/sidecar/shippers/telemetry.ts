@@ -11,13 +11,22 @@ import type { StreamPolicy } from "./shipper.ts";
 export function telemetryPolicy(signal: OtlpSignal, batchBytes: number): StreamPolicy {
   const { path, fields } = otlpSignals[signal];
   // A record is `{"<resources>":[...]}` as JSON.stringify wrote it at intake: its list is spliced into the
-  // request as text, without parsing megabytes only to serialise them again.
-  const open = `{"${fields.resources}":[`;
-  const close = "]}";
-  const resourceList = (body: string): string =>
-    body.startsWith(open) && body.endsWith(close)
-      ? body.slice(open.length, -close.length)
-      : JSON.stringify((JSON.parse(body) as Record<string, unknown[]>)[fields.resources] ?? []).slice(1, -1);
+  // request as bytes, without parsing megabytes only to serialise them again.
+  const open = Buffer.from(`{"${fields.resources}":[`);
+  const close = Buffer.from("]}");
+  const comma = Buffer.from(",");
+  const resourceList = (body: string | Buffer): Buffer => {
+    const bytes = typeof body === "string" ? Buffer.from(body) : body;
+    if (
+      bytes.length >= open.length + close.length &&
+      bytes.subarray(0, open.length).equals(open) &&
+      bytes.subarray(-close.length).equals(close)
+    ) {
+      return bytes.subarray(open.length, -close.length);
+    }
+    const list = (JSON.parse(bytes.toString("utf8")) as Record<string, unknown[]>)[fields.resources] ?? [];
+    return Buffer.from(JSON.stringify(list).slice(1, -1));
+  };
   return {
     stream: signal,
     path,
@@ -25,10 +34,16 @@ export function telemetryPolicy(signal: OtlpSignal, batchBytes: number): StreamP
     batchBytes,
     keepDelivered: false,
     answer: beaconAnswers[signal],
-    buildPayload: (records: readonly OutboxRecord[]) =>
-      `${open}${records
-        .map((r) => resourceList(r.body))
-        .filter((list) => list !== "")
-        .join(",")}${close}`,
+    buildPayload: (records: readonly OutboxRecord[]) => {
+      const parts: Buffer[] = [open];
+      for (const record of records) {
+        const list = resourceList(record.body);
+        if (list.length === 0) continue;
+        if (parts.length > 1) parts.push(comma);
+        parts.push(list);
+      }
+      parts.push(close);
+      return Buffer.concat(parts);
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import type { UsageSnapshot } from "../../protocol/usage-snapshot.ts";
 import { beaconAnswers } from "../egress/answer-rules.ts";
-import type { OutboxRecord } from "../storage/outbox.ts";
+import { bodyText, type OutboxRecord } from "../storage/outbox.ts";
 import type { StoredSnapshot } from "../usage/snapshotter.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
@@ -14,7 +14,7 @@ export function usagePolicy(licenseKey: string): StreamPolicy {
     keepDelivered: true,
     answer: beaconAnswers.usage,
     buildPayload(records: readonly OutboxRecord[]): string {
-      const snapshot: UsageSnapshot = { license_key: licenseKey, ...(JSON.parse(records[0]!.body) as StoredSnapshot) };
+      const snapshot: UsageSnapshot = { license_key: licenseKey, ...(JSON.parse(bodyText(records[0]!)) as StoredSnapshot) };
       return JSON.stringify(snapshot);
     },
   };

@@ -75,7 +75,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
           if (filtered.request) {
             try {
               if (space.roomForTelemetry()) {
-                const result = outbox.enqueueWithinCap(signal, [{ body: JSON.stringify(filtered.request) }], cap);
+                const result = outbox.enqueueWithinCap(signal, [{ body: Buffer.from(JSON.stringify(filtered.request)) }], cap);
                 metrics.overflow(result.droppedRecords, result.droppedBytes);
                 options.onEnqueued(signal);
               } else diskFull = filtered.kept;

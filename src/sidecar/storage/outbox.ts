@@ -18,10 +18,18 @@ export type RecordState = "pending" | "sending" | "completed" | "failed";
 export interface OutboxRecord {
   seq: number;
   recordId: string | null;
-  body: string;
+  /**
+   * JSON text. Telemetry is stored as bytes (a BLOB) and comes back as a Buffer: it goes out as bytes too, with no
+   * conversion to a JavaScript string and back on the way (bench/: the relay).
+   */
+  body: string | Buffer;
   /** Failed sends so far; billing sends it as num_failed_send_attempts. */
   attempts: number;
 }
+
+/** A record's body as text (billing and usage bodies are stored as text already). */
+export const bodyText = (record: Pick<OutboxRecord, "body">): string =>
+  typeof record.body === "string" ? record.body : record.body.toString("utf8");
 
 /** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
@@ -108,7 +116,7 @@ export class Outbox {
    * Commits records in one transaction. A record whose id the stream already holds is skipped (not sent
    * twice). Returns how many were new.
    */
-  enqueue(stream: Stream, records: readonly { recordId?: string; body: string; attempts?: number }[]): number {
+  enqueue(stream: Stream, records: readonly { recordId?: string; body: string | Buffer; attempts?: number }[]): number {
     const now = this.#now();
     return this.#db.transaction(() => {
       let inserted = 0;
@@ -124,7 +132,7 @@ export class Outbox {
    * those streams (pending or dead-lettered, never one being sent) are deleted first to make room. New
    * records that alone exceed the cap are not stored. One transaction: the cap holds after every commit.
    */
-  enqueueWithinCap(stream: Stream, records: readonly { body: string }[], cap: ByteCap): CappedEnqueueResult {
+  enqueueWithinCap(stream: Stream, records: readonly { body: string | Buffer }[], cap: ByteCap): CappedEnqueueResult {
     const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
     const result: CappedEnqueueResult = { inserted: 0, droppedRecords: 0, droppedBytes: 0 };
     if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
