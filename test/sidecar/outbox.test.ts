@@ -148,3 +148,28 @@ test("outbox: a version-2 file (narrower send-path index) is upgraded in place a
   assert.equal(reopened.pragma("user_version", { simple: true }), 3);
   reopened.close();
 });
+
+test("outbox: requests enqueued together under the cap end as if enqueued one after the other", () => {
+  const cap = { streams: ["metrics", "traces", "logs"] as const, maxBytes: 1_000 };
+  const body = (tag: string, size: number) => Buffer.from(JSON.stringify({ tag, pad: "x".repeat(size) }));
+  const entries = [
+    { stream: "metrics" as const, records: [{ body: body("a", 300) }] },
+    { stream: "traces" as const, records: [{ body: body("b", 400) }, { body: body("c", 100) }] },
+    { stream: "logs" as const, records: [{ body: body("too-big", 1_200) }] },
+    { stream: "metrics" as const, records: [{ body: body("d", 350) }] },
+    { stream: "logs" as const, records: [{ body: body("e", 200) }] },
+  ];
+  const held = (outbox: Outbox) =>
+    ["metrics", "traces", "logs"].flatMap((s) =>
+      [...outbox.history.records(s as "metrics")].map((r) => `${s}:${JSON.parse(bodyText(r)).tag}`),
+    );
+  const oneByOne = new Outbox(tempDir());
+  const alone = entries.map((e) => oneByOne.enqueueWithinCap(e.stream, e.records, cap));
+  const grouped = new Outbox(tempDir());
+  const together = grouped.enqueueAllWithinCap(entries, cap);
+  assert.deepEqual(together, alone);
+  assert.deepEqual(held(grouped).sort(), held(oneByOne).sort());
+  assert.ok(alone.some((r) => r.droppedRecords > 0) && alone.some((r) => r.inserted === 0), "the case drops old records and refuses one");
+  oneByOne.close();
+  grouped.close();
+});

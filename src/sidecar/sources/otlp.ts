@@ -4,7 +4,8 @@ import type { HttpServer } from "../../http/server.ts";
 import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
 import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import type { AgentMetrics } from "../local-api/metrics.ts";
-import type { ByteCap, Outbox } from "../storage/outbox.ts";
+import type { ByteCap, CappedEnqueueResult, Outbox, Stream } from "../storage/outbox.ts";
+import { GroupCommit } from "../../group-commit.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy/policy.ts";
 import { countProtobufItems, INVALID_ARGUMENT, otlpErrorAnswer } from "../../http/otlp-http.ts";
 import { OtlpRequestShapeError, parseExport } from "../../protocol/otlp-request.ts";
@@ -25,6 +26,8 @@ export interface OtlpReceiverOptions {
   onEnqueued(signal: OtlpSignal): void;
 }
 
+type Entry = { stream: Stream; records: { body: Buffer }[] };
+
 /** Per the OTLP/HTTP spec, an answer is encoded like the request: protobuf for protobuf, JSON otherwise. */
 function answer(protobuf: boolean, status: number, json: unknown, encode: () => Uint8Array): Answer {
   return protobuf ? new Answer(status, encode(), PROTOBUF_MEDIA_TYPE) : new Answer(status, json);
@@ -40,6 +43,8 @@ function answer(protobuf: boolean, status: number, json: unknown, encode: () => 
  */
 export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptions): void {
   const { outbox, enabled, privacy, cap, metrics, space } = options;
+  // Requests parsed in the same turn share one transaction, as billing intake's do (a full disk fails them all).
+  const intake = new GroupCommit<Entry, CappedEnqueueResult>((entries) => outbox.enqueueAllWithinCap(entries, cap), isDiskFull);
   for (const signal of OTLP_SIGNALS) {
     app.post(
       `/v1/${signal}`,
@@ -75,7 +80,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
           if (filtered.request) {
             try {
               if (space.roomForTelemetry()) {
-                const result = outbox.enqueueWithinCap(signal, [{ body: Buffer.from(JSON.stringify(filtered.request)) }], cap);
+                const result = await intake.submit({ stream: signal, records: [{ body: Buffer.from(JSON.stringify(filtered.request)) }] });
                 metrics.overflow(result.droppedRecords, result.droppedBytes);
                 options.onEnqueued(signal);
               } else diskFull = filtered.kept;

@@ -133,30 +133,46 @@ export class Outbox {
    * records that alone exceed the cap are not stored. One transaction: the cap holds after every commit.
    */
   enqueueWithinCap(stream: Stream, records: readonly { body: string | Buffer }[], cap: ByteCap): CappedEnqueueResult {
-    const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
-    const result: CappedEnqueueResult = { inserted: 0, droppedRecords: 0, droppedBytes: 0 };
-    if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
+    return this.enqueueAllWithinCap([{ stream, records }], cap)[0]!;
+  }
+
+  /**
+   * enqueueWithinCap for several requests' records in one transaction, each with its own result, as if enqueued one
+   * after the other: concurrent OTLP requests share a commit (and the cap's sum is read once).
+   */
+  enqueueAllWithinCap(
+    entries: readonly { stream: Stream; records: readonly { body: string | Buffer }[] }[],
+    cap: ByteCap,
+  ): CappedEnqueueResult[] {
     const queries = this.#capQueries(cap.streams);
     // Best-effort telemetry is not fsynced: a process crash keeps it, a power cut may lose the last commits.
-    this.#relaxed(() =>
+    return this.#relaxed(() =>
       this.#db.transaction(() => {
-        const { held } = queries.held.get() as { held: number };
-        let excess = held + incoming - cap.maxBytes;
-        if (excess > 0) {
-          const victims: number[] = [];
-          for (const row of queries.oldest.iterate() as Iterable<{ seq: number; size: number }>) {
-            if (excess <= 0) break;
-            victims.push(row.seq);
-            excess -= row.size;
-            result.droppedBytes += row.size;
-          }
-          this.#delete.run({ seqs: JSON.stringify(victims) });
-          result.droppedRecords = victims.length;
-        }
-        result.inserted = this.enqueue(stream, records);
+        let held = (queries.held.get() as { held: number }).held;
+        return entries.map(({ stream, records }) => {
+          const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
+          if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
+          const result = { inserted: 0, ...this.#makeRoom(queries.oldest, held + incoming - cap.maxBytes) };
+          result.inserted = this.enqueue(stream, records);
+          held += incoming - result.droppedBytes;
+          return result;
+        });
       })(),
     );
-    return result;
+  }
+
+  /** Deletes the oldest undelivered records of the capped streams until `excess` bytes are gone. */
+  #makeRoom(oldest: Database.Statement, excess: number): { droppedRecords: number; droppedBytes: number } {
+    if (excess <= 0) return { droppedRecords: 0, droppedBytes: 0 };
+    const victims: number[] = [];
+    let droppedBytes = 0;
+    for (const row of oldest.iterate() as Iterable<{ seq: number; size: number }>) {
+      if (droppedBytes >= excess) break;
+      victims.push(row.seq);
+      droppedBytes += row.size;
+    }
+    this.#delete.run({ seqs: JSON.stringify(victims) });
+    return { droppedRecords: victims.length, droppedBytes };
   }
 
   /** The cap's two queries, prepared once per set of streams (every OTLP request runs them). */
