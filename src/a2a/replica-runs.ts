@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { RpcErrorCode, TERMINAL_STATES, type Message, type StreamEvent, type Task } from "../protocol/a2a.ts";
 import { textParts } from "./messages.ts";
 import { status } from "./task-context.ts";
@@ -34,13 +35,7 @@ export async function followElsewhere(
  * Each event of a run, published in order for the other replicas (from 0 again when a task resumes), under the
  * run's lease; `lost` is called when an event is refused: the task was taken over, the run should stop.
  */
-export function publisher(
-  bus: ReplicaBus,
-  lease: Lease,
-  logger: Logger,
-  now: () => number,
-  lost: () => void,
-): (event: StreamEvent) => void {
+export function publisher(bus: ReplicaBus, lease: Lease, logger: Logger, now: Clock, lost: () => void): (event: StreamEvent) => void {
   let seq = 0;
   let chain = bus.reset(lease);
   return (event) => {
@@ -62,7 +57,7 @@ export async function endRun(
   run: { store: TaskStore; lease: Lease; events: EventLog<StreamEvent>; logger: Logger },
   task: Task,
   sessionId: string,
-  now: () => number,
+  now: Clock,
 ): Promise<Task> {
   const { store, lease, events, logger } = run;
   const { taskId, contextId } = lease;
@@ -88,7 +83,7 @@ export async function endUnstored(
   run: { store: TaskStore; lease: Lease; events: EventLog<StreamEvent>; logger: Logger },
   submitted: Task,
   sessionId: string,
-  now: () => number,
+  now: Clock,
   cause: unknown,
 ): Promise<Task> {
   const { store, lease, events, logger } = run;

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import type { Task } from "../protocol/a2a.ts";
 import type { Lease, TaskStore } from "./task-store.ts";
 
@@ -17,7 +18,7 @@ export interface ReplicaWatchOptions {
   failed: (task: Task) => Task;
   runs: LeasedRuns;
   logger: Logger;
-  now: () => number;
+  now: Clock;
 }
 
 /**

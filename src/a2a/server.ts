@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { Closers } from "../closers.ts";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpServer } from "../http/server.ts";
@@ -42,7 +43,7 @@ export interface AgentServerSettings {
   sidecar?: { url: string; tenantId: string; organizationId: string; intervalMs: number } | undefined;
   tracing?: TracingSettings | undefined;
   logger: Logger;
-  now?: () => number;
+  now?: Clock;
 }
 
 export interface AgentServer {
@@ -152,13 +153,13 @@ function agentServerRoutes(
 }
 
 /** Tasks the last stop left running are failed, with a message saying so. */
-async function failInterrupted(store: TaskStore, settings: AgentServerSettings, now: () => number): Promise<void> {
+async function failInterrupted(store: TaskStore, settings: AgentServerSettings, now: Clock): Promise<void> {
   const count = await store.failUnfinished(interrupted(now), now());
   if (count > 0) settings.logger.warn({ tasks: count }, "tasks left running by the last stop are failed");
 }
 
 /** A task whose run is gone (its server stopped or died), as it ends: failed, saying so. */
-function interrupted(now: () => number): (task: Task) => Task {
+function interrupted(now: Clock): (task: Task) => Task {
   return (task): Task => {
     const message = {
       kind: "message" as const,

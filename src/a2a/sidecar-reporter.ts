@@ -3,6 +3,7 @@ import { AggregationTemporalityPreference, OTLPMetricExporter } from "@opentelem
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { KiB, readCappedText } from "../http/capped-answer.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import { describeRemoteError, mediaType, parseAnswerText } from "../remote-answer.ts";
@@ -25,7 +26,7 @@ export interface SidecarReporterOptions {
   tenantId: string;
   organizationId: string;
   logger: Logger;
-  now: () => number;
+  now: Clock;
 }
 
 /** One A2A request as the agent server reports it to the sidecar. */

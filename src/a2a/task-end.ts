@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { databaseUnavailable, reconnectDelayMs } from "../database-unavailable.ts";
 import type { Task } from "../protocol/a2a.ts";
 import type { Lease, TaskStore } from "./task-store.ts";
@@ -18,7 +19,7 @@ export async function storeTaskEnd(
   task: Task,
   lease: Lease,
   sessionId: string,
-  options: { now: () => number; logger: Logger },
+  options: { now: Clock; logger: Logger },
 ): Promise<boolean> {
   const { now, logger } = options;
   const started = now();

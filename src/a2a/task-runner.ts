@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { SpanStatusCode, type Context, type Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { RpcErrorCode, type Message, type MessageSendParams, type StreamEvent, type Task, type TaskState } from "../protocol/a2a.ts";
 import { EventLog } from "./event-log.ts";
 import type { Assistant } from "./graph-config.ts";
@@ -23,7 +24,7 @@ export interface RunnerOptions {
   bus?: ReplicaBus | undefined;
   tracer: Tracer;
   logger: Logger;
-  now: () => number;
+  now: Clock;
   /** The billing session a run of this assistant counts toward. */
   sessionId: (assistant: Assistant) => string;
 }

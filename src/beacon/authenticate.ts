@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import { HttpError } from "../errors.ts";
 import type { HttpRequest } from "../http/exchange.ts";
 import type { License, LicenseLookup } from "./licenses.ts";
@@ -12,9 +13,9 @@ function refuseRevoked(license: License): void {
 export class Authenticator {
   readonly #licenses: LicenseLookup;
   readonly #tokens: TokenIssuer;
-  readonly #now: () => Date;
+  readonly #now: Clock;
 
-  constructor(licenses: LicenseLookup, tokens: TokenIssuer, now: () => Date) {
+  constructor(licenses: LicenseLookup, tokens: TokenIssuer, now: Clock) {
     this.#licenses = licenses;
     this.#tokens = tokens;
     this.#now = now;
@@ -25,7 +26,7 @@ export class Authenticator {
     const license = this.#licenses.findByKey(key);
     if (!license) throw new HttpError("EGRESS_ERR_LICENSE_UNKNOWN", "the license key is not known to this beacon");
     refuseRevoked(license);
-    if (requireUnexpired && license.expiresAt <= this.#now()) {
+    if (requireUnexpired && license.expiresAt.getTime() <= this.#now()) {
       throw new HttpError("EGRESS_ERR_LICENSE_EXPIRED", `license ${license.id} expired at ${license.expiresAt.toISOString()}`);
     }
     return license;

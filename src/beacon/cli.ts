@@ -35,7 +35,7 @@ async function openIssuer(configFile: string | undefined): Promise<{ issuer: Tok
     dataDir: config.dataDir,
     signingKeyFile: config.signingKeyFile,
     ttlMs: config.tokenTtl,
-    now: () => new Date(),
+    now: Date.now,
   });
   return { issuer };
 }

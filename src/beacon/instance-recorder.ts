@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import type { HttpRequest } from "../http/exchange.ts";
 import { INSTANCE_ID_HEADER, INSTANCE_ID_PATTERN, parseUserAgent } from "../protocol/instance.ts";
 import { type InstanceStore, newInstancesPerHour } from "./instances.ts";
@@ -25,7 +26,7 @@ const REFUSAL_LOG_INTERVAL_MS = 60_000;
  */
 export class InstanceRecorder {
   readonly #store: InstanceStore;
-  readonly #now: () => Date;
+  readonly #now: Clock;
   readonly #intervalMs: number;
   /** When each (license, instance, version, mode) was last written, on `now`'s clock. */
   readonly #written = new Map<string, number>();
@@ -33,7 +34,7 @@ export class InstanceRecorder {
   /** Per license: when a refusal was last logged, and how many since. */
   readonly #refusals = new Map<string, { loggedAt: number; count: number }>();
 
-  constructor(store: InstanceStore, options: { now: () => Date; intervalMs?: number; onRefused?: () => void }) {
+  constructor(store: InstanceStore, options: { now: Clock; intervalMs?: number; onRefused?: () => void }) {
     this.#store = store;
     this.#now = options.now;
     this.#intervalMs = options.intervalMs ?? RECORD_INTERVAL_MS;
@@ -50,16 +51,16 @@ export class InstanceRecorder {
     // A User-Agent that does not say: it reached the beacon, so it runs online.
     const mode = agent?.mode ?? "online";
     const key = `${licenseId}\n${instanceId}\n${version}\n${mode}`;
-    const seenAt = this.#now();
+    const now = this.#now();
     const last = this.#written.get(key);
-    if (last !== undefined && seenAt.getTime() - last < this.#intervalMs) return;
+    if (last !== undefined && now - last < this.#intervalMs) return;
     if (this.#written.size >= MAX_REMEMBERED) this.#written.clear();
     // Before the write: concurrent requests do not all write; a refused id is not tried again for the interval either.
-    this.#written.set(key, seenAt.getTime());
+    this.#written.set(key, now);
     try {
-      const cap = { max: newInstancesPerHour(license.seats), since: new Date(seenAt.getTime() - CAP_WINDOW_MS) };
-      if (!(await this.#store.recordInstance({ licenseId, instanceId, version, mode, seenAt }, cap))) {
-        this.#refused(request, licenseId, cap.max, seenAt.getTime());
+      const cap = { max: newInstancesPerHour(license.seats), since: new Date(now - CAP_WINDOW_MS) };
+      if (!(await this.#store.recordInstance({ licenseId, instanceId, version, mode, seenAt: new Date(now) }, cap))) {
+        this.#refused(request, licenseId, cap.max, now);
       }
     } catch (err) {
       this.#written.delete(key);

@@ -80,9 +80,9 @@ export const newInstancesPerHour = (seats: number) => Math.max(10, 2 * seats);
 /** One page of instances, each with its state at `now`, and how many there are in all (of the license, if one). */
 export async function describeInstances(
   store: InstanceStore,
-  options: InstanceFilter & { now: Date; silentAfterMs: number },
+  options: InstanceFilter & { now: number; silentAfterMs: number },
 ): Promise<{ instances: InstanceView[]; total: number; active: number }> {
-  const activeSince = options.now.getTime() - options.silentAfterMs;
+  const activeSince = options.now - options.silentAfterMs;
   const [rows, counts] = await Promise.all([
     store.instances({ licenseId: options.licenseId, limit: options.limit ?? DEFAULT_INSTANCES_LIMIT, offset: options.offset }),
     store.instanceCounts(new Date(activeSince)),

@@ -124,9 +124,9 @@ export type LicenseState = "active" | "expiring" | "expired" | "revoked";
 /** Within this of its expiry a license is `expiring`: a renewal is due. */
 export const EXPIRING_WITHIN_MS = 30 * 24 * 3600 * 1000;
 
-export function licenseState(record: Pick<LicenseRecord, "revokedAt" | "expiresAt">, now: Date): LicenseState {
+export function licenseState(record: Pick<LicenseRecord, "revokedAt" | "expiresAt">, now: number): LicenseState {
   if (record.revokedAt !== null) return "revoked";
-  const left = new Date(record.expiresAt).getTime() - now.getTime();
+  const left = new Date(record.expiresAt).getTime() - now;
   if (left <= 0) return "expired";
   return left < EXPIRING_WITHIN_MS ? "expiring" : "active";
 }

@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import { EgressError, HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
 import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
@@ -25,7 +26,7 @@ export interface BeaconDeps {
   store: BeaconStorage;
   auth: Authenticator;
   tokens: TokenIssuer;
-  now: () => Date;
+  now: Clock;
   /** How often one instance's sighting is written at most (instance-recorder.ts). */
   instanceRecordIntervalMs?: number;
   /** A new instance was past its license's hourly cap and not recorded (the beacon's metric counts it). */
@@ -52,7 +53,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   });
   // Concurrent ingests share one commit (a sidecar keeps several batches in flight).
   const ingests = new GroupCommit<{ licenseId: string; transactions: readonly TraceTransaction[] }, number>(
-    (jobs) => store.ingest(jobs, now()),
+    (jobs) => store.ingest(jobs, new Date(now())),
     databaseUnavailable,
   );
 
@@ -104,7 +105,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
       const license = auth.licenseAndBearer(body.license_key, senders.get(request));
       await instances.seen(request, license);
       const { from_timestamp: from, to_timestamp: to } = body;
-      const inserted = await store.insertUsageSnapshot(license.id, from, to, body.measures, now());
+      const inserted = await store.insertUsageSnapshot(license.id, from, to, body.measures, new Date(now()));
       request.log.info({ licenseId: license.id, from, to, inserted }, "usage snapshot ingested");
       return { inserted_count: inserted };
     },
@@ -150,12 +151,12 @@ function registerKeyAndHealthRoutes(app: HttpServer, deps: BeaconDeps): void {
  */
 export function registerMetricsRoute(
   app: HttpServer,
-  deps: { registry: Registry; forwardMetrics: ForwardMetrics; queue: ForwardQueue; now: () => Date },
+  deps: { registry: Registry; forwardMetrics: ForwardMetrics; queue: ForwardQueue; now: Clock },
 ): void {
   app.get(
     "/metrics",
     async () => {
-      await deps.forwardMetrics.refreshBacklog(deps.queue, deps.now().getTime());
+      await deps.forwardMetrics.refreshBacklog(deps.queue, deps.now());
       return new Answer(200, await deps.registry.metrics(), deps.registry.contentType);
     },
     { quiet: true },
@@ -188,7 +189,14 @@ function registerOtlpRoute(
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
       const parsed = parseBody(signal, request.body as Buffer, codec);
       if (parsed.accepted > 0) {
-        await deps.store.insertOtlp(signal, license.id, parsed.accepted, parsed.request, deps.now(), deps.forwarder !== undefined);
+        await deps.store.insertOtlp(
+          signal,
+          license.id,
+          parsed.accepted,
+          parsed.request,
+          new Date(deps.now()),
+          deps.forwarder !== undefined,
+        );
         deps.forwarder?.wake();
       }
       request.log.info(

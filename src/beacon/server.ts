@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { Closers } from "../closers.ts";
 import { HttpServer } from "../http/server.ts";
 import { readKeyedFile } from "../config/load.ts";
@@ -30,8 +31,8 @@ export interface RunningBeacon {
  * as it starts: a start that fails at any step (a bad key or TLS file, the database unreachable, the port taken)
  * closes what it had opened, and close() closes the server then the store, the store even when the server throws.
  */
-export async function startBeacon(config: BeaconConfig, options: { logger: Logger; now?: () => Date }): Promise<RunningBeacon> {
-  const now = options.now ?? (() => new Date());
+export async function startBeacon(config: BeaconConfig, options: { logger: Logger; now?: Clock }): Promise<RunningBeacon> {
+  const now = options.now ?? Date.now;
   const { logger } = options;
   const closers = new Closers();
   const { url, adminUrl } = await closers.starting(async () => {
@@ -44,7 +45,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
     const store = await openBeaconStorage(config, { logger });
     closers.add(() => store.close());
     // beacon.yaml's licenses into the database, then the database's in force (and kept current) here.
-    await store.licenses.applyConfig(config.licenses, now());
+    await store.licenses.applyConfig(config.licenses, new Date(now()));
     const licenses = await LicenseCache.open(store.licenses, { logger });
     closers.add(() => licenses.close());
     const auth = new Authenticator(licenses, tokens, now);
@@ -81,7 +82,7 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
       tokens,
       now,
       forwarder,
-      onVerified: (id) => licenses.noteVerified(id, now()),
+      onVerified: (id) => licenses.noteVerified(id, new Date(now())),
       onInstanceRefused: () => refusedInstances.inc(),
     });
     registerMetricsRoute(server, { registry, forwardMetrics, queue: store.forwardQueue, now });
@@ -106,15 +107,13 @@ export async function startBeacon(config: BeaconConfig, options: { logger: Logge
 /** The admin listener (src/beacon/admin/) with the instances the sidecars reported plugged in. */
 function openAdminListener(
   config: BeaconConfig,
-  parts: { store: BeaconStorage; licenses: LicenseCache; now: () => Date; logger: Logger; closers: Closers },
+  parts: { store: BeaconStorage; licenses: LicenseCache; now: Clock; logger: Logger; closers: Closers },
 ): Promise<string | undefined> {
   const { store, now } = parts;
   const silentAfterMs = config.admin.silentAfter;
   const instances = {
     countsByLicense: async () =>
-      new Map(
-        [...(await store.instances.instanceCounts(new Date(now().getTime() - silentAfterMs)))].map(([id, count]) => [id, count.total]),
-      ),
+      new Map([...(await store.instances.instanceCounts(new Date(now() - silentAfterMs)))].map(([id, count]) => [id, count.total])),
     forLicense: async (licenseId: string) =>
       // The most recently seen DEFAULT_INSTANCES_LIMIT; GET /v1/admin/instances?license= pages through them all.
       (await describeInstances(store.instances, { licenseId, now: now(), silentAfterMs })).instances as unknown as Record<

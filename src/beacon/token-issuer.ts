@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { calculateJwkThumbprint, errors, exportJWK, jwtVerify, SignJWT, type JWK } from "jose";
 import { readKeyedFile } from "../config/load.ts";
+import type { Clock } from "../clock.ts";
 import { ConfigError, HttpError } from "../errors.ts";
 import { LicenseClaims, TOKEN_ISSUER } from "../protocol/license.ts";
 import type { License } from "./licenses.ts";
@@ -42,7 +43,7 @@ export class TokenIssuer {
   readonly #publicKey: KeyObject;
   readonly #publicJwk: JWK;
   readonly #ttlMs: number;
-  readonly #now: () => Date;
+  readonly #now: Clock;
   /**
    * Tokens whose signature has been checked, with their claims. A sidecar sends the same token with every batch
    * until it renews; checking the signature once keeps each ingest's authentication synchronous, so concurrent
@@ -51,7 +52,7 @@ export class TokenIssuer {
    */
   readonly #verified = new Map<string, LicenseClaims>();
 
-  private constructor(privateKey: KeyObject, publicJwk: JWK, ttlMs: number, now: () => Date) {
+  private constructor(privateKey: KeyObject, publicJwk: JWK, ttlMs: number, now: Clock) {
     this.#privateKey = privateKey;
     this.#publicKey = createPublicKey(privateKey);
     this.#publicJwk = publicJwk;
@@ -59,7 +60,7 @@ export class TokenIssuer {
     this.#now = now;
   }
 
-  static async open(options: { dataDir: string; signingKeyFile: string; ttlMs: number; now: () => Date }): Promise<TokenIssuer> {
+  static async open(options: { dataDir: string; signingKeyFile: string; ttlMs: number; now: Clock }): Promise<TokenIssuer> {
     const privateKey = loadSigningKey(options.dataDir, options.signingKeyFile);
     if (privateKey.asymmetricKeyType !== "ec" || privateKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
       throw new ConfigError("beacon config", ["signingKeyFile: must be an EC P-256 key (ES256)"]);
@@ -71,7 +72,7 @@ export class TokenIssuer {
 
   /** A token naming the license by id (never by key); it expires after the TTL or with the license. */
   async issue(license: TokenLicense): Promise<string> {
-    const now = this.#now().getTime();
+    const now = this.#now();
     const exp = Math.min(now + this.#ttlMs, license.expiresAt.getTime());
     const claims = { org: license.organizationId, seats: license.seats, lexp: Math.floor(license.expiresAt.getTime() / 1000) };
     return new SignJWT(license.keyTag === undefined ? claims : { ...claims, kt: license.keyTag })
@@ -90,7 +91,7 @@ export class TokenIssuer {
       .setProtectedHeader({ alg: "ES256", kid: this.#publicJwk.kid!, typ: "JWT" })
       .setIssuer(TOKEN_ISSUER)
       .setSubject(license.id)
-      .setIssuedAt(Math.floor(this.#now().getTime() / 1000))
+      .setIssuedAt(Math.floor(this.#now() / 1000))
       .setExpirationTime(Math.floor(exp / 1000))
       .sign(this.#privateKey);
   }
@@ -103,13 +104,13 @@ export class TokenIssuer {
   /** Checks signature, issuer and expiry; a bad token is a 401 that says why without echoing it. */
   async verify(token: string): Promise<LicenseClaims> {
     const known = this.#verified.get(token);
-    if (known && known.exp * 1000 > this.#now().getTime()) return known;
+    if (known && known.exp * 1000 > this.#now()) return known;
     this.#verified.delete(token);
     try {
       const { payload } = await jwtVerify(token, this.#publicKey, {
         issuer: TOKEN_ISSUER,
         algorithms: ["ES256"],
-        currentDate: this.#now(),
+        currentDate: new Date(this.#now()),
       });
       const claims = LicenseClaims.parse(payload);
       if (this.#verified.size >= VERIFIED_TOKENS_KEPT) this.#verified.clear();

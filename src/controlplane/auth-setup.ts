@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { HttpError } from "../errors.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
 import type { HttpServer } from "../http/server.ts";
@@ -38,7 +39,7 @@ export interface AuthRouteDeps {
   apiKeys: ApiKeys;
   box: SecretBox;
   logger: Logger;
-  now: () => number;
+  now: Clock;
   /** How long the token exchange may take (default 10 s). */
   exchangeTimeoutMs?: number;
 }

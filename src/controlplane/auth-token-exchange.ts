@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { Clock } from "../clock.ts";
 import { ERRORS, type CodesWith } from "../error-codes.ts";
 import { EgressError } from "../errors.ts";
 import { AnswerTooLargeError, readCappedText } from "../http/capped-answer.ts";
@@ -90,11 +91,7 @@ async function post(provider: Provider, form: URLSearchParams, timeoutMs: number
 }
 
 /** Exchanges `code` at the provider's token endpoint; throws a TokenExchangeError unless a token comes back. */
-export async function exchangeCode(
-  provider: Provider,
-  code: string,
-  options: { timeoutMs: number; now: () => number },
-): Promise<ProviderToken> {
+export async function exchangeCode(provider: Provider, code: string, options: { timeoutMs: number; now: Clock }): Promise<ProviderToken> {
   const form = new URLSearchParams({ grant_type: "authorization_code", code, client_id: provider.clientId });
   const secret = clientSecret(provider);
   if (secret !== undefined) form.set("client_secret", secret);

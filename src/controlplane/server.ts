@@ -2,6 +2,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 
 import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { Closers } from "../closers.ts";
 import { ConfigError } from "../errors.ts";
 import { HttpServer } from "../http/server.ts";
@@ -35,7 +36,7 @@ export interface ControlPlane {
 export async function startControlPlane(
   config: ControlPlaneConfig,
   /** bwrap: the bubblewrap binary namespace isolation uses (default: the one on PATH). */
-  options: { logger: Logger; deployer?: Deployer; now?: () => number; bwrap?: string },
+  options: { logger: Logger; deployer?: Deployer; now?: Clock; bwrap?: string },
 ): Promise<ControlPlane> {
   const { logger } = options;
   const now = options.now ?? Date.now;

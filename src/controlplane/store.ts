@@ -9,6 +9,7 @@ import {
   type RevisionStatus,
   type SourceRevisionConfig,
 } from "../protocol/controlplane.ts";
+import type { Clock } from "../clock.ts";
 import type { Serving } from "./deployer.ts";
 import type { SecretBox } from "./secret-box.ts";
 import {
@@ -40,11 +41,11 @@ export interface NewDeployment {
 export class DeploymentStore {
   readonly #db: Database.Database;
   readonly #box: SecretBox;
-  readonly #now: () => number;
+  readonly #now: Clock;
   /** Every deployment's tenant_id: one control plane, one tenant (agentServer.tenantId, else one made at first start). */
   readonly tenantId: string;
 
-  constructor(db: Database.Database, box: SecretBox, now: () => number, tenantId?: string) {
+  constructor(db: Database.Database, box: SecretBox, now: Clock, tenantId?: string) {
     this.#db = db;
     this.#box = box;
     this.#now = now;

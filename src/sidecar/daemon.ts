@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
 import { Closers } from "../closers.ts";
 import { announceHealth } from "../health-file.ts";
 import type { WarningLogTap } from "../log.ts";
@@ -23,7 +24,7 @@ export interface RunningAgent {
 
 export interface AgentOptions {
   logger: Logger;
-  now?: () => number;
+  now?: Clock;
   logTap?: WarningLogTap;
   /** `start --new-outbox`: replace a missing, foreign or damaged outbox with a new one (see storage/data-dir.ts). */
   newOutbox?: boolean;
@@ -81,8 +82,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
       logger,
       now,
     });
-    closers.add(() => pruning.stop());
-    closers.add(startOwnTelemetry(config, { url, localApi, egress, logger, logTap: options.logTap }));
+    closers.add(() => pruning.close());
+    const ownTelemetry = startOwnTelemetry(config, { url, localApi, egress, logger, logTap: options.logTap });
+    closers.add(() => ownTelemetry.close());
     closers.add(() => localApi.stopping());
     return url;
   });

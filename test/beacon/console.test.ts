@@ -258,7 +258,7 @@ describe("the console's overview", () => {
       lastVerifiedAt: null,
     };
     const store = { instances, licenses: { all: async () => [record] }, traceReport: async () => [] };
-    const deps = { config: BeaconConfig.parse({}), store, now: () => now } as unknown as AdminDeps;
+    const deps = { config: BeaconConfig.parse({}), store, now: () => now.getTime() } as unknown as AdminDeps;
     const page = (await overviewPage(deps, { actor: "key:0", csrfToken: "t", createdAtMs: 0, lastSeenAtMs: 0 })).text;
     assert.match(page, /<dd id="instances-active">2<\/dd>/);
     assert.match(page, /<dd id="instances-silent">1<\/dd>/);

@@ -51,7 +51,7 @@ describe("instances: a real sidecar against a real beacon", () => {
     admin = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 1024 * 1024 } });
     registerInstanceRoutes(admin, {
       store: storage.instances,
-      now: () => new Date(),
+      now: Date.now,
       authorize: (request) => {
         if (request.headers["x-api-key"] !== ADMIN_KEY) throw new HttpError("EGRESS_ERR_API_KEY_INVALID", "wrong admin key");
         return true;

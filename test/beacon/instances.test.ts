@@ -145,7 +145,7 @@ for (const engine of engines) {
       const log = { warn: (fields: unknown) => warned.push(fields) };
       const request = (id: string) =>
         ({ headers: { "x-egress-instance-id": id, "user-agent": "egress-agent/0.1.0 (online)" }, log }) as unknown as HttpRequest;
-      const recorder = new InstanceRecorder(storage.instances, { now: () => new Date(now), onRefused: () => refused++ });
+      const recorder = new InstanceRecorder(storage.instances, { now: () => now, onRefused: () => refused++ });
       const license = { id: "acme-prod", seats: 5 }; // 10 new an hour
       await recorder.seen(request(A), license);
       for (let i = 0; i < 300; i++) await recorder.seen(request(randomUUID()), license);
@@ -228,7 +228,7 @@ describe("InstanceRecorder", () => {
   test("writes one sighting per instance a minute; an upgrade at once; a header in capitals is the same instance", async () => {
     let now = T0.getTime();
     const { store, writes } = counting();
-    const recorder = new InstanceRecorder(store, { now: () => new Date(now) });
+    const recorder = new InstanceRecorder(store, { now: () => now });
     for (let i = 0; i < 100; i++) await recorder.seen(request(agent("0.1.0")), ACME);
     await recorder.seen(request({ ...agent("0.1.0"), "x-egress-instance-id": A.toUpperCase() }), ACME);
     assert.equal(writes.length, 1);
@@ -247,7 +247,7 @@ describe("InstanceRecorder", () => {
 
   test("no header, a header that is not a UUID: nothing written; an unknown User-Agent: no version, online", async () => {
     const { store, writes } = counting();
-    const recorder = new InstanceRecorder(store, { now: () => T0 });
+    const recorder = new InstanceRecorder(store, { now: () => T0.getTime() });
     await recorder.seen(request({}), ACME);
     await recorder.seen(request({ "x-egress-instance-id": "not-a-uuid" }), ACME);
     await recorder.seen(request({ "x-egress-instance-id": `${A}x` }), ACME);
@@ -258,7 +258,7 @@ describe("InstanceRecorder", () => {
 
   test("a failed write is logged, not thrown, and tried again at the next request", async () => {
     const { store, writes } = counting();
-    const recorder = new InstanceRecorder(store, { now: () => T0 });
+    const recorder = new InstanceRecorder(store, { now: () => T0.getTime() });
     store.failing = true;
     await recorder.seen(request(agent("0.1.0")), ACME);
     assert.deepEqual(warnings, ["instance sighting not recorded"]);
@@ -282,7 +282,7 @@ test("GET /v1/admin/instances: active until admin.silentAfter (default 26 h) has
   };
   const serve = async (silentAfterMs?: number) => {
     const server = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 1024 } });
-    registerInstanceRoutes(server, { store: storage.instances, now: () => now, silentAfterMs });
+    registerInstanceRoutes(server, { store: storage.instances, now: () => now.getTime(), silentAfterMs });
     t.after(() => server.close());
     return server.listen({ host: "127.0.0.1", port: 0 });
   };
@@ -312,7 +312,7 @@ test("GET /v1/admin/instances pages: 500 unless ?limit= says (10,000 at most), f
     );
   }
   const server = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: 1024 } });
-  registerInstanceRoutes(server, { store: storage.instances, now: () => at(1) });
+  registerInstanceRoutes(server, { store: storage.instances, now: () => at(1).getTime() });
   t.after(() => server.close());
   const base = await server.listen({ host: "127.0.0.1", port: 0 });
   const get = async (query: string) => {

@@ -8,6 +8,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Clock } from "../../src/clock.ts";
 import { NOWHERE } from "./processes.ts";
 
 /**
@@ -76,13 +77,13 @@ export class FaultProxy {
   decide: (path: string, body: any, index: number) => FaultAction = () => ({ pass: true });
   #server: Server;
   #target: string;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #keepBodies: boolean;
   readonly #upstreamAgent = new Agent({ keepAlive: true });
   readonly #held: HeldRequest[] = [];
   #refuseLeft = 0;
 
-  private constructor(target: string, options: { now?: () => number; keepBodies?: boolean }) {
+  private constructor(target: string, options: { now?: Clock; keepBodies?: boolean }) {
     this.#target = target;
     this.#now = options.now ?? Date.now;
     this.#keepBodies = options.keepBodies ?? true;
@@ -93,7 +94,7 @@ export class FaultProxy {
   }
 
   /** `now`: the clock of `at` and `refused` (a test's injected clock); `keepBodies: false` for bulk runs. */
-  static async start(target: string, options: { now?: () => number; keepBodies?: boolean } = {}): Promise<FaultProxy> {
+  static async start(target: string, options: { now?: Clock; keepBodies?: boolean } = {}): Promise<FaultProxy> {
     const proxy = new FaultProxy(target, options);
     await new Promise<void>((resolve) => proxy.#server.listen(0, "127.0.0.1", resolve));
     return proxy;
@@ -104,7 +105,7 @@ export class FaultProxy {
    * refused until `forwardTo(beaconUrl)`. The proxy keeps the port bound throughout; a port found free and bound
    * again later could be taken by another process meanwhile.
    */
-  static async refusing(options: { now?: () => number; keepBodies?: boolean } = {}): Promise<FaultProxy> {
+  static async refusing(options: { now?: Clock; keepBodies?: boolean } = {}): Promise<FaultProxy> {
     const proxy = await FaultProxy.start(NOWHERE, options);
     proxy.refuseConnections();
     return proxy;

@@ -13,7 +13,7 @@ const HOUR = 3_600_000;
 test("license states move valid -> grace -> unverified as the beacon stays away, and invalid when it refuses", async () => {
   let now = Date.parse("2026-11-01T00:00:00Z");
   const clock = () => now;
-  const issuer = await TokenIssuer.open({ dataDir: tempDir(), signingKeyFile: "", ttlMs: HOUR, now: () => new Date(now) });
+  const issuer = await TokenIssuer.open({ dataDir: tempDir(), signingKeyFile: "", ttlMs: HOUR, now: clock });
   const license = { id: "acme-prod", organizationId: ORG_ID, expiresAt: new Date("2099-01-01T00:00:00Z"), seats: 5 };
   // Unit test: a stand-in client whose answer the test sets.
   let answer: () => Promise<BeaconResponse> = async () => ({ status: 200, body: { token: await issuer.issue(license) } });

@@ -94,7 +94,7 @@ test("pruning runs once at start and then hourly, also while every round fails (
   });
   await time.advance(5 * HOUR + MINUTE, 60_000);
   assert.equal(rounds, 6);
-  pruning.stop();
+  pruning.close();
 });
 
 for (const [name, answer] of [

@@ -1,3 +1,4 @@
+import type { Clock } from "../../clock.ts";
 import type { ApiKeys } from "../../http/api-keys.ts";
 import type { HttpRequest } from "../../http/exchange.ts";
 import type { BeaconConfig } from "../config.ts";
@@ -46,6 +47,6 @@ export interface AdminDeps {
   /** The licenses in force: refreshed at once after a change made here (other replicas within a second). */
   licenses: LicenseCache;
   auth: AdminAuth;
-  now: () => Date;
+  now: Clock;
   instances?: InstanceDirectory | undefined;
 }

@@ -170,12 +170,12 @@ export function registerImportRoutes(app: HttpServer, deps: AdminDeps): void {
       const spool = await ImportSpool.open(deps.config.dataDir);
       try {
         const { header, licenseId, records } = await readFile(request, deps, spool);
-        const imported = await deps.store.importTransactions(licenseId, () => spool.batches(INSERT_BATCH), deps.now());
+        const imported = await deps.store.importTransactions(licenseId, () => spool.batches(INSERT_BATCH), new Date(deps.now()));
         const duplicates = records - imported;
         if (header.instance_id !== null) {
           const sighting = { licenseId, instanceId: header.instance_id.toLowerCase(), version: header.egress_version, mode: header.mode };
           // The header is the customer's word: a date after the import would show the instance active for ever.
-          const seenAt = new Date(Math.min(Date.parse(header.exported_at), deps.now().getTime()));
+          const seenAt = new Date(Math.min(Date.parse(header.exported_at), deps.now()));
           await deps.store.instances.recordInstance({ ...sighting, seenAt });
         }
         const detail = {
@@ -186,7 +186,10 @@ export function registerImportRoutes(app: HttpServer, deps: AdminDeps): void {
           exportedAt: header.exported_at,
           since: header.since,
         };
-        await deps.store.licenses.audit({ actor: deps.auth.actor(request), action: "offline-import", licenseId, detail }, deps.now());
+        await deps.store.licenses.audit(
+          { actor: deps.auth.actor(request), action: "offline-import", licenseId, detail },
+          new Date(deps.now()),
+        );
         request.log.info({ licenseId, ...detail }, "offline import");
         return { imported, duplicates };
       } finally {

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import type { Clock } from "../../clock.ts";
 import type { HttpRequest } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
@@ -15,7 +16,7 @@ export const ADMIN_INSTANCES_PATH = "/v1/admin/instances";
 
 export interface InstanceRoutesDeps {
   store: InstanceStore;
-  now: () => Date;
+  now: Clock;
   /** `admin.silentAfter`: an instance not seen for this long is `silent`. */
   silentAfterMs?: number;
   /** The admin listener's X-Api-Key check (throws its 401), run before the handler. */

@@ -20,7 +20,7 @@ import type { AdminDeps } from "./deps.ts";
 /** Create, renew, revoke and rotate bodies are a few hundred bytes. */
 const LICENSE_BODY_LIMIT = { bytes: 16 * 1024 };
 
-export function licenseView(record: LicenseRecord, now: Date, instances: number): LicenseView {
+export function licenseView(record: LicenseRecord, now: number, instances: number): LicenseView {
   return {
     id: record.id,
     organizationId: record.organizationId,
@@ -74,13 +74,13 @@ const changed = (deps: AdminDeps, id: string, done: boolean, request: HttpReques
 
 /** A renewal (`PATCH /v1/admin/licenses/{id}`, and the console's form): audited in the same transaction. */
 export async function renewLicense(deps: AdminDeps, id: string, patch: LicensePatch, by: ChangedBy): Promise<LicenseRecord> {
-  const done = await deps.store.licenses.update(id, patch, by.actor, deps.now());
+  const done = await deps.store.licenses.update(id, patch, by.actor, new Date(deps.now()));
   return afterChange(deps, { id, done, ...by, action: "license.update" });
 }
 
 /** A revocation (`POST .../revoke`, and the console's form): audited in the same transaction. */
 export async function revokeLicense(deps: AdminDeps, id: string, by: ChangedBy): Promise<LicenseRecord> {
-  const done = await deps.store.licenses.revoke(id, by.actor, deps.now());
+  const done = await deps.store.licenses.revoke(id, by.actor, new Date(deps.now()));
   return afterChange(deps, { id, done, ...by, action: "license.revoke" });
 }
 
@@ -132,7 +132,7 @@ function registerLicenseChanges(app: HttpServer, deps: AdminDeps): void {
       const body = parseRequest(LicenseCreate, request.body);
       const key = generateLicenseKey();
       const record = { ...body, keySha256: hashLicenseKey(key), revokedAt: null, keyRotatedAt: null };
-      const created = await store.licenses.create(record, auth.actor(request), now());
+      const created = await store.licenses.create(record, auth.actor(request), new Date(now()));
       if (!created) throw new HttpError("EGRESS_ERR_LICENSE_EXISTS", `a license with id ${body.id} exists already`);
       const stored = await changed(deps, body.id, true, request, "license.create");
       return new Answer(201, { ...licenseView(stored, now(), 0), key } satisfies LicenseCreated);
@@ -163,7 +163,7 @@ function registerLicenseChanges(app: HttpServer, deps: AdminDeps): void {
     async (request): Promise<{ key: string }> => {
       const id = idOf(request);
       const key = generateLicenseKey();
-      const done = await store.licenses.rotateKey(id, hashLicenseKey(key), auth.actor(request), now());
+      const done = await store.licenses.rotateKey(id, hashLicenseKey(key), auth.actor(request), new Date(now()));
       await changed(deps, id, done, request, "license.rotate-key");
       return { key };
     },

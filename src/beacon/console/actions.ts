@@ -12,7 +12,7 @@ import { type ConsoleSession, type ConsoleSessions, csrfTokenMatches } from "./s
 import { formOf, sessionForm } from "./sign-in.ts";
 
 /** The renew and revoke forms of a license page; none once it is revoked (revocation is final). */
-export function licenseForms(record: LicenseRecord, session: ConsoleSession, now: Date): SafeHtml {
+export function licenseForms(record: LicenseRecord, session: ConsoleSession, now: number): SafeHtml {
   if (licenseState(record, now) === "revoked") return html``;
   const csrf = html`<input type="hidden" name="csrf" value="${session.csrfToken}">`;
   return html`<section aria-labelledby="actions-h" id="actions"><h2 id="actions-h">Renew or revoke</h2>

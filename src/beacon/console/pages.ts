@@ -25,7 +25,7 @@ const shownOf = (page: { instances: readonly unknown[]; total: number }) =>
 export async function overviewPage(deps: AdminDeps, session: ConsoleSession): Promise<SafeHtml> {
   const now = deps.now();
   // Counted in the database: the instances themselves are not loaded (there may be many).
-  const activeSince = new Date(now.getTime() - deps.config.admin.silentAfter);
+  const activeSince = new Date(now - deps.config.admin.silentAfter);
   const [records, report, counts] = await Promise.all([
     deps.store.licenses.all(),
     deps.store.traceReport(),
@@ -61,7 +61,7 @@ function monthly(rows: readonly TraceReportRow[]): { month: string; transactions
   return [...byMonth.values()];
 }
 
-function licenseFacts(record: LicenseRecord, now: Date): SafeHtml {
+function licenseFacts(record: LicenseRecord, now: number): SafeHtml {
   return html`<dl class="facts">
 <div><dt>State</dt><dd>${stateBadge(licenseState(record, now))}</dd></div>
 <div><dt>Organization</dt><dd>${record.organizationId}</dd></div>

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Clock } from "../../clock.ts";
 
 /** One signed-in browser: who (the admin key's fingerprint, never the key) and its forms' CSRF token. */
 export interface ConsoleSession {
@@ -29,10 +30,10 @@ const digest = (id: string) => createHash("sha256").update(id).digest("base64url
 export class ConsoleSessions {
   readonly #sessions = new Map<string, ConsoleSession>();
   readonly #limits: SessionLimits;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #random: (bytes: number) => Buffer;
 
-  constructor(options: { limits?: SessionLimits; now?: () => number; random?: (bytes: number) => Buffer } = {}) {
+  constructor(options: { limits?: SessionLimits; now?: Clock; random?: (bytes: number) => Buffer } = {}) {
     this.#limits = options.limits ?? DEFAULT_SESSION_LIMITS;
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? randomBytes;
@@ -91,9 +92,9 @@ export class SignInLimiter {
   readonly #max: number;
   readonly #windowMs: number;
   readonly #maxTracked: number;
-  readonly #now: () => number;
+  readonly #now: Clock;
 
-  constructor(options: { max?: number; windowMs?: number; maxTracked?: number; now?: () => number } = {}) {
+  constructor(options: { max?: number; windowMs?: number; maxTracked?: number; now?: Clock } = {}) {
     this.#max = options.max ?? 10;
     this.#windowMs = options.windowMs ?? 60_000;
     this.#maxTracked = options.maxTracked ?? 1024;

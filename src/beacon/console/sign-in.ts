@@ -84,7 +84,7 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
       }
       const { id } = sessions.open(actor);
       request.log.info({ actor }, "console sign-in");
-      await deps.store.licenses.audit({ actor, action: "console.sign-in", licenseId: null, detail: {} }, deps.now());
+      await deps.store.licenses.audit({ actor, action: "console.sign-in", licenseId: null, detail: {} }, new Date(deps.now()));
       return redirect("/console", { "set-cookie": sessionCookie(request, id, 24 * 3600) });
     },
     { ...FORM_BODY, errors: (err, request) => failedAnswer(err, request) },
@@ -103,7 +103,10 @@ export function registerSignIn(app: HttpServer, deps: AdminDeps, sessions: Conso
         );
       sessions.close(id);
       request.log.info({ actor: session.actor }, "console sign-out");
-      await deps.store.licenses.audit({ actor: session.actor, action: "console.sign-out", licenseId: null, detail: {} }, deps.now());
+      await deps.store.licenses.audit(
+        { actor: session.actor, action: "console.sign-out", licenseId: null, detail: {} },
+        new Date(deps.now()),
+      );
       return redirect("/console/login", { "set-cookie": sessionCookie(request, "", 0) });
     },
     sessionForm(sessions),

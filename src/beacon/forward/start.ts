@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import { redactUrl } from "../../config/redact.ts";
 import type { ForwardConfig } from "./config.ts";
 import { Forwarder } from "./forwarder.ts";
@@ -20,7 +21,7 @@ export function startForwarding(
     metrics: ForwardMetrics;
     organizationOf: (licenseId: string) => string | undefined;
     logger: Logger;
-    now: () => Date;
+    now: Clock;
   },
 ): { wake(): void; close(): Promise<void> } | undefined {
   if (!config.endpoint) return undefined;
@@ -31,7 +32,7 @@ export function startForwarding(
       endpoint: config.endpoint,
       headers: config.headers,
       timeoutMs: config.retry.requestTimeout,
-      now: () => parts.now().getTime(),
+      now: parts.now,
     }),
     allowedMetrics: config.metrics,
     organizationOf: parts.organizationOf,

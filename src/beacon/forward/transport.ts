@@ -1,5 +1,6 @@
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
+import type { Clock } from "../../clock.ts";
 import { AnswerTooLargeError, MiB, readCappedText } from "../../http/capped-answer.ts";
 import type { OtlpSignal } from "../../protocol/otlp.ts";
 import { mediaType, parseAnswerText, type RemoteAnswer } from "../../remote-answer.ts";
@@ -36,9 +37,9 @@ export class OtlpHttpTransport implements CollectorTransport {
   readonly #endpoint: string;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #timeoutMs: number;
-  readonly #now: () => number;
+  readonly #now: Clock;
 
-  constructor(options: { endpoint: string; headers: Readonly<Record<string, string>>; timeoutMs: number; now?: () => number }) {
+  constructor(options: { endpoint: string; headers: Readonly<Record<string, string>>; timeoutMs: number; now?: Clock }) {
     this.#endpoint = options.endpoint;
     this.#headers = options.headers;
     this.#timeoutMs = options.timeoutMs;

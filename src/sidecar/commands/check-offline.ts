@@ -24,7 +24,7 @@ export async function offlineProblems(
   if (!config.offline.enabled) problems.push("offline.enabled is false (set it to true, or EGRESS_OFFLINE=true)");
   else {
     try {
-      const status = await new OfflineLicense({ ...config.offline, now: () => now }).check();
+      const status = await new OfflineLicense({ ...config.offline, now: () => now.getTime() }).check();
       if (status.state !== "valid") problems.push(`offline.licenseFile: ${status.lastError ?? status.state}`);
       else {
         const remaining = Date.parse(status.expiresAt!) - now.getTime();

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { getCACertificates } from "node:tls";
+import type { Clock } from "../../clock.ts";
 import { redactUrl } from "../../config/redact.ts";
 import { EgressError } from "../../errors.ts";
 import { AnswerTooLargeError, MiB, readCappedIncoming } from "../../http/capped-answer.ts";
@@ -70,7 +71,7 @@ export class BeaconClient {
   readonly #timeoutMs: number;
   readonly #agent: HttpAgent;
   readonly #request: typeof httpRequest;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #maxAnswerBytes: number;
   /** Who is asking, on every request: the instance id and `egress-agent/<version> (online)`. */
   readonly #identity: Record<string, string>;
@@ -83,7 +84,7 @@ export class BeaconClient {
     proxy?: ProxySettings;
     /** PEM certificates trusted beside the default ones (which include NODE_EXTRA_CA_CERTS). */
     extraCa?: string;
-    now?: () => number;
+    now?: Clock;
     /** The most of one answer read (default BEACON_ANSWER_CAP). */
     maxAnswerBytes?: number;
     /** The data dir's instance id (storage/instance-id.ts). */

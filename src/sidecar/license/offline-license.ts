@@ -1,5 +1,6 @@
 import type { KeyObject } from "node:crypto";
 import { decodeJwt } from "jose";
+import type { Clock } from "../../clock.ts";
 import { readKeyedFile } from "../../config/load.ts";
 import { LicenseClaims } from "../../protocol/license.ts";
 import type { LicenseStatus } from "../../protocol/local-api.ts";
@@ -13,12 +14,12 @@ import { readVendorPublicKey } from "./vendor-key.ts";
 export class OfflineLicense {
   readonly #token: string;
   readonly #key: KeyObject;
-  readonly #now: () => Date;
+  readonly #now: Clock;
   #status: LicenseStatus;
   #recheck: NodeJS.Timeout | undefined;
 
-  constructor(options: { licenseFile: string; publicKeyFile: string; now?: () => Date }) {
-    this.#now = options.now ?? (() => new Date());
+  constructor(options: { licenseFile: string; publicKeyFile: string; now?: Clock }) {
+    this.#now = options.now ?? Date.now;
     this.#key = readVendorPublicKey(options.publicKeyFile);
     this.#token = readKeyedFile("offline.licenseFile", options.licenseFile).trim();
     this.#status = {
@@ -35,7 +36,7 @@ export class OfflineLicense {
 
   /** Verifies signature, expiry and that the token is an offline license; cheap enough to call per status read. */
   async check(): Promise<LicenseStatus> {
-    const result = await checkLicenseToken(this.#token, this.#key, this.#now());
+    const result = await checkLicenseToken(this.#token, this.#key, new Date(this.#now()));
     if (result.ok && result.claims.offline) {
       this.#status = {
         ...this.#status,

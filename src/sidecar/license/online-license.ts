@@ -2,6 +2,7 @@ import { createHash, type KeyObject } from "node:crypto";
 import { decodeJwt } from "jose";
 import pRetry from "p-retry";
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { describeRemoteError, safeCode } from "../../remote-answer.ts";
 import { LicenseClaims, type VerifyResponse } from "../../protocol/license.ts";
@@ -49,7 +50,7 @@ export interface OnlineLicenseOptions {
   maxBackoffMs: number;
   vendorKey?: KeyObject;
   logger: Logger;
-  now?: () => number;
+  now?: Clock;
 }
 
 /**
@@ -60,7 +61,7 @@ export interface OnlineLicenseOptions {
  */
 export class OnlineLicense {
   readonly #o: OnlineLicenseOptions;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #keyHash: string;
   readonly #stopping = new AbortController();
   #token: string | null = null;

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Clock } from "../../clock.ts";
 import type { LicenseStatus } from "../../protocol/local-api.ts";
 import { LicenseState } from "../../protocol/local-api.ts";
 import type { OtlpSignal } from "../../protocol/otlp.ts";
@@ -31,7 +32,7 @@ export class AgentMetrics {
     outbox: Outbox,
     streams: readonly Stream[],
     license: () => LicenseStatus | undefined,
-    now: () => number = Date.now,
+    now: Clock = Date.now,
     offline = false,
   ) {
     const registers = [this.registry];
@@ -86,13 +87,7 @@ export class AgentMetrics {
   }
 
   /** Gauges read at each scrape: the license's state and expiry, the outbox's records and its oldest pending age. */
-  #stateGauges(
-    outbox: Outbox,
-    streams: readonly Stream[],
-    license: () => LicenseStatus | undefined,
-    now: () => number,
-    offline: boolean,
-  ): void {
+  #stateGauges(outbox: Outbox, streams: readonly Stream[], license: () => LicenseStatus | undefined, now: Clock, offline: boolean): void {
     const registers = [this.registry];
     new Gauge({
       name: "egress_license_state",

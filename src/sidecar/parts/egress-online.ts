@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { AuditLog } from "../audit.ts";
 import { insecureBeaconHost } from "../beacon-url.ts";
@@ -28,7 +29,7 @@ export interface OnlineEgressOptions {
   /** Sent on every request (storage/instance-id.ts). */
   instanceId: string;
   logger: Logger;
-  now: () => number;
+  now: Clock;
 }
 
 /**

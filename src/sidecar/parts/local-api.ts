@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import { HttpError } from "../../errors.ts";
 import { HttpServer } from "../../http/server.ts";
 import { OTLP_SIGNALS, type OtlpSignal } from "../../protocol/otlp.ts";
@@ -66,7 +67,7 @@ export class LocalApi {
       metrics: AgentMetrics;
       health: ReadonlyMap<Stream, StreamHealth>;
       pushed: PushedMeasures | undefined;
-      now: () => number;
+      now: Clock;
     },
   ): Promise<string> {
     const { storage, egress, metrics, health } = parts;

@@ -14,13 +14,13 @@ function loopbackUrl(url: string): string {
 /**
  * The sidecar's own telemetry, exported to its own receiver (so it takes the relay's path and switches). Loaded
  * after the listener is up: the OpenTelemetry SDK takes a while to load and readiness must not wait. Reporting
- * about itself is optional: billing and the relay never depend on it. Returns its closer.
+ * about itself is optional: billing and the relay never depend on it.
  */
 export function startOwnTelemetry(
   config: AgentConfig,
   parts: { url: string; localApi: LocalApi; egress: Egress; logger: Logger; logTap: WarningLogTap | undefined },
-): () => Promise<void> {
-  if (!config.selfTelemetry.enabled || !OTLP_SIGNALS.some((signal) => config.telemetry[signal])) return async () => {};
+): { close(): Promise<void> } {
+  if (!config.selfTelemetry.enabled || !OTLP_SIGNALS.some((signal) => config.telemetry[signal])) return { close: async () => {} };
   let closing = false;
   let telemetry: SelfTelemetry | undefined;
   const starting = import("../self-telemetry.ts")
@@ -55,11 +55,12 @@ export function startOwnTelemetry(
       );
     })
     .catch((err) => parts.logger.warn({ err }, "own telemetry could not start; running without it"));
-  return async () => {
+  const close = async () => {
     closing = true;
     // Its last export goes to the local receiver, so this comes before the listener closes.
     await starting;
     await telemetry?.stop();
     telemetry = undefined;
   };
+  return { close };
 }

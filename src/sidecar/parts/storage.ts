@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import { OTLP_SIGNALS } from "../../protocol/otlp.ts";
 import { AuditLog } from "../audit.ts";
 import type { AgentConfig } from "../config.ts";
@@ -24,7 +25,7 @@ export interface Storage {
  * Opens the data dir: its lock, the outbox, the instance id and the audit log. Refuses (exit 3) a data dir another
  * sidecar runs on, or whose outbox or instance id is missing, swapped or damaged.
  */
-export function openStorage(config: AgentConfig, options: { logger: Logger; now: () => number; newOutbox?: boolean }): Storage {
+export function openStorage(config: AgentConfig, options: { logger: Logger; now: Clock; newOutbox?: boolean }): Storage {
   const { logger, now } = options;
   ensureWritableDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir, now);

@@ -1,3 +1,4 @@
+import type { Clock } from "../../clock.ts";
 import type { Outbox, OutboxRecord } from "../storage/outbox.ts";
 import type { StreamHealth } from "../storage/stream-health.ts";
 import { isDiskFull } from "../storage/disk-space.ts";
@@ -11,12 +12,12 @@ export class BatchSource {
   readonly #outbox: Outbox;
   readonly #policy: StreamPolicy;
   readonly #flushMs: number;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #health: StreamHealth;
   /** Claimed records the outbox could not hand back yet (its disk was full): handed back before the next claim. */
   readonly #stranded = new Set<number>();
 
-  constructor(o: { outbox: Outbox; policy: StreamPolicy; flushMs: number; now: () => number; health: StreamHealth }) {
+  constructor(o: { outbox: Outbox; policy: StreamPolicy; flushMs: number; now: Clock; health: StreamHealth }) {
     this.#outbox = o.outbox;
     this.#policy = o.policy;
     this.#flushMs = o.flushMs;

@@ -1,3 +1,5 @@
+import type { Clock } from "../../clock.ts";
+
 /**
  * How many batches of one stream may be in flight: several while deliveries succeed (the beacon works on one while
  * the next travels), one while the stream fails (it probes, so an outage is never met with a burst), none during
@@ -5,7 +7,7 @@
  */
 export class ConcurrencyGate {
   readonly #concurrency: number;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #inFlight = new Set<Promise<void>>();
   /** Batches retrying after a failed send. Their records are pending again in the outbox: nothing is claimed beside them. */
   readonly #retrying = new Set<object>();
@@ -14,7 +16,7 @@ export class ConcurrencyGate {
   /** No new batch before this time (ms). */
   #pausedUntil = 0;
 
-  constructor(concurrency: number, now: () => number) {
+  constructor(concurrency: number, now: Clock) {
     this.#concurrency = concurrency;
     this.#now = now;
   }

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import { sleep } from "../egress/backoff.ts";
 import type { AnswerRule } from "../egress/answer-rules.ts";
 import type { BeaconTransport } from "../egress/beacon-client.ts";
@@ -41,7 +42,7 @@ export interface ShipperOptions {
   concurrency: number;
   minBackoffMs: number;
   maxBackoffMs: number;
-  now?: () => number;
+  now?: Clock;
 }
 
 /**
@@ -51,7 +52,7 @@ export interface ShipperOptions {
  */
 export class Shipper {
   readonly #o: ShipperOptions;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #source: BatchSource;
   readonly #gate: ConcurrencyGate;
   /** Aborted by stop(): ends waits and backoff at once. */

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import type { Clock } from "../../clock.ts";
 import { DataDirError } from "../../errors.ts";
 
 /** An SQLite file whose exclusive lock the running sidecar holds: the OS drops it when the process ends, even by kill -9. */
@@ -21,7 +22,7 @@ interface Holder {
  * SQLite's own file lock (fcntl) is used, so it also holds across containers sharing a volume, and never
  * outlives its process.
  */
-export function lockDataDir(dataDir: string, now: () => number = Date.now): { announce(): void; release(): void } {
+export function lockDataDir(dataDir: string, now: Clock = Date.now): { announce(): void; release(): void } {
   const db = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
   try {
     // The file stays empty: the lock is the point. A journal in memory leaves no second file beside it.

@@ -16,6 +16,7 @@ import {
 import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import type { CodesWith } from "../../error-codes.ts";
 import { DataDirError, EgressError } from "../../errors.ts";
 import { Outbox, outboxPath } from "./outbox.ts";
@@ -49,7 +50,7 @@ export interface OpenOutboxOptions {
   logger: Logger;
   /** Start a new, empty outbox when the one expected is missing, foreign or damaged; what was there is moved aside. */
   newOutbox?: boolean;
-  now?: () => number;
+  now?: Clock;
   fullCheckMaxBytes?: number;
 }
 

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { Clock } from "../../clock.ts";
 import { KeyValues } from "./key-values.ts";
 import { OutboxHistory } from "./outbox-history.ts";
 import { openOutboxToRead, openOutboxToWrite } from "./outbox-schema.ts";
@@ -71,7 +72,7 @@ export class Outbox {
   readonly stats: OutboxStats;
   readonly history: OutboxHistory;
   readonly #db: Database.Database;
-  readonly #now: () => number;
+  readonly #now: Clock;
   readonly #insert: Database.Statement;
   readonly #claim: Database.Statement;
   readonly #peek: Database.Statement;
@@ -85,7 +86,7 @@ export class Outbox {
   readonly #syncFull: Database.Statement;
 
   /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
-  constructor(dataDir: string, options: { now?: () => number; readonly?: boolean } = {}) {
+  constructor(dataDir: string, options: { now?: Clock; readonly?: boolean } = {}) {
     this.#now = options.now ?? Date.now;
     this.#db = options.readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
     // A crash leaves claimed records in 'sending'; nobody is sending them now.

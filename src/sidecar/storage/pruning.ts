@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import type { AuditLog } from "../audit.ts";
 import type { OutboxHistory } from "./outbox-history.ts";
 
@@ -11,14 +12,14 @@ export interface PruningOptions {
   keepCompletedMs: number;
   keepAuditMs: number;
   logger: Logger;
-  now: () => number;
+  now: Clock;
 }
 
 /**
  * Deletes delivered records and audit entries past retention: once just after start (after the listener is up:
  * on a large outbox it takes a while, and readiness must not wait) and then hourly, whatever the last round did.
  */
-export function startPruning(options: PruningOptions): { stop(): void } {
+export function startPruning(options: PruningOptions): { close(): void } {
   const { outbox, audit, logger, now } = options;
   const prune = () => {
     try {
@@ -35,7 +36,7 @@ export function startPruning(options: PruningOptions): { stop(): void } {
   const hourly = setInterval(prune, PRUNE_EVERY_MS);
   hourly.unref();
   return {
-    stop() {
+    close() {
       clearTimeout(first);
       clearInterval(hourly);
     },

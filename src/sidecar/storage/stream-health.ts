@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 
 const SUMMARY_EVERY_MS = 10 * 60_000;
 
@@ -9,7 +10,7 @@ const SUMMARY_EVERY_MS = 10 * 60_000;
  */
 export class StreamHealth {
   readonly #logger: Logger;
-  readonly #now: () => number;
+  readonly #now: Clock;
   #failingSince: number | null = null;
   #failuresSinceSummary = 0;
   #failuresTotal = 0;
@@ -17,7 +18,7 @@ export class StreamHealth {
   lastSuccessAt: number | null = null;
   lastError: { at: number; message: string } | null = null;
 
-  constructor(logger: Logger, stream: string, now: () => number = Date.now) {
+  constructor(logger: Logger, stream: string, now: Clock = Date.now) {
     this.#logger = logger.child({ stream });
     this.#now = now;
   }

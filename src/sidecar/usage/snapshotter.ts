@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../../clock.ts";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { Outbox } from "../storage/outbox.ts";
 import type { StreamHealth } from "../storage/stream-health.ts";
@@ -31,7 +32,7 @@ export interface SnapshotterOptions {
   /** The usage stream's health: a snapshot that cannot be taken shows in status as its last error. */
   health: StreamHealth;
   onEnqueued: () => void;
-  now?: () => number;
+  now?: Clock;
 }
 
 /**
@@ -42,7 +43,7 @@ export interface SnapshotterOptions {
  */
 export class UsageSnapshotter {
   readonly #o: SnapshotterOptions;
-  readonly #now: () => number;
+  readonly #now: Clock;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #running: Promise<void> = Promise.resolve();
