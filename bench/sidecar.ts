@@ -47,6 +47,8 @@ export interface RelayRun {
   intakeSeconds: number;
   /** The sidecar's user + system CPU seconds from the first POST until the beacon held every point. */
   cpuSeconds: number;
+  /** The beacon's CPU seconds over the same time. */
+  beaconCpuSeconds: number;
   peakRss: number;
 }
 
@@ -61,6 +63,7 @@ export async function otlpRelay(bodies: readonly (string | Buffer)[], contentTyp
     try {
       const pid = agent.child.pid!;
       const cpuBefore = cpuSeconds(pid);
+      const beaconCpuBefore = cpuSeconds(beacon.child.pid!);
       const started = performance.now();
       const intakeSeconds = await postAll(`${agent.url}/v1/metrics`, bodies, { "content-type": contentType });
       const expected = OTLP_REQUESTS * OTLP_POINTS;
@@ -74,7 +77,8 @@ export async function otlpRelay(bodies: readonly (string | Buffer)[], contentTyp
         await sleep(20);
       }
       const seconds = (performance.now() - started) / 1000;
-      return { seconds, intakeSeconds, cpuSeconds: cpuSeconds(pid) - cpuBefore, peakRss: peakRss(pid) };
+      const beaconCpuSeconds = cpuSeconds(beacon.child.pid!) - beaconCpuBefore;
+      return { seconds, intakeSeconds, cpuSeconds: cpuSeconds(pid) - cpuBefore, beaconCpuSeconds, peakRss: peakRss(pid) };
     } finally {
       await agent.stop();
     }
