@@ -6,15 +6,7 @@
 import type { z } from "zod";
 import { isRecord } from "../../src/protocol/common.ts";
 import { jsonShapeProblem, MAX_ITEM_VALUES } from "../../src/protocol/json-shape.ts";
-import {
-  LogRecord,
-  Metric,
-  otlpSignals,
-  Resource,
-  Scope,
-  Span,
-  type OtlpSignal,
-} from "../../src/protocol/otlp.ts";
+import { LogRecord, Metric, otlpSignals, Resource, Scope, Span, type OtlpSignal } from "../../src/protocol/otlp.ts";
 import { OtlpRequestShapeError, type ParsedExport } from "../../src/protocol/otlp-request.ts";
 
 interface Shape {
