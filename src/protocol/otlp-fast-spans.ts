@@ -1,5 +1,5 @@
 /** The fast path's spans (see otlp-fast.ts): Span with its events, links and status, as otlp.ts's Span outputs them. */
-import type { Span } from "./otlp.ts";
+import type { KeyValue, Span } from "./otlp.ts";
 import {
   attributes,
   counted,
@@ -9,7 +9,6 @@ import {
   isIntIn,
   isListAt,
   isObjectAt,
-  type KeyValueList,
   startPart,
   unixNano,
 } from "./otlp-fast-values.ts";
@@ -28,7 +27,7 @@ export function fastSpan(raw: unknown): Span | undefined {
     traceState: string | undefined,
     name = "";
   let start: string | undefined, end: string | undefined, flags: number | undefined, kind: number | undefined;
-  let attrs: KeyValueList | undefined, events: SpanEvent[] | undefined, links: SpanLink[] | undefined, status: Span["status"] | undefined;
+  let attrs: KeyValue[] | undefined, events: SpanEvent[] | undefined, links: SpanLink[] | undefined, status: Span["status"] | undefined;
   let droppedAttributes = 0,
     droppedEvents = 0,
     droppedLinks = 0;
@@ -109,7 +108,7 @@ function eventOf(v: unknown): SpanEvent | undefined {
   if (!isObjectAt(v, 3)) return undefined;
   let time: string | undefined;
   let name = "";
-  let attrs: KeyValueList | undefined;
+  let attrs: KeyValue[] | undefined;
   let dropped = 0;
   for (const key in v) {
     if (!counted()) return undefined;
@@ -137,7 +136,7 @@ function linkOf(v: unknown): SpanLink | undefined {
   let traceId: string | undefined;
   let spanId: string | undefined;
   let traceState: string | undefined;
-  let attrs: KeyValueList | undefined;
+  let attrs: KeyValue[] | undefined;
   let dropped = 0;
   for (const key in v) {
     if (!counted()) return undefined;

@@ -8,7 +8,6 @@ import { MAX_ITEM_VALUES, MAX_JSON_DEPTH } from "./json-shape.ts";
 import type { AnyValue, KeyValue } from "./otlp.ts";
 
 export type Fields = Record<string, unknown>;
-export type KeyValueList = KeyValue[];
 
 // jsonShapeProblem's bound, counted in the validating walk: a parent counts its children (one per key or element),
 // an object or array deeper than MAX_JSON_DEPTH is refused. Module state, not a parameter: the walk is synchronous.
@@ -198,7 +197,7 @@ export function anyValue(v: unknown, depth: number): AnyValue | undefined {
   return out;
 }
 
-/** arrayValue or kvlistValue: `{ values }`, the list AnyValues or KeyValues, [] when left out. */
+/** arrayValue or kvlistValue: `{ values }`, the listed AnyValues or KeyValues, [] when left out. */
 function valuesOf(v: unknown, depth: number, keyValues: boolean): { values: unknown[] } | undefined {
   if (!isObjectAt(v, depth)) return undefined;
   let values: unknown[] | undefined;

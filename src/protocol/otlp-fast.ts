@@ -6,7 +6,7 @@
  * per part) is counted in the same walk. Inputs are JSON.parse or protobufjs toObject output: plain data.
  */
 import type { z } from "zod";
-import type { AnyValue, LogRecord, Metric, NumberDataPoint, Resource, Scope } from "./otlp.ts";
+import type { AnyValue, KeyValue, LogRecord, Metric, NumberDataPoint, Resource, Scope } from "./otlp.ts";
 import {
   attributes,
   anyValue,
@@ -19,7 +19,6 @@ import {
   isIntIn,
   isListAt,
   isObjectAt,
-  type KeyValueList,
   startPart,
   unixNano,
 } from "./otlp-fast-values.ts";
@@ -33,7 +32,7 @@ const MAX = Number.MAX_SAFE_INTEGER;
 export function fastResource(raw: unknown): z.output<typeof Resource> | undefined {
   startPart();
   if (!isObjectAt(raw, 1)) return undefined;
-  let attrs: KeyValueList | undefined;
+  let attrs: KeyValue[] | undefined;
   let dropped = 0;
   for (const key in raw) {
     if (!counted()) return undefined;
@@ -54,7 +53,7 @@ export function fastScope(raw: unknown): z.output<typeof Scope> | undefined {
   if (!isObjectAt(raw, 1)) return undefined;
   let name = "";
   let version = "";
-  let attrs: KeyValueList | undefined;
+  let attrs: KeyValue[] | undefined;
   let dropped = 0;
   for (const key in raw) {
     if (!counted()) return undefined;
@@ -154,7 +153,7 @@ function pointsOf(v: unknown): Point[] | undefined {
 
 function pointOf(v: unknown): Point | undefined {
   if (!isObjectAt(v, 4)) return undefined;
-  let attrs: KeyValueList | undefined;
+  let attrs: KeyValue[] | undefined;
   let start: string | undefined;
   let time: string | undefined;
   let asDouble: number | undefined;
@@ -198,7 +197,7 @@ export function fastLogRecord(raw: unknown): LogRecord | undefined {
   let severityNumber = 0;
   let severityText = "";
   let body: AnyValue | undefined;
-  let attrs: KeyValueList | undefined;
+  let attrs: KeyValue[] | undefined;
   let dropped = 0;
   let flags: number | undefined;
   let traceId = "";
