@@ -7,6 +7,9 @@
 /** Nesting deeper than this is refused: no wire shape needs it (an OTLP log body of values nested ten deep is under 50). */
 export const MAX_JSON_DEPTH = 64;
 
+/** Values (objects, arrays, scalars) one OTLP resource, scope or item may hold; a larger one is rejected unread. */
+export const MAX_ITEM_VALUES = 50_000;
+
 /** What is wrong with a value's shape: too deep, or more than `maxValues` values (objects, arrays, scalars). */
 export type JsonShapeProblem = "too_deep" | "too_many_values";
 

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { isRecord } from "./common.ts";
-import { jsonShapeProblem } from "./json-shape.ts";
+import { jsonShapeProblem, MAX_ITEM_VALUES } from "./json-shape.ts";
 import {
   LogRecord,
   Metric,
@@ -13,6 +13,7 @@ import {
   type OtlpSignal,
   type TracesRequest,
 } from "./otlp.ts";
+import { fastLogRecord, fastMetric, fastResource, fastScope, fastSpan } from "./otlp-fast.ts";
 
 /** The body is not an export request at all (not an object, or its top-level list is not a list): 400. */
 export class OtlpRequestShapeError extends Error {}
@@ -30,16 +31,19 @@ export interface ParsedExport<T> {
 
 interface Shape {
   item: z.ZodType;
+  /** The item's fast path (otlp-fast.ts): the value the schema would output, or undefined to ask the schema. */
+  fast(raw: unknown): unknown;
   /** Items a raw (unvalidated) entry stands for, to report how many were rejected. */
   countRaw(item: unknown): number;
   countValid(item: unknown): number;
 }
 
 const unsupportedMetricTypes = ["histogram", "exponentialHistogram", "summary"];
+const metricTypes = ["gauge", "sum", ...unsupportedMetricTypes];
 
 function metricPoints(metric: unknown): number {
   if (!isRecord(metric)) return 1;
-  for (const key of ["gauge", "sum", ...unsupportedMetricTypes]) {
+  for (const key of metricTypes) {
     const points = isRecord(metric[key]) ? (metric[key] as { dataPoints?: unknown }).dataPoints : undefined;
     if (Array.isArray(points)) return Math.max(points.length, 1);
   }
@@ -48,9 +52,14 @@ function metricPoints(metric: unknown): number {
 
 const one = () => 1;
 const shapes: Record<OtlpSignal, Shape> = {
-  metrics: { item: Metric, countRaw: metricPoints, countValid: (m) => ((m as Metric).gauge ?? (m as Metric).sum)!.dataPoints.length },
-  traces: { item: Span, countRaw: one, countValid: one },
-  logs: { item: LogRecord, countRaw: one, countValid: one },
+  metrics: {
+    item: Metric,
+    fast: fastMetric,
+    countRaw: metricPoints,
+    countValid: (m) => ((m as Metric).gauge ?? (m as Metric).sum)!.dataPoints.length,
+  },
+  traces: { item: Span, fast: fastSpan, countRaw: one, countValid: one },
+  logs: { item: LogRecord, fast: fastLogRecord, countRaw: one, countValid: one },
 };
 
 const MAX_ERRORS = 3;
@@ -61,9 +70,6 @@ function listAt(parent: Record<string, unknown>, key: string, where: string): un
   if (!Array.isArray(value)) throw new OtlpRequestShapeError(`${where}${key}: must be a list`);
   return value;
 }
-
-/** Values (objects, arrays, scalars) one resource, scope or item may hold; a larger one is rejected unread. */
-const MAX_ITEM_VALUES = 50_000;
 
 type Parsed<T> = { success: true; data: T } | { success: false; reason: (path: string) => string };
 
@@ -92,6 +98,15 @@ function parsePart<S extends z.ZodType>(schema: S, raw: unknown): Parsed<z.outpu
 }
 
 /**
+ * The fast path's value when it has one; zod's verdict only for a part the fast path refuses, so that the reason
+ * (and the rare part the fast path is stricter on) is exactly the schema's.
+ */
+function parseFast<S extends z.ZodType>(fast: (raw: unknown) => unknown, schema: S, raw: unknown): Parsed<z.output<S>> {
+  const data = fast(raw);
+  return data === undefined ? parsePart(schema, raw) : { success: true, data: data as z.output<S> };
+}
+
+/**
  * Parses an OTLP export request item by item, so that one bad span or data point is rejected alone (a
  * partial success) rather than failing the whole request. Metrics other than gauge and sum (histograms,
  * summaries) are rejected too: the beacon's shapes have no place for them.
@@ -116,33 +131,36 @@ export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unkn
       continue;
     }
     const rawScopes = listAt(rawResource, shape.scopes, `${where}.`);
-    const resource = parsePart(Resource, rawResource.resource ?? {});
+    const resource = parseFast(fastResource, Resource, rawResource.resource ?? {});
     const scopes: unknown[] = [];
     for (const [s, rawScope] of rawScopes.entries()) {
       const scopeWhere = `${where}.${shape.scopes}.${s}`;
       const rawItems = isRecord(rawScope) ? listAt(rawScope, shape.items, `${scopeWhere}.`) : [];
-      const rawCount = rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
+      // Counted only to report a rejection: counting every request's items would cost the hot path.
+      const rawCount = () => rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
       if (!resource.success) {
-        reject(rawCount, resource.reason(`${where}.resource`));
+        reject(rawCount(), resource.reason(`${where}.resource`));
         continue;
       }
       if (!isRecord(rawScope)) {
         reject(1, `${scopeWhere}: must be an object`);
         continue;
       }
-      const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : parsePart(Scope, rawScope.scope);
+      const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : parseFast(fastScope, Scope, rawScope.scope);
       if (scope && !scope.success) {
-        reject(rawCount, scope.reason(`${scopeWhere}.scope`));
+        reject(rawCount(), scope.reason(`${scopeWhere}.scope`));
         continue;
       }
       const items: unknown[] = [];
       rawItems.forEach((rawItem, i) => {
-        const item = parsePart(shape.item, rawItem);
-        const itemWhere = `${scopeWhere}.${shape.items}.${i}`;
+        const item = parseFast(shape.fast, shape.item, rawItem);
         if (item.success) {
           items.push(item.data);
           result.accepted += shape.countValid(item.data);
-        } else if (isRecord(rawItem) && unsupportedMetricTypes.some((t) => rawItem[t] !== undefined)) {
+          return;
+        }
+        const itemWhere = `${scopeWhere}.${shape.items}.${i}`;
+        if (isRecord(rawItem) && unsupportedMetricTypes.some((t) => rawItem[t] !== undefined)) {
           reject(shape.countRaw(rawItem), `${itemWhere}: only gauge and sum metrics are forwarded`);
         } else {
           reject(shape.countRaw(rawItem), item.reason(itemWhere));

@@ -1,0 +1,247 @@
+/**
+ * The fast path of parseExport (otlp-request.ts): each part of an export request (resource, scope, metric, span,
+ * log record) validated and normalised without zod, to the very value the schema in otlp.ts would output (its keys
+ * in the schema's order, defaults filled in, unknown keys dropped), or undefined when refused. Zod stays the
+ * schema of record: a refused part goes to zod, which names the reason. jsonShapeProblem's bound (values and depth
+ * per part) is counted in the same walk. Inputs are JSON.parse or protobufjs toObject output: plain data.
+ */
+import type { z } from "zod";
+import type { AnyValue, KeyValue, LogRecord, Metric, NumberDataPoint, Resource, Scope } from "./otlp.ts";
+import {
+  attributes,
+  anyValue,
+  counted,
+  countedBelow,
+  countedList,
+  hexId,
+  int64,
+  isFiniteNumber,
+  isIntIn,
+  isListAt,
+  isObjectAt,
+  startPart,
+  unixNano,
+} from "./otlp-fast-values.ts";
+import { fastSpan } from "./otlp-fast-spans.ts";
+
+export { fastSpan };
+type Point = z.output<typeof NumberDataPoint>;
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+export function fastResource(raw: unknown): z.output<typeof Resource> | undefined {
+  startPart();
+  if (!isObjectAt(raw, 1)) return undefined;
+  let attrs: KeyValue[] | undefined;
+  let dropped = 0;
+  for (const key in raw) {
+    if (!counted()) return undefined;
+    const x = raw[key];
+    if (key === "attributes") {
+      attrs = attributes(x, 2);
+      if (attrs === undefined) return undefined;
+    } else if (key === "droppedAttributesCount") {
+      if (!isIntIn(x, 0, MAX)) return undefined;
+      dropped = x;
+    } else if (!countedBelow(x, 2)) return undefined;
+  }
+  return { attributes: attrs ?? [], droppedAttributesCount: dropped };
+}
+
+export function fastScope(raw: unknown): z.output<typeof Scope> | undefined {
+  startPart();
+  if (!isObjectAt(raw, 1)) return undefined;
+  let name = "";
+  let version = "";
+  let attrs: KeyValue[] | undefined;
+  let dropped = 0;
+  for (const key in raw) {
+    if (!counted()) return undefined;
+    const x = raw[key];
+    if (key === "name" || key === "version") {
+      if (typeof x !== "string") return undefined;
+      if (key === "name") name = x;
+      else version = x;
+    } else if (key === "attributes") {
+      attrs = attributes(x, 2);
+      if (attrs === undefined) return undefined;
+    } else if (key === "droppedAttributesCount") {
+      if (!isIntIn(x, 0, MAX)) return undefined;
+      dropped = x;
+    } else if (!countedBelow(x, 2)) return undefined;
+  }
+  return { name, version, attributes: attrs ?? [], droppedAttributesCount: dropped };
+}
+
+export function fastMetric(raw: unknown): Metric | undefined {
+  startPart();
+  if (!isObjectAt(raw, 1)) return undefined;
+  let name: string | undefined;
+  let unit = "";
+  let description = "";
+  let gauge: Metric["gauge"];
+  let sum: Metric["sum"];
+  for (const key in raw) {
+    if (!counted()) return undefined;
+    const x = raw[key];
+    if (key === "name" || key === "unit" || key === "description") {
+      if (typeof x !== "string") return undefined;
+      if (key === "name") name = x;
+      else if (key === "unit") unit = x;
+      else description = x;
+    } else if (key === "gauge") {
+      gauge = gaugeOf(x);
+      if (gauge === undefined) return undefined;
+    } else if (key === "sum") {
+      sum = sumOf(x);
+      if (sum === undefined) return undefined;
+    } else if (!countedBelow(x, 2)) return undefined;
+  }
+  if (name === undefined || name.length === 0 || (gauge === undefined) === (sum === undefined)) return undefined;
+  const metric: Metric = { name, unit, description };
+  if (gauge !== undefined) metric.gauge = gauge;
+  if (sum !== undefined) metric.sum = sum;
+  return metric;
+}
+
+function gaugeOf(v: unknown): Metric["gauge"] {
+  if (!isObjectAt(v, 2)) return undefined;
+  let dataPoints: Point[] | undefined;
+  for (const key in v) {
+    if (!counted()) return undefined;
+    const x = v[key];
+    if (key === "dataPoints") {
+      dataPoints = pointsOf(x);
+      if (dataPoints === undefined) return undefined;
+    } else if (!countedBelow(x, 3)) return undefined;
+  }
+  return { dataPoints: dataPoints ?? [] };
+}
+
+function sumOf(v: unknown): Metric["sum"] {
+  if (!isObjectAt(v, 2)) return undefined;
+  let dataPoints: Point[] | undefined;
+  let aggregationTemporality = 0;
+  let isMonotonic = false;
+  for (const key in v) {
+    if (!counted()) return undefined;
+    const x = v[key];
+    if (key === "dataPoints") {
+      dataPoints = pointsOf(x);
+      if (dataPoints === undefined) return undefined;
+    } else if (key === "aggregationTemporality") {
+      if (!isIntIn(x, 0, 2)) return undefined;
+      aggregationTemporality = x;
+    } else if (key === "isMonotonic") {
+      if (typeof x !== "boolean") return undefined;
+      isMonotonic = x;
+    } else if (!countedBelow(x, 3)) return undefined;
+  }
+  return { dataPoints: dataPoints ?? [], aggregationTemporality, isMonotonic };
+}
+
+function pointsOf(v: unknown): Point[] | undefined {
+  if (!isListAt(v, 3) || !countedList(v)) return undefined;
+  const points: Point[] = [];
+  for (let i = 0; i < v.length; i++) {
+    const point = pointOf(v[i]);
+    if (point === undefined) return undefined;
+    points.push(point);
+  }
+  return points;
+}
+
+function pointOf(v: unknown): Point | undefined {
+  if (!isObjectAt(v, 4)) return undefined;
+  let attrs: KeyValue[] | undefined;
+  let start: string | undefined;
+  let time: string | undefined;
+  let asDouble: number | undefined;
+  let asInt: string | undefined;
+  for (const key in v) {
+    if (!counted()) return undefined;
+    const x = v[key];
+    if (key === "timeUnixNano" || key === "startTimeUnixNano") {
+      const nanos = unixNano(x);
+      if (nanos === undefined) return undefined;
+      if (key === "timeUnixNano") time = nanos;
+      else start = nanos;
+    } else if (key === "attributes") {
+      attrs = attributes(x, 5);
+      if (attrs === undefined) return undefined;
+    } else if (key === "asDouble") {
+      if (!isFiniteNumber(x)) return undefined;
+      asDouble = x;
+    } else if (key === "asInt") {
+      asInt = int64(x);
+      if (asInt === undefined) return undefined;
+    } else if (!countedBelow(x, 5)) return undefined;
+  }
+  if (time === undefined || (asDouble === undefined) === (asInt === undefined)) return undefined;
+  // The common shapes as literals, so that points share one hidden class each.
+  if (start === undefined) {
+    return asDouble !== undefined
+      ? { attributes: attrs ?? [], timeUnixNano: time, asDouble }
+      : { attributes: attrs ?? [], timeUnixNano: time, asInt };
+  }
+  return asDouble !== undefined
+    ? { attributes: attrs ?? [], startTimeUnixNano: start, timeUnixNano: time, asDouble }
+    : { attributes: attrs ?? [], startTimeUnixNano: start, timeUnixNano: time, asInt };
+}
+
+export function fastLogRecord(raw: unknown): LogRecord | undefined {
+  startPart();
+  if (!isObjectAt(raw, 1)) return undefined;
+  let time = "0";
+  let observed: string | undefined;
+  let severityNumber = 0;
+  let severityText = "";
+  let body: AnyValue | undefined;
+  let attrs: KeyValue[] | undefined;
+  let dropped = 0;
+  let flags: number | undefined;
+  let traceId = "";
+  let spanId = "";
+  for (const key in raw) {
+    if (!counted()) return undefined;
+    const x = raw[key];
+    if (key === "timeUnixNano" || key === "observedTimeUnixNano") {
+      const nanos = unixNano(x);
+      if (nanos === undefined) return undefined;
+      if (key === "timeUnixNano") time = nanos;
+      else observed = nanos;
+    } else if (key === "traceId" || key === "spanId") {
+      const id = hexId(x, key === "traceId" ? 32 : 16, true);
+      if (id === undefined) return undefined;
+      if (key === "traceId") traceId = id;
+      else spanId = id;
+    } else if (key === "attributes") {
+      attrs = attributes(x, 2);
+      if (attrs === undefined) return undefined;
+    } else if (key === "body") {
+      body = anyValue(x, 2);
+      if (body === undefined) return undefined;
+    } else if (key === "severityNumber") {
+      if (!isIntIn(x, 0, 24)) return undefined;
+      severityNumber = x;
+    } else if (key === "severityText") {
+      if (typeof x !== "string") return undefined;
+      severityText = x;
+    } else if (key === "droppedAttributesCount" || key === "flags") {
+      if (!isIntIn(x, 0, MAX)) return undefined;
+      if (key === "flags") flags = x;
+      else dropped = x;
+    } else if (!countedBelow(x, 2)) return undefined;
+  }
+  const record: LogRecord = { timeUnixNano: time } as LogRecord;
+  if (observed !== undefined) record.observedTimeUnixNano = observed;
+  record.severityNumber = severityNumber;
+  record.severityText = severityText;
+  if (body !== undefined) record.body = body;
+  record.attributes = attrs ?? [];
+  record.droppedAttributesCount = dropped;
+  if (flags !== undefined) record.flags = flags;
+  record.traceId = traceId;
+  record.spanId = spanId;
+  return record;
+}
