@@ -64,23 +64,34 @@ function pathOnly(value: string): string {
   return end === -1 ? path : path.slice(0, end);
 }
 
+// The regexes run only on segments that start as their matches must ("{", "v"): every data point has an endpoint.
+const OPEN_BRACE = 0x7b;
+const LOWER_V = 0x76;
+
 function templatePath(path: string, routes: ReadonlySet<string>): string {
   const segments = path.split("/");
   let previous: string | undefined;
-  const out = segments.map((segment) => {
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
     const placeholder = previous === undefined ? undefined : collectionPlaceholders.get(previous);
     previous = undefined;
+    const first = segment.charCodeAt(0);
     // An already templated segment stays only when it names a placeholder the filter itself writes: "{johnsmith}"
     // is a name in braces.
-    if (segment === "" || (templatedSegment.test(segment) && (placeholderNames.has(segment) || routes.has(segment)))) return segment;
-    // A route word wins over an item of the collection before it: "/runs/stream", "/threads/search".
-    if (collectionPlaceholders.has(segment) || versionSegment.test(segment) || routes.has(segment)) {
-      previous = segment;
-      return segment;
+    if (
+      segment === "" ||
+      (first === OPEN_BRACE && templatedSegment.test(segment) && (placeholderNames.has(segment) || routes.has(segment)))
+    ) {
+      continue;
     }
-    return placeholder ?? "{param}";
-  });
-  return out.join("/");
+    // A route word wins over an item of the collection before it: "/runs/stream", "/threads/search".
+    if (collectionPlaceholders.has(segment) || (first === LOWER_V && versionSegment.test(segment)) || routes.has(segment)) {
+      previous = segment;
+      continue;
+    }
+    segments[i] = placeholder ?? "{param}";
+  }
+  return segments.join("/");
 }
 
 function firstOf(text: string, chars: string, from: number): number {
