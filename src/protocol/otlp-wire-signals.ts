@@ -50,7 +50,12 @@ const numberDataPoint: MessageWalk = (wire, end, depth) => {
 /** What we do not relay (histograms, summaries): each point is `{}`, its fields checked and skipped. */
 const skippedDataPoint: MessageWalk = (wire, end, depth) => {
   const reader = wire.reader;
-  while (reader.pos < end) wire.skip(reader.tag(), depth);
+  while (reader.pos < end) {
+    // As protobufjs's decoder of a message without fields has it: the whole tag where the field number goes, so a
+    // group here is refused (its end tag never matches) and field number 0 is not.
+    const tag = reader.tag();
+    reader.skipType(tag & 7, depth, tag);
+  }
   return {};
 };
 
