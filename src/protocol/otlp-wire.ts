@@ -1,12 +1,13 @@
 import protobuf from "protobufjs";
 
 // The walk that decodes OTLP protobuf straight into the OTLP JSON object form, one hand-written function per message
-// type (src/protocol/otlp-wire-signals.ts has the signals' own): what protobufjs's decode, toObject({longs: String,
-// enums: Number, arrays: true, json: true}) and a bytes-to-text pass made in three passes and three object graphs,
-// in one. Its rules are protobufjs's, read off the code it generates: a field of another wire type than declared is
+// type (src/protocol/otlp-wire-signals.ts has the signals' own): what a counting pass, protobufjs's decode and
+// toObject({longs: String, enums: Number, arrays: true, json: true}) and a bytes-to-text pass did in four passes and
+// two object graphs, in one. Its rules are protobufjs's, read off the code it generates: a field of another wire type than declared is
 // skipped as unknown; a scalar outside a oneof that comes again wins, its zero value (proto3's default) removing it;
 // a message field that comes again is merged into the first (its lists appended to); setting a oneof member removes
-// the others. Tags are `field << 3 | wire type` (0 varint, 1 64-bit, 2 length-delimited, 5 32-bit).
+// the others. Tags are `field << 3 | wire type` (0 varint, 1 64-bit, 2 length-delimited, 5 32-bit); the fields are
+// those src/protocol/otlp-proto-schema.ts declares, test/protocol/otlp-protobuf-equivalence.test.ts holds them alike.
 
 /** A decoded message in the OTLP JSON form. */
 export type Json = Record<string, unknown>;
