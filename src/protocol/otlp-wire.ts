@@ -81,8 +81,9 @@ export class Wire {
 
   /** An int64 (varint) field as a decimal string. */
   int64(): string {
-    const value = this.reader.int64() as unknown as { low: number; high: number }; // a Long: protobufjs has `long`
-    return int64String(value.low, value.high, true);
+    // A Long (protobufjs depends on `long`); a number only were it missing, as toObject has it then.
+    const value = this.reader.int64() as unknown as number | { low: number; high: number };
+    return typeof value === "number" ? String(value) : int64String(value.low, value.high, true);
   }
 
   /** A double field: NaN and ±Infinity as the strings proto3 JSON has for them (the schema refuses them). */
