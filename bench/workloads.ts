@@ -19,8 +19,8 @@ export const OTLP_REQUESTS = 1_000;
  * Metrics export requests of OTLP_POINTS gauge points, each with the three allowlisted attributes, two the
  * privacy filter drops, and an endpoint it must template: the filter has work on every point.
  */
-export function otlpBodies(): string[] {
-  return Array.from({ length: OTLP_REQUESTS }, (_, r) => {
+export function otlpBodies(requests = OTLP_REQUESTS): string[] {
+  return Array.from({ length: requests }, (_, r) => {
     const request = metricsRequest();
     const gauge = request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!;
     const point = gauge.dataPoints[0]!;

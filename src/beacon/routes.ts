@@ -10,7 +10,7 @@ import { databaseUnavailable } from "../database-unavailable.ts";
 import { GroupCommit } from "../group-commit.ts";
 import { mediaType, parseJsonText } from "../http/body.ts";
 import { Answer, type HttpRequest } from "../http/exchange.ts";
-import { countProtobufItems, otlpErrorAnswer } from "../http/otlp-http.ts";
+import { otlpErrorAnswer } from "../http/otlp-http.ts";
 import type { HttpServer } from "../http/server.ts";
 import { parseRequest, RequestValidationError } from "../http/validate.ts";
 import type { Registry } from "prom-client";
@@ -187,7 +187,7 @@ function registerOtlpRoute(
       await deps.instances.seen(request, license);
       const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
-      const parsed = parseBody(signal, request.body as Buffer, codec);
+      const parsed = parseBody(signal, request, codec);
       if (parsed.accepted > 0) {
         await deps.store.insertOtlp(
           signal,
@@ -214,17 +214,19 @@ function registerOtlpRoute(
     },
     {
       authorize: deps.requiredBearer,
-      body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE], countItems: countProtobufItems(signal) },
+      body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE] },
       errors: otlpErrorAnswer,
     },
   );
 }
 
 /** The export request in a body, item by item; a body that is not one at all is OTLP's 400. */
-function parseBody(signal: OtlpSignal, body: Buffer, codec: typeof import("../protocol/otlp-protobuf.ts") | undefined) {
+function parseBody(signal: OtlpSignal, request: HttpRequest, codec: typeof import("../protocol/otlp-protobuf.ts") | undefined) {
+  const body = request.body as Buffer;
   let raw: unknown;
   try {
-    raw = codec ? codec.decodeOtlpProtobuf(signal, body) : parseJsonText(body.toString("utf8"));
+    // The protobuf decoder charges its messages to the request as it makes them: 413 or 503 (HttpError) as they are.
+    raw = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems) : parseJsonText(body.toString("utf8"));
   } catch (err) {
     if (err instanceof RequestValidationError) {
       const why = err.detail[0]?.type === "missing" ? "the body is empty" : err.detail[0]?.msg;

@@ -178,19 +178,25 @@ function chargeItems(count: number, rules: BodyRules): void {
   rules.charge.charge(count * ITEM_COST);
 }
 
-/** Counts the items a body of a media type the server cannot scan itself would decode into (protobuf messages). */
-export type ItemCounter = (body: Buffer, mediaType: string, max: number) => number | Promise<number>;
+/** The account the decoder of a raw body charges the items it makes to: 413 past the limit, 503 past the budget. */
+function itemCharger(rules: BodyRules): (count: number) => void {
+  let items = 0;
+  return (count) => {
+    items += count;
+    if (items > rules.items.max) throw tooManyItems(rules);
+    rules.charge.charge(count * ITEM_COST);
+  };
+}
 
 /**
- * A body for routes that decode it themselves (OTLP): one of `mediaTypes`, plain, gzip or deflate. Its items are
- * counted before anyone decodes it: JSON here, other types by `countItems`.
+ * A body for routes that decode it themselves (OTLP): one of `mediaTypes`, plain, gzip or deflate. A JSON body's
+ * items are counted as it arrives; the route's decoder charges those of other types to `chargeItems` as it makes them.
  */
 export async function readRawBody(
   request: IncomingMessage,
   rules: BodyRules,
   mediaTypes: readonly string[],
-  countItems?: ItemCounter,
-): Promise<Buffer> {
+): Promise<{ body: Buffer; chargeItems: (count: number) => void }> {
   const type = mediaType(request.headers);
   if (!mediaTypes.includes(type)) {
     throw new HttpError("EGRESS_ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send ${mediaTypes.join(" or ")}`);
@@ -201,8 +207,8 @@ export async function readRawBody(
   }
   const json = type === "application/json" ? new JsonItemCounter() : undefined;
   const body = await readBody(request, rules, encoding, json);
-  chargeItems(json ? json.count : ((await countItems?.(body, type, rules.items.max)) ?? 0), rules);
-  return body;
+  if (json) chargeItems(json.count, rules);
+  return { body, chargeItems: itemCharger(rules) };
 }
 
 const invalidJson = (msg: string) => new RequestValidationError([{ loc: ["body"], msg, type: "json_invalid" }]);

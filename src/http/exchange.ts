@@ -12,6 +12,11 @@ export interface HttpRequest {
   readonly headers: IncomingHttpHeaders;
   /** `json` routes: the parsed body; `raw` routes: the (decompressed) bytes; otherwise undefined. */
   readonly body: unknown;
+  /**
+   * `raw` routes: the handler's decoder charges the items it makes of a body that is not JSON (protobuf messages)
+   * here as it makes them; it throws the 413 once they pass `http.bodyItems`, the 503 when the body budget is full.
+   */
+  readonly chargeItems?: (count: number) => void;
   /** The peer's IP address (the console counts failed sign-ins by it); undefined once the socket is gone. */
   readonly remoteAddress?: string | undefined;
   /** The server's logger with this request's id. */

@@ -3,7 +3,7 @@ import { asDatabaseUnavailable } from "../database-unavailable.ts";
 import { HttpError } from "../errors.ts";
 import { mediaType } from "./body.ts";
 import { Answer, type HttpRequest } from "./exchange.ts";
-import { PROTOBUF_MEDIA_TYPE, type OtlpSignal } from "../protocol/otlp.ts";
+import { PROTOBUF_MEDIA_TYPE } from "../protocol/otlp.ts";
 
 /**
  * google.rpc.Code values: INVALID_ARGUMENT for the sender's mistakes, UNAUTHENTICATED without a valid token,
@@ -40,9 +40,3 @@ export async function otlpErrorAnswer(failure: unknown, request: HttpRequest): P
   }
   return new Answer(status, { code, message }, undefined, headers);
 }
-
-/** Counts a protobuf body's messages before it is decoded (a JSON body's objects and arrays are counted by the server). */
-export const countProtobufItems =
-  (signal: OtlpSignal) =>
-  async (body: Buffer, _type: string, max: number): Promise<number> =>
-    (await import("../protocol/otlp-protobuf.ts")).countOtlpMessages(signal, body, max);

@@ -4,7 +4,7 @@ import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { ListenAddress } from "../config/units.ts";
 import { HttpError } from "../errors.ts";
-import { readJsonBody, readRawBody, type BodyLimit, type BodyRules, type ItemCounter } from "./body.ts";
+import { readJsonBody, readRawBody, type BodyLimit, type BodyRules } from "./body.ts";
 import { BodyBudgets, type BodyCharge } from "./budget.ts";
 import { ConnectionGuard } from "./connections.ts";
 import { errorAnswer, internalErrorAnswer } from "./error-handling.ts";
@@ -18,10 +18,10 @@ export type Handler = (request: HttpRequest) => unknown;
 export interface RouteOptions {
   /**
    * How the body is read before the handler runs: none (the default for GET), JSON, raw bytes of these media types
-   * (whose items, when not JSON, `countItems` counts before the handler decodes them), or `stream`: not read, the
-   * handler gets the request's stream as `body` and bounds what it reads and holds itself (no budget is charged).
+   * (whose items, when not JSON, the handler's decoder charges as it makes them: HttpRequest.chargeItems), or `stream`:
+   * not read, the handler gets the request's stream as `body` and bounds what it reads and holds itself (no budget).
    */
-  body?: "none" | "json" | "stream" | { raw: readonly string[]; countItems?: ItemCounter };
+  body?: "none" | "json" | "stream" | { raw: readonly string[] };
   /** Served from the connection reserve (health, billing); a function decides per request, after `authorize`. */
   reserved?: boolean | ((request: HttpRequest) => boolean);
   /** The budget class (`limits.bodyBudgets`) its bodies are charged to, or chosen per request after `authorize`. */
@@ -244,7 +244,7 @@ export class HttpServer {
       const rules: BodyRules = { limit: route.bodyLimit ?? this.#bodyLimit, items, charge, timeout };
       if (route.body === "json") request.body = await readJsonBody(incoming, rules);
       else if (route.body === "stream") request.body = incoming;
-      else if (typeof route.body === "object") request.body = await readRawBody(incoming, rules, route.body.raw, route.body.countItems);
+      else if (typeof route.body === "object") Object.assign(request, await readRawBody(incoming, rules, route.body.raw));
       const result = await route.handler(request);
       answer = result instanceof Answer || result instanceof EventStream ? result : new Answer(200, result);
     } catch (err) {

@@ -1,7 +1,9 @@
 import protobuf from "protobufjs";
 
 // The OTLP messages we decode, as a protobufjs JSON descriptor (no .proto read at runtime, so a compiled
-// dist needs no extra files). Field numbers and wire types follow opentelemetry-proto
+// dist needs no extra files). Requests are decoded by the walk in src/protocol/otlp-wire*.ts, which has these field
+// numbers written out and is held to protobufjs's decode and toObject of these types by
+// test/protocol/otlp-protobuf-equivalence.test.ts; responses and google.rpc.Status are encoded with them. Field numbers and wire types follow opentelemetry-proto
 // (opentelemetry/proto/{common,resource,metrics,trace,logs}/v1 and collector/*/v1) and google/rpc/status.proto.
 // Only the fields src/protocol/otlp.ts uses are declared: protobufjs skips the rest, as OTLP receivers must.
 // Field names are lowerCamelCase here because JSON descriptors are taken as given (only the .proto parser

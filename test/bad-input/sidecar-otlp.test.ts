@@ -151,6 +151,13 @@ describe("sidecar OTLP receiver: bad input", () => {
     assertOtlpStatus(await send(url("logs"), bomb, { ...PROTOBUF, "content-encoding": "gzip" }), 413, true);
   });
 
+  test("more protobuf messages than http.bodyItems (500,000) is 413 with a Status; as many is a request", async () => {
+    const emptyResources = (count: number) => Buffer.alloc(2 * count, Buffer.from([0x0a, 0x00])); // within 1 MiB
+    const refused = assertOtlpStatus(await send(url("metrics"), emptyResources(500_001), PROTOBUF), 413, true);
+    assert.match(refused.message, /more than 500000 objects, arrays or messages \(http\.bodyItems\)$/);
+    assert.equal((await send(url("metrics"), emptyResources(500_000), PROTOBUF)).status, 200);
+  });
+
   test("a bad item is rejected alone, by count and path: wrong types, too deep, too many values, 60,000 bad items", async () => {
     const rejected = async (request: unknown, count: number, reason: RegExp) => {
       const response = await send(url("logs"), JSON.stringify(request), JSON_TYPE);

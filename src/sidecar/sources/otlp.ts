@@ -1,3 +1,4 @@
+import { HttpError } from "../../errors.ts";
 import { mediaType } from "../../http/body.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
@@ -7,7 +8,7 @@ import type { AgentMetrics } from "../local-api/metrics.ts";
 import type { ByteCap, CappedEnqueueResult, Outbox, Stream } from "../storage/outbox.ts";
 import { GroupCommit } from "../../group-commit.ts";
 import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy/policy.ts";
-import { countProtobufItems, INVALID_ARGUMENT, otlpErrorAnswer } from "../../http/otlp-http.ts";
+import { INVALID_ARGUMENT, otlpErrorAnswer } from "../../http/otlp-http.ts";
 import { OtlpRequestShapeError, parseExport } from "../../protocol/otlp-request.ts";
 
 const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as {
@@ -57,9 +58,10 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         let parsed: ReturnType<typeof parseExport>;
         try {
           const body = request.body as Buffer;
-          const raw: unknown = codec ? codec.decodeOtlpProtobuf(signal, body) : JSON.parse(body.toString("utf8"));
+          const raw: unknown = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems) : JSON.parse(body.toString("utf8"));
           parsed = parseExport(signal, raw);
         } catch (err) {
+          if (err instanceof HttpError) throw err; // too many messages (413), or the body budget full (503)
           if (err instanceof OtlpRequestShapeError) return badRequest(err.message);
           return badRequest(`the body is not a valid OTLP ${protobuf ? "protobuf" : "JSON"} export request`);
         }
@@ -107,7 +109,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         );
       },
       // These routes decode their own bodies: an undecodable one is the OTLP 400, not the local API's 422.
-      { body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE], countItems: countProtobufItems(signal) }, errors: otlpErrorAnswer },
+      { body: { raw: ["application/json", PROTOBUF_MEDIA_TYPE] }, errors: otlpErrorAnswer },
     );
   }
 }
