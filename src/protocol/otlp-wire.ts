@@ -28,6 +28,11 @@ const EXACT_HIGH = 0x200000;
 export class Wire {
   readonly reader: protobuf.Reader;
   readonly #buffer: Buffer;
+  readonly #recentTimes = [
+    { low: -1, high: -1, signed: false, text: "" },
+    { low: -1, high: -1, signed: false, text: "" },
+  ];
+  #nextSlot = 0;
   readonly #charge: (messages: number) => void;
 
   constructor(body: Uint8Array, charge: (messages: number) => void) {
@@ -91,7 +96,16 @@ export class Wire {
     const at = reader.pos;
     if (at + 8 > reader.len) throw RangeError("index out of range");
     reader.pos = at + 8;
-    return int64String(this.#buffer.readUInt32LE(at), this.#buffer.readUInt32LE(at + 4), signed);
+    const low = this.#buffer.readUInt32LE(at);
+    const high = this.#buffer.readUInt32LE(at + 4);
+    // Times are fixed64 nanoseconds, past 2^53: each a BigInt to write. A request's points mostly share their two
+    // (start and time), so the last two conversions are kept.
+    const slots = this.#recentTimes;
+    for (const slot of slots) if (slot.low === low && slot.high === high && slot.signed === signed) return slot.text;
+    const text = int64String(low, high, signed);
+    slots[this.#nextSlot] = { low, high, signed, text };
+    this.#nextSlot ^= 1;
+    return text;
   }
 
   /** An int64 (varint) field as a decimal string. */
