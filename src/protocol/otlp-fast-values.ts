@@ -1,9 +1,9 @@
 /**
  * The zod-free fast path's primitives (see otlp-fast.ts): the part's value budget, the edit count that says what can
- * be reused, OTLP's 64-bit integers and hex ids (AnyValue and KeyValue are otlp-fast-attributes.ts). Every function returns the value exactly as
- * the zod schema in otlp.ts would output it (the raw value itself when it already is that), or undefined
- * ("refused"): the caller then asks zod, which either finds the reason or, for the odd input this path is stricter
- * on (a present key holding `undefined`), accepts. No valid value normalises to undefined.
+ * be reused, OTLP's 64-bit integers and hex ids (AnyValue and KeyValue are in otlp-fast-attributes.ts). Every
+ * function returns the value exactly as the zod schema in otlp.ts would output it (the raw value itself when it
+ * already is that), or undefined ("refused"): the caller then asks zod, which either finds the reason or, for the odd
+ * input this path is stricter on (a present key holding `undefined`), accepts. No valid value normalises to undefined.
  */
 import { MAX_ITEM_VALUES, MAX_JSON_DEPTH } from "./json-shape.ts";
 
