@@ -19,6 +19,7 @@ import { InstanceRecorder } from "./instance-recorder.ts";
 import type { ForwardMetrics } from "./forward/metrics.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
 import type { License } from "./licenses.ts";
+import { ReceivedJson } from "./otlp-body.ts";
 import type { BeaconStorage } from "./storage.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
 
@@ -187,16 +188,11 @@ function registerOtlpRoute(
       await deps.instances.seen(request, license);
       const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
-      const parsed = parseBody(signal, request, codec);
+      const { parsed, json } = parseBody(signal, request, codec);
       if (parsed.accepted > 0) {
-        await deps.store.insertOtlp(
-          signal,
-          license.id,
-          parsed.accepted,
-          parsed.request,
-          new Date(deps.now()),
-          deps.forwarder !== undefined,
-        );
+        // A request parsing left as it was (the sidecar's always are) is stored as its text: no second serialisation.
+        const body = parsed.canonical && json !== undefined ? new ReceivedJson(json) : parsed.request;
+        await deps.store.insertOtlp(signal, license.id, parsed.accepted, body, new Date(deps.now()), deps.forwarder !== undefined);
         deps.forwarder?.wake();
       }
       request.log.info(
@@ -220,13 +216,14 @@ function registerOtlpRoute(
   );
 }
 
-/** The export request in a body, item by item; a body that is not one at all is OTLP's 400. */
+/** The export request in a body, item by item, and a JSON body's text; a body that is not one at all is OTLP's 400. */
 function parseBody(signal: OtlpSignal, request: HttpRequest, codec: typeof import("../protocol/otlp-protobuf.ts") | undefined) {
   const body = request.body as Buffer;
   let raw: unknown;
+  const json = codec ? undefined : body.toString("utf8");
   try {
     // The protobuf decoder charges its messages to the request as it makes them: 413 or 503 (HttpError) as they are.
-    raw = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems) : parseJsonText(body.toString("utf8"));
+    raw = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems) : parseJsonText(json!);
   } catch (err) {
     if (err instanceof RequestValidationError) {
       const why = err.detail[0]?.type === "missing" ? "the body is empty" : err.detail[0]?.msg;
@@ -237,7 +234,7 @@ function parseBody(signal: OtlpSignal, request: HttpRequest, codec: typeof impor
     throw err;
   }
   try {
-    return parseExport(signal, raw);
+    return { parsed: parseExport(signal, raw), json };
   } catch (err) {
     if (!(err instanceof OtlpRequestShapeError)) throw err;
     throw new HttpError(codec ? "EGRESS_ERR_OTLP_PROTOBUF" : "EGRESS_ERR_OTLP_JSON", err.message);

@@ -6,6 +6,7 @@ import type { BeaconConfig } from "./config.ts";
 import type { InstanceStore } from "./instances.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
 import { LicenseStore } from "./license-store.ts";
+import { otlpBodyText } from "./otlp-body.ts";
 import { sqliteExecutor } from "./sql-executor.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
@@ -46,7 +47,10 @@ export interface BeaconStorage {
    * how many rows are new.
    */
   importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number>;
-  /** `forward`: also queued for the vendor's collector, in the same transaction. */
+  /**
+   * `body`: the parsed request, or a ReceivedJson when its text is already what JSON.stringify would store (bar key
+   * order and spacing): otlp-body.ts. `forward`: also queued for the vendor's collector, in the same transaction.
+   */
   insertOtlp(
     signal: OtlpSignal,
     licenseId: string | null,
@@ -100,7 +104,7 @@ class SqliteBeaconStorage implements BeaconStorage {
     receivedAt: Date,
     forward = false,
   ): Promise<void> {
-    this.#store.insertOtlp(signal, licenseId, itemCount, body, receivedAt, forward);
+    this.#store.insertOtlp(signal, licenseId, itemCount, otlpBodyText(body), receivedAt, forward);
   }
   get forwardQueue(): ForwardQueue {
     return this.#store.forwardQueue;

@@ -209,9 +209,8 @@ export class BeaconStore {
     return this.#db.transaction(work)();
   }
 
-  /** `forward`: queued for the vendor's collector in the same transaction (telemetry.forward.endpoint is set). */
-  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, body: unknown, receivedAt: Date, forward = false): void {
-    const text = JSON.stringify(body);
+  /** `text`: the request's JSON (otlp-body.ts). `forward`: queued for the vendor's collector in the same transaction. */
+  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, text: string, receivedAt: Date, forward = false): void {
     const at = receivedAt.toISOString();
     this.#db.transaction(() => {
       const { lastInsertRowid } = this.#insertOtlp.run(signal, licenseId, itemCount, text, at);

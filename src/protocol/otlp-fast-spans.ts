@@ -1,14 +1,17 @@
 /** The fast path's spans (see otlp-fast.ts): Span with its events, links and status, as otlp.ts's Span outputs them. */
 import type { KeyValue, Span } from "./otlp.ts";
+import { attributes } from "./otlp-fast-attributes.ts";
 import {
-  attributes,
   counted,
-  countedBelow,
   countedList,
+  editMark,
   hexId,
   isIntIn,
   isListAt,
   isObjectAt,
+  nextOutput,
+  reusable,
+  skipped,
   startPart,
   unixNano,
 } from "./otlp-fast-values.ts";
@@ -21,16 +24,11 @@ const MAX = Number.MAX_SAFE_INTEGER;
 export function fastSpan(raw: unknown): Span | undefined {
   startPart();
   if (!isObjectAt(raw, 1)) return undefined;
-  let traceId: string | undefined,
-    spanId: string | undefined,
-    parentSpanId = "",
-    traceState: string | undefined,
-    name = "";
-  let start: string | undefined, end: string | undefined, flags: number | undefined, kind: number | undefined;
+  const mark = editMark();
+  let traceId: string | undefined, spanId: string | undefined, parentSpanId: string | undefined, traceState: string | undefined;
+  let name: string | undefined, start: string | undefined, end: string | undefined, flags: number | undefined, kind: number | undefined;
   let attrs: KeyValue[] | undefined, events: SpanEvent[] | undefined, links: SpanLink[] | undefined, status: Span["status"] | undefined;
-  let droppedAttributes = 0,
-    droppedEvents = 0,
-    droppedLinks = 0;
+  let droppedAttributes: number | undefined, droppedEvents: number | undefined, droppedLinks: number | undefined;
   for (const key in raw) {
     if (!counted()) return undefined;
     const x = raw[key];
@@ -70,24 +68,27 @@ export function fastSpan(raw: unknown): Span | undefined {
     } else if (key === "status") {
       status = statusOf(x);
       if (status === undefined) return undefined;
-    } else if (!countedBelow(x, 2)) return undefined;
+    } else if (!skipped(x, 2)) return undefined;
   }
   if (traceId === undefined || spanId === undefined || start === undefined || end === undefined) return undefined;
+  const lists = attrs !== undefined && events !== undefined && links !== undefined && status !== undefined;
+  const counts = droppedAttributes !== undefined && droppedEvents !== undefined && droppedLinks !== undefined;
+  if (reusable(mark, lists && counts && parentSpanId !== undefined && name !== undefined)) return raw as Span;
   const span = { traceId, spanId } as Span;
   if (traceState !== undefined) span.traceState = traceState;
-  span.parentSpanId = parentSpanId;
+  span.parentSpanId = parentSpanId ?? "";
   if (flags !== undefined) span.flags = flags;
-  span.name = name;
+  span.name = name ?? "";
   if (kind !== undefined) span.kind = kind;
   return Object.assign(span, {
     startTimeUnixNano: start,
     endTimeUnixNano: end,
     attributes: attrs ?? [],
-    droppedAttributesCount: droppedAttributes,
+    droppedAttributesCount: droppedAttributes ?? 0,
     events: events ?? [],
-    droppedEventsCount: droppedEvents,
+    droppedEventsCount: droppedEvents ?? 0,
     links: links ?? [],
-    droppedLinksCount: droppedLinks,
+    droppedLinksCount: droppedLinks ?? 0,
     status: status ?? { code: 0 },
   });
 }
@@ -95,21 +96,22 @@ export function fastSpan(raw: unknown): Span | undefined {
 /** A span's events or links (a list at depth 2 of objects at depth 3). */
 function listOf<T>(v: unknown, element: (v: unknown) => T | undefined): T[] | undefined {
   if (!isListAt(v, 2) || !countedList(v)) return undefined;
-  const list: T[] = [];
+  let out: unknown[] | undefined;
   for (let i = 0; i < v.length; i++) {
     const item = element(v[i]);
     if (item === undefined) return undefined;
-    list.push(item);
+    out = nextOutput(out, v, i, item);
   }
-  return list;
+  return (out ?? v) as T[];
 }
 
 function eventOf(v: unknown): SpanEvent | undefined {
   if (!isObjectAt(v, 3)) return undefined;
+  const mark = editMark();
   let time: string | undefined;
-  let name = "";
+  let name: string | undefined;
   let attrs: KeyValue[] | undefined;
-  let dropped = 0;
+  let dropped: number | undefined;
   for (const key in v) {
     if (!counted()) return undefined;
     const x = v[key];
@@ -125,19 +127,21 @@ function eventOf(v: unknown): SpanEvent | undefined {
     } else if (key === "droppedAttributesCount") {
       if (!isIntIn(x, 0, MAX)) return undefined;
       dropped = x;
-    } else if (!countedBelow(x, 4)) return undefined;
+    } else if (!skipped(x, 4)) return undefined;
   }
   if (time === undefined) return undefined;
-  return { timeUnixNano: time, name, attributes: attrs ?? [], droppedAttributesCount: dropped };
+  if (reusable(mark, name !== undefined && attrs !== undefined && dropped !== undefined)) return v as SpanEvent;
+  return { timeUnixNano: time, name: name ?? "", attributes: attrs ?? [], droppedAttributesCount: dropped ?? 0 };
 }
 
 function linkOf(v: unknown): SpanLink | undefined {
   if (!isObjectAt(v, 3)) return undefined;
+  const mark = editMark();
   let traceId: string | undefined;
   let spanId: string | undefined;
   let traceState: string | undefined;
   let attrs: KeyValue[] | undefined;
-  let dropped = 0;
+  let dropped: number | undefined;
   for (const key in v) {
     if (!counted()) return undefined;
     const x = v[key];
@@ -155,19 +159,21 @@ function linkOf(v: unknown): SpanLink | undefined {
     } else if (key === "droppedAttributesCount") {
       if (!isIntIn(x, 0, MAX)) return undefined;
       dropped = x;
-    } else if (!countedBelow(x, 4)) return undefined;
+    } else if (!skipped(x, 4)) return undefined;
   }
   if (traceId === undefined || spanId === undefined) return undefined;
+  if (reusable(mark, attrs !== undefined && dropped !== undefined)) return v as SpanLink;
   return traceState === undefined
-    ? { traceId, spanId, attributes: attrs ?? [], droppedAttributesCount: dropped }
-    : { traceId, spanId, traceState, attributes: attrs ?? [], droppedAttributesCount: dropped };
+    ? { traceId, spanId, attributes: attrs ?? [], droppedAttributesCount: dropped ?? 0 }
+    : { traceId, spanId, traceState, attributes: attrs ?? [], droppedAttributesCount: dropped ?? 0 };
 }
 
-/** Status: `{ code: 0 }` when left out (the schema's prefault), message only when sent. */
+/** Status: `{ code: 0 }` when left out (the schema's prefault) or its code is, message only when sent. */
 function statusOf(v: unknown): Span["status"] | undefined {
   if (!isObjectAt(v, 2)) return undefined;
+  const mark = editMark();
   let message: string | undefined;
-  let code = 0;
+  let code: number | undefined;
   for (const key in v) {
     if (!counted()) return undefined;
     const x = v[key];
@@ -177,7 +183,8 @@ function statusOf(v: unknown): Span["status"] | undefined {
     } else if (key === "code") {
       if (!isIntIn(x, 0, 2)) return undefined;
       code = x;
-    } else if (!countedBelow(x, 3)) return undefined;
+    } else if (!skipped(x, 3)) return undefined;
   }
-  return message === undefined ? { code } : { message, code };
+  if (reusable(mark, code !== undefined)) return v as Span["status"];
+  return message === undefined ? { code: code ?? 0 } : { message, code: code ?? 0 };
 }

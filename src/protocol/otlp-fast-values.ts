@@ -1,17 +1,56 @@
 /**
- * The zod-free fast path's primitives (see otlp-fast.ts): the part's value budget, OTLP's 64-bit integers and hex
- * ids, and AnyValue/KeyValue. Every function returns the value exactly as the zod schema in otlp.ts would output
- * it, or undefined ("refused"): the caller then asks zod, which either finds the reason or, for the odd input this
- * path is stricter on (a present key holding `undefined`), accepts. No valid value normalises to undefined.
+ * The zod-free fast path's primitives (see otlp-fast.ts): the part's value budget, the edit count that says what can
+ * be reused, OTLP's 64-bit integers and hex ids (AnyValue and KeyValue are in otlp-fast-attributes.ts). Every
+ * function returns the value exactly as the zod schema in otlp.ts would output it (the raw value itself when it
+ * already is that), or undefined ("refused"): the caller then asks zod, which either finds the reason or, for the odd
+ * input this path is stricter on (a present key holding `undefined`), accepts. No valid value normalises to undefined.
  */
 import { MAX_ITEM_VALUES, MAX_JSON_DEPTH } from "./json-shape.ts";
-import type { AnyValue, KeyValue } from "./otlp.ts";
 
 export type Fields = Record<string, unknown>;
 
 // jsonShapeProblem's bound, counted in the validating walk: a parent counts its children (one per key or element),
 // an object or array deeper than MAX_JSON_DEPTH is refused. Module state, not a parameter: the walk is synchronous.
 let seen = 0;
+
+// Edits made so far: a value normalised, a default filled in, an unknown key dropped. An object or list is its own
+// output (no copy: a request is mostly canonical already, and a copy is garbage to collect) when no edit was made
+// while walking it; an edit anywhere below makes every object above it a new one. Module state, as `seen` is.
+let edits = 0;
+
+/** Where an object's walk starts: compared with the count at its end (reusable). */
+export function editMark(): number {
+  return edits;
+}
+
+/**
+ * Whether the object walked since `mark` is its own output: nothing below it edited and `complete` (every key with a
+ * default was sent). If not, the new object the caller builds is an edit, for the objects above it.
+ */
+export function reusable(mark: number, complete: boolean): boolean {
+  if (complete && edits === mark) return true;
+  edits++;
+  return false;
+}
+
+/** A key the schema does not know: dropped (an edit), what it holds counted. */
+export function skipped(x: unknown, depth: number): boolean {
+  edits++;
+  return countedBelow(x, depth);
+}
+
+/**
+ * A list's outputs, built lazily: undefined (the raw list is its own output) while each output is its raw element,
+ * a copy from the first one that is not. `value` undefined: the element is left out.
+ */
+export function nextOutput(out: unknown[] | undefined, raw: readonly unknown[], i: number, value: unknown): unknown[] | undefined {
+  if (out === undefined) {
+    if (value !== undefined && value === raw[i]) return undefined;
+    out = raw.slice(0, i);
+  }
+  if (value !== undefined) out.push(value);
+  return out;
+}
 
 /** Starts a part (resource, scope or item): the part itself is its first value. */
 export function startPart(): void {
@@ -72,9 +111,9 @@ const UINT64_MAX_DIGITS = "18446744073709551615";
 /** otlp.ts's Int64: a decimal string of at most 21 characters or an integer number, within 64 bits, as a canonical string. */
 export function int64(v: unknown): string | undefined {
   if (typeof v === "string") return int64String(v);
-  if (typeof v !== "number") return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v)) return undefined;
+  edits++; // a number becomes a string
   if (Number.isSafeInteger(v)) return String(v); // -0 too: "0"
-  if (!Number.isInteger(v)) return undefined;
   const big = BigInt(v);
   return big >= INT64_MIN && big <= UINT64_MAX ? big.toString() : undefined;
 }
@@ -90,7 +129,9 @@ function int64String(v: string): string | undefined {
   }
   if (!digitsAtMost(v, start, start === 1 ? INT64_MIN_DIGITS : UINT64_MAX_DIGITS)) return undefined;
   // Canonical (no leading zero, no "-0") is most values: kept as sent, as the schema keeps them.
-  return v.charCodeAt(start) !== 48 || n === 1 ? v : BigInt(v).toString();
+  if (v.charCodeAt(start) !== 48 || n === 1) return v;
+  edits++;
+  return BigInt(v).toString();
 }
 
 /** Whether the digits of `v` from `start` are at most `limit` (digits, no leading zero), without a BigInt. */
@@ -123,134 +164,7 @@ export function hexId(v: unknown, digits: number, allowEmpty: boolean): string |
     if (c < 65 || c > 70) return undefined;
     upper = true;
   }
-  return upper ? v.toLowerCase() : v;
-}
-
-/** z.base64(): what atob takes with no whitespace and a length that is a multiple of 4 (padding only at the end). */
-function isBase64(v: string): boolean {
-  const n = v.length;
-  if (n % 4 !== 0) return false;
-  let end = n;
-  if (n > 0 && v.charCodeAt(n - 1) === 61) end = v.charCodeAt(n - 2) === 61 ? n - 2 : n - 1; // "="
-  for (let i = 0; i < end; i++) {
-    const c = v.charCodeAt(i);
-    const ok = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47; // A-Z a-z 0-9 + /
-    if (!ok) return false;
-  }
-  return true;
-}
-
-/** An AnyValue at `depth`: its keys in the schema's order, only those sent; unknown ones dropped. */
-export function anyValue(v: unknown, depth: number): AnyValue | undefined {
-  if (!isObjectAt(v, depth)) return undefined;
-  let stringValue: string | undefined;
-  let boolValue: boolean | undefined;
-  let intValue: string | undefined;
-  let doubleValue: number | undefined;
-  let bytesValue: string | undefined;
-  let arrayValue: AnyValue["arrayValue"];
-  let kvlistValue: AnyValue["kvlistValue"];
-  for (const key in v) {
-    if (!counted()) return undefined;
-    const x = v[key];
-    switch (key) {
-      case "stringValue":
-        if (typeof x !== "string") return undefined;
-        stringValue = x;
-        break;
-      case "boolValue":
-        if (typeof x !== "boolean") return undefined;
-        boolValue = x;
-        break;
-      case "intValue":
-        intValue = int64(x);
-        if (intValue === undefined) return undefined;
-        break;
-      case "doubleValue":
-        if (!isFiniteNumber(x)) return undefined;
-        doubleValue = x;
-        break;
-      case "bytesValue":
-        if (typeof x !== "string" || !isBase64(x)) return undefined;
-        bytesValue = x;
-        break;
-      case "arrayValue":
-        arrayValue = valuesOf(x, depth + 1, false) as AnyValue["arrayValue"];
-        if (arrayValue === undefined) return undefined;
-        break;
-      case "kvlistValue":
-        kvlistValue = valuesOf(x, depth + 1, true) as AnyValue["kvlistValue"];
-        if (kvlistValue === undefined) return undefined;
-        break;
-      default:
-        if (!countedBelow(x, depth + 1)) return undefined;
-    }
-  }
-  const out: AnyValue = {};
-  if (stringValue !== undefined) out.stringValue = stringValue;
-  if (boolValue !== undefined) out.boolValue = boolValue;
-  if (intValue !== undefined) out.intValue = intValue;
-  if (doubleValue !== undefined) out.doubleValue = doubleValue;
-  if (bytesValue !== undefined) out.bytesValue = bytesValue;
-  if (arrayValue !== undefined) out.arrayValue = arrayValue;
-  if (kvlistValue !== undefined) out.kvlistValue = kvlistValue;
-  return out;
-}
-
-/** arrayValue or kvlistValue: `{ values }`, the listed AnyValues or KeyValues, [] when left out. */
-function valuesOf(v: unknown, depth: number, keyValues: boolean): { values: unknown[] } | undefined {
-  if (!isObjectAt(v, depth)) return undefined;
-  let values: unknown[] | undefined;
-  for (const key in v) {
-    if (!counted()) return undefined;
-    const x = v[key];
-    if (key !== "values") {
-      if (!countedBelow(x, depth + 1)) return undefined;
-      continue;
-    }
-    values = keyValues ? attributes(x, depth + 1) : anyValues(x, depth + 1);
-    if (values === undefined) return undefined;
-  }
-  return { values: values ?? [] };
-}
-
-function anyValues(v: unknown, depth: number): AnyValue[] | undefined {
-  if (!isListAt(v, depth) || !countedList(v)) return undefined;
-  const out: AnyValue[] = [];
-  for (let i = 0; i < v.length; i++) {
-    const value = anyValue(v[i], depth + 1);
-    if (value === undefined) return undefined;
-    out.push(value);
-  }
-  return out;
-}
-
-/** A list of KeyValues (attributes, kvlistValue.values); the caller gives [] for a left-out list. */
-export function attributes(v: unknown, depth: number): KeyValue[] | undefined {
-  if (!isListAt(v, depth) || !countedList(v)) return undefined;
-  const out: KeyValue[] = [];
-  for (let i = 0; i < v.length; i++) {
-    const kv = keyValue(v[i], depth + 1);
-    if (kv === undefined) return undefined;
-    out.push(kv);
-  }
-  return out;
-}
-
-function keyValue(v: unknown, depth: number): KeyValue | undefined {
-  if (!isObjectAt(v, depth)) return undefined;
-  let key: string | undefined;
-  let value: AnyValue | undefined;
-  for (const k in v) {
-    if (!counted()) return undefined;
-    const x = v[k];
-    if (k === "key") {
-      if (typeof x !== "string") return undefined;
-      key = x;
-    } else if (k === "value") {
-      value = anyValue(x, depth + 1);
-      if (value === undefined) return undefined;
-    } else if (!countedBelow(x, depth + 1)) return undefined;
-  }
-  return key === undefined ? undefined : { key, value: value ?? {} };
+  if (!upper) return v;
+  edits++;
+  return v.toLowerCase();
 }

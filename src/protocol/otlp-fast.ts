@@ -1,24 +1,28 @@
 /**
  * The fast path of parseExport (otlp-request.ts): each part of an export request (resource, scope, metric, span,
- * log record) validated and normalised without zod, to the very value the schema in otlp.ts would output (its keys
- * in the schema's order, defaults filled in, unknown keys dropped), or undefined when refused. Zod stays the
- * schema of record: a refused part goes to zod, which names the reason. jsonShapeProblem's bound (values and depth
- * per part) is counted in the same walk. Inputs are JSON.parse or protobufjs toObject output: plain data.
+ * log record) validated and normalised without zod, to the very value the schema in otlp.ts would output, or
+ * undefined when refused. An object or list that already is that value (every key known, every default sent, every
+ * value canonical) is returned itself, in the sender's key order; one that is not is built anew (the schema's key
+ * order, defaults filled in, unknown keys dropped). Zod stays the schema of record: a refused part goes to zod,
+ * which names the reason. jsonShapeProblem's bound (values and depth per part) is counted in the same walk. Inputs
+ * are JSON.parse or protobufjs toObject output: plain data.
  */
 import type { z } from "zod";
 import type { AnyValue, KeyValue, LogRecord, Metric, NumberDataPoint, Resource, Scope } from "./otlp.ts";
+import { anyValue, attributes } from "./otlp-fast-attributes.ts";
 import {
-  attributes,
-  anyValue,
   counted,
-  countedBelow,
   countedList,
+  editMark,
   hexId,
   int64,
   isFiniteNumber,
   isIntIn,
   isListAt,
   isObjectAt,
+  nextOutput,
+  reusable,
+  skipped,
   startPart,
   unixNano,
 } from "./otlp-fast-values.ts";
@@ -32,8 +36,9 @@ const MAX = Number.MAX_SAFE_INTEGER;
 export function fastResource(raw: unknown): z.output<typeof Resource> | undefined {
   startPart();
   if (!isObjectAt(raw, 1)) return undefined;
+  const mark = editMark();
   let attrs: KeyValue[] | undefined;
-  let dropped = 0;
+  let dropped: number | undefined;
   for (const key in raw) {
     if (!counted()) return undefined;
     const x = raw[key];
@@ -43,18 +48,20 @@ export function fastResource(raw: unknown): z.output<typeof Resource> | undefine
     } else if (key === "droppedAttributesCount") {
       if (!isIntIn(x, 0, MAX)) return undefined;
       dropped = x;
-    } else if (!countedBelow(x, 2)) return undefined;
+    } else if (!skipped(x, 2)) return undefined;
   }
-  return { attributes: attrs ?? [], droppedAttributesCount: dropped };
+  if (reusable(mark, attrs !== undefined && dropped !== undefined)) return raw as z.output<typeof Resource>;
+  return { attributes: attrs ?? [], droppedAttributesCount: dropped ?? 0 };
 }
 
 export function fastScope(raw: unknown): z.output<typeof Scope> | undefined {
   startPart();
   if (!isObjectAt(raw, 1)) return undefined;
-  let name = "";
-  let version = "";
+  const mark = editMark();
+  let name: string | undefined;
+  let version: string | undefined;
   let attrs: KeyValue[] | undefined;
-  let dropped = 0;
+  let dropped: number | undefined;
   for (const key in raw) {
     if (!counted()) return undefined;
     const x = raw[key];
@@ -68,17 +75,20 @@ export function fastScope(raw: unknown): z.output<typeof Scope> | undefined {
     } else if (key === "droppedAttributesCount") {
       if (!isIntIn(x, 0, MAX)) return undefined;
       dropped = x;
-    } else if (!countedBelow(x, 2)) return undefined;
+    } else if (!skipped(x, 2)) return undefined;
   }
-  return { name, version, attributes: attrs ?? [], droppedAttributesCount: dropped };
+  const complete = name !== undefined && version !== undefined && attrs !== undefined && dropped !== undefined;
+  if (reusable(mark, complete)) return raw as z.output<typeof Scope>;
+  return { name: name ?? "", version: version ?? "", attributes: attrs ?? [], droppedAttributesCount: dropped ?? 0 };
 }
 
 export function fastMetric(raw: unknown): Metric | undefined {
   startPart();
   if (!isObjectAt(raw, 1)) return undefined;
+  const mark = editMark();
   let name: string | undefined;
-  let unit = "";
-  let description = "";
+  let unit: string | undefined;
+  let description: string | undefined;
   let gauge: Metric["gauge"];
   let sum: Metric["sum"];
   for (const key in raw) {
@@ -95,10 +105,11 @@ export function fastMetric(raw: unknown): Metric | undefined {
     } else if (key === "sum") {
       sum = sumOf(x);
       if (sum === undefined) return undefined;
-    } else if (!countedBelow(x, 2)) return undefined;
+    } else if (!skipped(x, 2)) return undefined;
   }
   if (name === undefined || name.length === 0 || (gauge === undefined) === (sum === undefined)) return undefined;
-  const metric: Metric = { name, unit, description };
+  if (reusable(mark, unit !== undefined && description !== undefined)) return raw as Metric;
+  const metric: Metric = { name, unit: unit ?? "", description: description ?? "" };
   if (gauge !== undefined) metric.gauge = gauge;
   if (sum !== undefined) metric.sum = sum;
   return metric;
@@ -106,6 +117,7 @@ export function fastMetric(raw: unknown): Metric | undefined {
 
 function gaugeOf(v: unknown): Metric["gauge"] {
   if (!isObjectAt(v, 2)) return undefined;
+  const mark = editMark();
   let dataPoints: Point[] | undefined;
   for (const key in v) {
     if (!counted()) return undefined;
@@ -113,16 +125,17 @@ function gaugeOf(v: unknown): Metric["gauge"] {
     if (key === "dataPoints") {
       dataPoints = pointsOf(x);
       if (dataPoints === undefined) return undefined;
-    } else if (!countedBelow(x, 3)) return undefined;
+    } else if (!skipped(x, 3)) return undefined;
   }
-  return { dataPoints: dataPoints ?? [] };
+  return reusable(mark, dataPoints !== undefined) ? (v as Metric["gauge"]) : { dataPoints: dataPoints ?? [] };
 }
 
 function sumOf(v: unknown): Metric["sum"] {
   if (!isObjectAt(v, 2)) return undefined;
+  const mark = editMark();
   let dataPoints: Point[] | undefined;
-  let aggregationTemporality = 0;
-  let isMonotonic = false;
+  let aggregationTemporality: number | undefined;
+  let isMonotonic: boolean | undefined;
   for (const key in v) {
     if (!counted()) return undefined;
     const x = v[key];
@@ -135,24 +148,28 @@ function sumOf(v: unknown): Metric["sum"] {
     } else if (key === "isMonotonic") {
       if (typeof x !== "boolean") return undefined;
       isMonotonic = x;
-    } else if (!countedBelow(x, 3)) return undefined;
+    } else if (!skipped(x, 3)) return undefined;
   }
-  return { dataPoints: dataPoints ?? [], aggregationTemporality, isMonotonic };
+  if (reusable(mark, dataPoints !== undefined && aggregationTemporality !== undefined && isMonotonic !== undefined)) {
+    return v as Metric["sum"];
+  }
+  return { dataPoints: dataPoints ?? [], aggregationTemporality: aggregationTemporality ?? 0, isMonotonic: isMonotonic ?? false };
 }
 
 function pointsOf(v: unknown): Point[] | undefined {
   if (!isListAt(v, 3) || !countedList(v)) return undefined;
-  const points: Point[] = [];
+  let out: unknown[] | undefined;
   for (let i = 0; i < v.length; i++) {
     const point = pointOf(v[i]);
     if (point === undefined) return undefined;
-    points.push(point);
+    out = nextOutput(out, v, i, point);
   }
-  return points;
+  return (out ?? v) as Point[];
 }
 
 function pointOf(v: unknown): Point | undefined {
   if (!isObjectAt(v, 4)) return undefined;
+  const mark = editMark();
   let attrs: KeyValue[] | undefined;
   let start: string | undefined;
   let time: string | undefined;
@@ -175,9 +192,10 @@ function pointOf(v: unknown): Point | undefined {
     } else if (key === "asInt") {
       asInt = int64(x);
       if (asInt === undefined) return undefined;
-    } else if (!countedBelow(x, 5)) return undefined;
+    } else if (!skipped(x, 5)) return undefined;
   }
   if (time === undefined || (asDouble === undefined) === (asInt === undefined)) return undefined;
+  if (reusable(mark, attrs !== undefined)) return v as Point;
   // The common shapes as literals, so that points share one hidden class each.
   if (start === undefined) {
     return asDouble !== undefined
@@ -192,16 +210,17 @@ function pointOf(v: unknown): Point | undefined {
 export function fastLogRecord(raw: unknown): LogRecord | undefined {
   startPart();
   if (!isObjectAt(raw, 1)) return undefined;
-  let time = "0";
+  const mark = editMark();
+  let time: string | undefined;
   let observed: string | undefined;
-  let severityNumber = 0;
-  let severityText = "";
+  let severityNumber: number | undefined;
+  let severityText: string | undefined;
   let body: AnyValue | undefined;
   let attrs: KeyValue[] | undefined;
-  let dropped = 0;
+  let dropped: number | undefined;
   let flags: number | undefined;
-  let traceId = "";
-  let spanId = "";
+  let traceId: string | undefined;
+  let spanId: string | undefined;
   for (const key in raw) {
     if (!counted()) return undefined;
     const x = raw[key];
@@ -231,17 +250,19 @@ export function fastLogRecord(raw: unknown): LogRecord | undefined {
       if (!isIntIn(x, 0, MAX)) return undefined;
       if (key === "flags") flags = x;
       else dropped = x;
-    } else if (!countedBelow(x, 2)) return undefined;
+    } else if (!skipped(x, 2)) return undefined;
   }
-  const record: LogRecord = { timeUnixNano: time } as LogRecord;
+  const complete = time !== undefined && severityNumber !== undefined && severityText !== undefined && attrs !== undefined;
+  if (reusable(mark, complete && dropped !== undefined && traceId !== undefined && spanId !== undefined)) return raw as LogRecord;
+  const record: LogRecord = { timeUnixNano: time ?? "0" } as LogRecord;
   if (observed !== undefined) record.observedTimeUnixNano = observed;
-  record.severityNumber = severityNumber;
-  record.severityText = severityText;
+  record.severityNumber = severityNumber ?? 0;
+  record.severityText = severityText ?? "";
   if (body !== undefined) record.body = body;
   record.attributes = attrs ?? [];
-  record.droppedAttributesCount = dropped;
+  record.droppedAttributesCount = dropped ?? 0;
   if (flags !== undefined) record.flags = flags;
-  record.traceId = traceId;
-  record.spanId = spanId;
+  record.traceId = traceId ?? "";
+  record.spanId = spanId ?? "";
   return record;
 }

@@ -14,6 +14,7 @@ import {
   type TracesRequest,
 } from "./otlp.ts";
 import { fastLogRecord, fastMetric, fastResource, fastScope, fastSpan } from "./otlp-fast.ts";
+import { nextOutput } from "./otlp-fast-values.ts";
 
 /** The body is not an export request at all (not an object, or its top-level list is not a list): 400. */
 export class OtlpRequestShapeError extends Error {}
@@ -27,6 +28,11 @@ export interface ParsedExport<T> {
   rejected: number;
   /** The first few reasons, for the partial-success message (paths and rules, never values). */
   errors: string[];
+  /**
+   * The request is its own normalised form (`request` is the raw request itself): nothing refused, nothing dropped,
+   * no default filled in, no value normalised. Its JSON text, as received, can stand for `request`.
+   */
+  canonical: boolean;
 }
 
 interface Shape {
@@ -106,10 +112,20 @@ function parseFast<S extends z.ZodType>(fast: (raw: unknown) => unknown, schema:
   return data === undefined ? parsePart(schema, raw) : { success: true, data: data as z.output<S> };
 }
 
+/** Whether `raw`'s keys are among `a` and `b` (nothing a reused entry would carry that the schema drops). */
+function onlyKeys(raw: Record<string, unknown>, a: string, b: string): boolean {
+  for (const key in raw) if (key !== a && key !== b) return false;
+  return true;
+}
+
+type Fields = (typeof otlpSignals)[OtlpSignal]["fields"];
+type Result = Omit<ParsedExport<unknown>, "request" | "canonical">;
+
 /**
  * Parses an OTLP export request item by item, so that one bad span or data point is rejected alone (a
  * partial success) rather than failing the whole request. Metrics other than gauge and sum (histograms,
- * summaries) are rejected too: the beacon's shapes have no place for them.
+ * summaries) are rejected too: the beacon's shapes have no place for them. What is already in normalised form
+ * (a list, an entry, an item, down to one attribute) is not copied: the output holds the raw object itself.
  */
 export function parseExport(signal: "metrics", raw: unknown): ParsedExport<MetricsRequest>;
 export function parseExport(signal: "traces", raw: unknown): ParsedExport<TracesRequest>;
@@ -118,57 +134,86 @@ export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<Metr
 export function parseExport(signal: OtlpSignal, raw: unknown): ParsedExport<unknown> {
   const shape = { ...shapes[signal], ...otlpSignals[signal].fields };
   if (!isRecord(raw)) throw new OtlpRequestShapeError("the body must be an OTLP export request object");
-  const result = { accepted: 0, rejected: 0, errors: [] as string[] };
-  const reject = (count: number, reason: string) => {
-    result.rejected += count;
-    if (result.errors.length < MAX_ERRORS) result.errors.push(reason);
-  };
-  const resources: unknown[] = [];
-  for (const [r, rawResource] of listAt(raw, shape.resources, "").entries()) {
+  const result: Result = { accepted: 0, rejected: 0, errors: [] };
+  const rawResources = listAt(raw, shape.resources, "");
+  let resources: unknown[] | undefined;
+  for (let r = 0; r < rawResources.length; r++) {
+    const rawResource = rawResources[r];
     const where = `${shape.resources}.${r}`;
     if (!isRecord(rawResource)) {
-      reject(1, `${where}: must be an object`);
+      reject(result, 1, `${where}: must be an object`);
+      resources = nextOutput(resources, rawResources, r, undefined);
       continue;
     }
     const rawScopes = listAt(rawResource, shape.scopes, `${where}.`);
     const resource = parseFast(fastResource, Resource, rawResource.resource ?? {});
-    const scopes: unknown[] = [];
-    for (const [s, rawScope] of rawScopes.entries()) {
-      const scopeWhere = `${where}.${shape.scopes}.${s}`;
-      const rawItems = isRecord(rawScope) ? listAt(rawScope, shape.items, `${scopeWhere}.`) : [];
-      // Counted only to report a rejection: counting every request's items would cost the hot path.
-      const rawCount = () => rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
-      if (!resource.success) {
-        reject(rawCount(), resource.reason(`${where}.resource`));
-        continue;
-      }
-      if (!isRecord(rawScope)) {
-        reject(1, `${scopeWhere}: must be an object`);
-        continue;
-      }
+    const scopes = parseScopes(shape, result, rawScopes, resource, where);
+    let entry: unknown;
+    if (scopes.length > 0 && resource.success) {
+      const same = scopes === rawScopes && resource.data === rawResource.resource && onlyKeys(rawResource, "resource", shape.scopes);
+      entry = same ? rawResource : { resource: resource.data, [shape.scopes]: scopes };
+    }
+    resources = nextOutput(resources, rawResources, r, entry);
+  }
+  const canonical = resources === undefined && raw[shape.resources] === rawResources && onlyKeys(raw, shape.resources, shape.resources);
+  return { request: canonical ? raw : { [shape.resources]: resources ?? rawResources }, ...result, canonical };
+}
+
+function reject(result: Result, count: number, reason: string): void {
+  result.rejected += count;
+  if (result.errors.length < MAX_ERRORS) result.errors.push(reason);
+}
+
+/** One resource's scope entries, each with its valid items; the raw list itself when every entry is unchanged. */
+function parseScopes(shape: Shape & Fields, result: Result, rawScopes: unknown[], resource: Parsed<unknown>, where: string): unknown[] {
+  let scopes: unknown[] | undefined;
+  for (let s = 0; s < rawScopes.length; s++) {
+    const rawScope = rawScopes[s];
+    const scopeWhere = `${where}.${shape.scopes}.${s}`;
+    const rawItems = isRecord(rawScope) ? listAt(rawScope, shape.items, `${scopeWhere}.`) : [];
+    // Counted only to report a rejection: counting every request's items would cost the hot path.
+    const rawCount = () => rawItems.reduce<number>((n, item) => n + shape.countRaw(item), 0);
+    let entry: unknown;
+    if (!resource.success) reject(result, rawCount(), resource.reason(`${where}.resource`));
+    else if (!isRecord(rawScope)) reject(result, 1, `${scopeWhere}: must be an object`);
+    else {
       const scope = rawScope.scope === undefined || rawScope.scope === null ? undefined : parseFast(fastScope, Scope, rawScope.scope);
-      if (scope && !scope.success) {
-        reject(rawCount(), scope.reason(`${scopeWhere}.scope`));
-        continue;
-      }
-      const items: unknown[] = [];
-      rawItems.forEach((rawItem, i) => {
-        const item = parseFast(shape.fast, shape.item, rawItem);
-        if (item.success) {
-          items.push(item.data);
-          result.accepted += shape.countValid(item.data);
-          return;
+      if (scope && !scope.success) reject(result, rawCount(), scope.reason(`${scopeWhere}.scope`));
+      else {
+        const items = parseItems(shape, result, rawItems, scopeWhere);
+        const same = items === rawItems && (scope ? scope.data === rawScope.scope : !("scope" in rawScope));
+        if (items.length > 0) {
+          entry =
+            same && onlyKeys(rawScope, "scope", shape.items) ? rawScope : { ...(scope ? { scope: scope.data } : {}), [shape.items]: items };
         }
+      }
+    }
+    scopes = nextOutput(scopes, rawScopes, s, entry);
+  }
+  return scopes ?? rawScopes;
+}
+
+/** One scope's valid items; the raw list itself when every item is valid and unchanged. */
+function parseItems(shape: Shape & Fields, result: Result, rawItems: unknown[], scopeWhere: string): unknown[] {
+  let items: unknown[] | undefined;
+  for (let i = 0; i < rawItems.length; i++) {
+    const rawItem = rawItems[i];
+    // The fast path's value itself, not wrapped (parseFast): no allocation per item for one that is reused.
+    let data = shape.fast(rawItem);
+    if (data === undefined) {
+      const item = parsePart(shape.item, rawItem);
+      if (item.success) data = item.data;
+      else {
         const itemWhere = `${scopeWhere}.${shape.items}.${i}`;
         if (isRecord(rawItem) && unsupportedMetricTypes.some((t) => rawItem[t] !== undefined)) {
-          reject(shape.countRaw(rawItem), `${itemWhere}: only gauge and sum metrics are forwarded`);
+          reject(result, shape.countRaw(rawItem), `${itemWhere}: only gauge and sum metrics are forwarded`);
         } else {
-          reject(shape.countRaw(rawItem), item.reason(itemWhere));
+          reject(result, shape.countRaw(rawItem), item.reason(itemWhere));
         }
-      });
-      if (items.length > 0) scopes.push({ ...(scope ? { scope: scope.data } : {}), [shape.items]: items });
+      }
     }
-    if (scopes.length > 0 && resource.success) resources.push({ resource: resource.data, [shape.scopes]: scopes });
+    if (data !== undefined) result.accepted += shape.countValid(data);
+    items = nextOutput(items, rawItems, i, data);
   }
-  return { request: { [shape.resources]: resources }, ...result };
+  return items ?? rawItems;
 }

@@ -3,6 +3,18 @@ import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { BeaconStore } from "../../src/beacon/store.ts";
+import { OTLP_SIGNALS, type OtlpRequest, type OtlpSignal } from "../../src/protocol/otlp.ts";
+import { parseExport } from "../../src/protocol/otlp-request.ts";
+import {
+  type FilterResult,
+  filterLogs,
+  filterMetrics,
+  filterTraces,
+  type PrivacyPolicy,
+  privacyPolicy,
+} from "../../src/sidecar/privacy/policy.ts";
+import { telemetryPolicy } from "../../src/sidecar/shippers/telemetry.ts";
+import type { OutboxRecord } from "../../src/sidecar/storage/outbox.ts";
 import { HTTPValidationError } from "../../src/protocol/validation-error.ts";
 import {
   OTHER_ORG_ID,
@@ -14,6 +26,7 @@ import {
   tracesRequest,
   usageMeasures,
 } from "../helpers/fixtures.ts";
+import { parseExportWithZod } from "../helpers/otlp-zod-export.ts";
 import { beaconConfig, postJson, runCli, startBeacon, type BeaconFixture, type ServiceProcess } from "../helpers/processes.ts";
 
 const active = testLicense({ id: "acme-prod", seats: 50 });
@@ -334,6 +347,66 @@ describe("beacon service", () => {
     }
   });
 
+  test("otlp: a request parsing leaves as it is (the sidecar's, in any key order or spacing) is stored as the text sent; any other, normalised", async () => {
+    const { token } = (await postJson(url("/v1/beacon/verify"), { license: active.key })).body as { token: string };
+    const bearer = { authorization: `Bearer ${token}` };
+    const policy = privacyPolicy();
+    const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as const;
+    const requests = { metrics: metricsRequest, traces: tracesRequest, logs: logsRequest };
+    const sent: { signal: OtlpSignal; text: string; normalised: boolean }[] = [];
+    for (const signal of OTLP_SIGNALS) {
+      // What the sidecar sends: two requests through its privacy filter, merged by its telemetry shipper.
+      const filtered = () =>
+        (filters[signal] as (r: OtlpRequest, p: PrivacyPolicy) => FilterResult<OtlpRequest>)(
+          parseExport(signal, requests[signal]()).request,
+          policy,
+        );
+      const records = [0, 1].map((seq) => ({ seq, recordId: null, attempts: 0, body: JSON.stringify(filtered().request) }));
+      const merged = telemetryPolicy(signal, 1_000_000)
+        .buildPayload(records as OutboxRecord[])
+        .toString();
+      sent.push({ signal, text: merged, normalised: false });
+      sent.push({ signal, text: JSON.stringify(reversedKeys(JSON.parse(merged)), null, 1), normalised: false });
+    }
+    // Changed by parsing: a number for a 64-bit integer, upper-case hex, an unknown key (the fixtures' own requests).
+    const traces = tracesRequest() as unknown as {
+      extra?: number;
+      resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+    };
+    traces.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.startTimeUnixNano = 1_700_000_000_000_000_000;
+    traces.extra = 1;
+    sent.push({ signal: "traces", text: JSON.stringify(traces), normalised: true });
+    sent.push({ signal: "metrics", text: JSON.stringify(metricsRequest()), normalised: true });
+
+    const store = new BeaconStore(fixture.dataDir, { readonly: true });
+    try {
+      const stored = () =>
+        store.database.prepare("SELECT seq, body FROM otlp_batches ORDER BY seq").all() as { seq: number; body: string }[];
+      const from = stored().at(-1)?.seq ?? 0;
+      for (const { signal, text } of sent) {
+        const response = await postJson(url(`/v1/beacon/v1/${signal}`), text, bearer);
+        assert.deepEqual([response.status, response.body], [200, {}], signal);
+      }
+      const rows = stored().filter((row) => row.seq > from);
+      assert.equal(rows.length, sent.length);
+      rows.forEach((row, i) => {
+        const { signal, text, normalised } = sent[i]!;
+        if (!normalised) assert.equal(row.body, text, `${signal} ${i}: stored as sent`);
+        else {
+          assert.notEqual(row.body, text, `${signal} ${i}: normalised`);
+          assert.deepStrictEqual(
+            JSON.parse(row.body),
+            parseExportWithZod(signal, JSON.parse(text)).request,
+            `${signal} ${i}: as zod outputs it`,
+          );
+        }
+      });
+      assert.equal(JSON.parse(rows.at(-2)!.body).resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano, "1700000000000000000");
+    } finally {
+      store.close();
+    }
+  });
+
   test("usage snapshot: stored once per license and window, whatever offset notation the window uses", async () => {
     const snapshot = {
       license_key: active.key,
@@ -462,3 +535,14 @@ describe("beacon restart", () => {
     assert.deepEqual(await reportTotal(fixture), { transactions: 11, traces: 77 });
   });
 });
+
+/** A deep copy with every object's keys in reverse order (a sender's order need not be the schema's). */
+function reversedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reversedKeys);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversedKeys(v)]),
+  );
+}

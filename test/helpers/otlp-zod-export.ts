@@ -70,7 +70,7 @@ export function parsePart<S extends z.ZodType>(schema: S, raw: unknown): Parsed<
 }
 
 /** parseExport, every part through zod. */
-export function parseExportWithZod(signal: OtlpSignal, raw: unknown): ParsedExport<unknown> {
+export function parseExportWithZod(signal: OtlpSignal, raw: unknown): Omit<ParsedExport<unknown>, "canonical"> {
   const shape = { ...shapes[signal], ...otlpSignals[signal].fields };
   if (!isRecord(raw)) throw new OtlpRequestShapeError("the body must be an OTLP export request object");
   const result = { accepted: 0, rejected: 0, errors: [] as string[] };
