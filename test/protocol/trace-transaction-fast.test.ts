@@ -61,8 +61,9 @@ describe("billing fast path: the same verdict and output as the zod schemas", ()
         fc.property(arb, (raw) => assertEquivalent(schema, fast, raw, seen)),
         options(runs),
       );
-      // Both verdicts in good measure: a generator that only made bad (or only good) records would prove little.
-      assert.ok(seen.accepted > runs / 5 && seen.refused > runs / 10, JSON.stringify(seen));
+      // Both verdicts in good measure (about 20% of records and 60% of bodies are valid): a generator that only made
+      // bad (or only good) records would prove little.
+      assert.ok(seen.accepted > runs / 10 && seen.refused > runs / 10, JSON.stringify(seen));
     });
   }
 
