@@ -5,6 +5,7 @@ import { VerifyRequest, type VerifyResponse } from "../protocol/license.ts";
 import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpSignal } from "../protocol/otlp.ts";
 import { OtlpRequestShapeError, parseExport } from "../protocol/otlp-request.ts";
 import { IngestTracesRequest, type IngestTracesResponse, type TraceTransaction } from "../protocol/trace-transaction.ts";
+import { fastIngestTracesRequest } from "../protocol/trace-transaction-fast.ts";
 import { UsageSnapshot, type UsageSnapshotResponse } from "../protocol/usage-snapshot.ts";
 import { databaseUnavailable } from "../database-unavailable.ts";
 import { GroupCommit } from "../group-commit.ts";
@@ -85,7 +86,7 @@ export function registerBeaconRoutes(app: HttpServer, deps: BeaconDeps): void {
   app.post(
     beaconPaths.ingestTraces,
     async (request): Promise<IngestTracesResponse> => {
-      const body = parseRequest(IngestTracesRequest, request.body);
+      const body = parseRequest(IngestTracesRequest, request.body, "body", fastIngestTracesRequest);
       const license = auth.licenseAndBearer(body.license, senders.get(request));
       await instances.seen(request, license);
       const inserted = await ingests.submit({ licenseId: license.id, transactions: body.trace_transactions });

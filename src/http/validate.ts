@@ -12,11 +12,22 @@ export class RequestValidationError extends HttpError {
   }
 }
 
-/** Parses `input` with `schema`, or throws a RequestValidationError whose `loc` paths start with `source`. */
-export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, source = "body"): z.output<S> {
+/**
+ * Parses `input` with `schema`, or throws a RequestValidationError whose `loc` paths start with `source`. `fast`, for
+ * a hot route, is a hand-written equivalent of `schema.parse` (undefined where the schema refuses): its value is
+ * taken when it has one, and the schema runs only to explain a refusal.
+ */
+export function parseRequest<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  source = "body",
+  fast?: (input: unknown) => z.output<S> | undefined,
+): z.output<S> {
   if (jsonShapeProblem(input) === "too_deep") {
     throw new RequestValidationError([{ loc: [source], msg: `nested deeper than ${MAX_JSON_DEPTH} levels`, type: "json_invalid" }]);
   }
+  const fastValue = fast?.(input);
+  if (fastValue !== undefined) return fastValue;
   let result: z.ZodSafeParseResult<z.output<S>>;
   try {
     result = schema.safeParse(input);

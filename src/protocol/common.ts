@@ -5,7 +5,7 @@ import { normaliseTimestamp } from "./timestamp.ts";
  * Nanosecond precision with an offset (`2026-01-31T12:00:00.123456789+00:00`): the format itself allows any number
  * of fraction digits. The canonical form is never longer than what was sent (or 24 characters), so it is bounded too.
  */
-const MAX_TIMESTAMP_LENGTH = 35;
+export const MAX_TIMESTAMP_LENGTH = 35;
 
 /**
  * Every timestamp the product takes: an RFC 3339 date-time with a UTC offset (`Z`, `+00:00`, `-05:30`; `T`, `t` or a
@@ -54,8 +54,9 @@ export function StoredText(maxLength: number) {
     .refine((text) => text.isWellFormed(), { message: "must be well-formed Unicode (no lone surrogate)" });
 }
 
+export const MAX_LICENSE_KEY_LENGTH = 1024;
 /** A license key as a request carries it: looked up, never stored, but bounded all the same. */
-export const LicenseKey = StoredText(1024);
+export const LicenseKey = StoredText(MAX_LICENSE_KEY_LENGTH);
 
 /** A plain object (not null, not an array): what a parsed JSON or YAML document is expected to be at its top. */
 export function isRecord(value: unknown): value is Record<string, unknown> {

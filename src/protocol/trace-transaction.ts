@@ -3,7 +3,7 @@ import { CanonicalUuid, ColumnCount, Count, LicenseKey, StoredText, Timestamp } 
 import { compareTimestamps } from "./timestamp.ts";
 
 /** Longest `status` and `transaction_type`: short words (`completed`, `traces`), with room to spare. */
-const MAX_LABEL_LENGTH = 128;
+export const MAX_LABEL_LENGTH = 128;
 
 /**
  * One billing record: the trace transaction of docs/PROTOCOL.md ("Trace transaction"), field for field. Every field

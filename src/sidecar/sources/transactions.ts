@@ -2,6 +2,7 @@ import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
 import { TransactionsRequest, type TransactionsAccepted } from "../../protocol/local-api.ts";
+import { fastTransactionsRequest } from "../../protocol/trace-transaction-fast.ts";
 import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import { GroupCommit } from "../../group-commit.ts";
 import type { Outbox } from "../storage/outbox.ts";
@@ -21,7 +22,7 @@ export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEn
   app.post(
     "/v1/transactions",
     async (request): Promise<Answer> => {
-      const body = parseRequest(TransactionsRequest, request.body);
+      const body = parseRequest(TransactionsRequest, request.body, "body", fastTransactionsRequest);
       space.assertRoomForBilling();
       let inserted: number;
       try {
