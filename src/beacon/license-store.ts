@@ -167,15 +167,28 @@ export class LicenseStore {
   async applyConfig(entries: readonly BeaconLicenseConfig[], now: Date): Promise<void> {
     for (const [i, entry] of entries.entries()) {
       const fields = configLicenseFields(entry);
+      const owner = await this.#applyOrFindOwner(fields, now);
+      if (owner === undefined) continue;
+      const form = entry.key === undefined ? "keySha256" : "key";
+      throw new ConfigError("beacon config", [
+        `licenses[${i}].${form}: the same key as license ${owner} in the database: each license needs a key of its own`,
+      ]);
+    }
+  }
+
+  /**
+   * Applies an entry; on a unique violation, the id of the license that holds its key. A violation on the entry's
+   * own id or key is a replica starting at the same moment that inserted it first: it is applied again over that row.
+   */
+  async #applyOrFindOwner(fields: ReturnType<typeof configLicenseFields>, now: Date): Promise<string | undefined> {
+    for (let attempt = 0; ; attempt++) {
       try {
         await this.#applyEntry(fields, now);
+        return undefined;
       } catch (err) {
         if (!uniqueViolation(err)) throw err;
         const [owner] = await this.#sql.all<{ id: string }>("SELECT id FROM licenses WHERE key_sha256 = ?", [fields.keySha256]);
-        const form = entry.key === undefined ? "keySha256" : "key";
-        throw new ConfigError("beacon config", [
-          `licenses[${i}].${form}: the same key as license ${owner?.id ?? "(another)"} in the database: each license needs a key of its own`,
-        ]);
+        if (attempt > 0 || (owner !== undefined && owner.id !== fields.id)) return owner?.id ?? "(another)";
       }
     }
   }

@@ -135,6 +135,22 @@ for (const engine of engines) {
       ]);
     });
 
+    test("replicas starting together on a fresh database both apply the file's licenses, each once", async () => {
+      const { store, reopen } = await opened();
+      const replica = await reopen();
+      const entries = ["acme", "globex", "initech"].map((id) => ({ ...testLicense({ id }), offlineAllowed: false }));
+      await Promise.all([store.licenses.applyConfig(entries, NOW), replica.licenses.applyConfig(entries, later(1))]);
+      for (const entry of entries) {
+        assert.equal((await replica.licenses.get(entry.id))?.keySha256, hashLicenseKey(entry.key));
+        const records = await store.licenses.auditLog({ licenseId: entry.id, limit: 10 });
+        assert.deepEqual(
+          records.map((r) => r.action),
+          ["license.config"],
+          `${entry.id}: written once`,
+        );
+      }
+    });
+
     test("a config key another license has in the database is refused at start, naming the entry", async () => {
       const { store } = await opened();
       await store.licenses.create(fresh("taken", "shared-key-0000"), "key:aaaaaaaa", NOW);

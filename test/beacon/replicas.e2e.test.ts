@@ -48,7 +48,11 @@ before(async () => {
   dropDatabase = database.drop;
   const key = signingKeyFile();
   for (let i = 0; i < 2; i++) fixtures.push(beaconConfig([acme, globex], { signingKeyFile: key }));
-  replicas.push(...(await Promise.all(fixtures.map(startReplica))));
+  // Started together, as a rollout starts them; one that fails must not leave the other running (the file would hang).
+  const started = await Promise.allSettled(fixtures.map(startReplica));
+  for (const result of started) if (result.status === "fulfilled") replicas.push(result.value);
+  const failed = started.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
   balancer = await RoundRobinProxy.start(replicas.map((replica) => replica.url));
 });
 
