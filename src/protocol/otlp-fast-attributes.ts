@@ -1,17 +1,6 @@
 /** The fast path's AnyValue and KeyValue (see otlp-fast.ts and otlp-fast-values.ts), attributes and log bodies. */
 import type { AnyValue, KeyValue } from "./otlp.ts";
-import {
-  counted,
-  countedList,
-  editMark,
-  int64,
-  isFiniteNumber,
-  isListAt,
-  isObjectAt,
-  nextOutput,
-  reusable,
-  skipped,
-} from "./otlp-fast-values.ts";
+import { counted, editMark, int64, isFiniteNumber, isObjectAt, reusable, skipped, validList } from "./otlp-fast-values.ts";
 
 /** z.base64(): what atob takes with no whitespace and a length that is a multiple of 4 (padding only at the end). */
 function isBase64(v: string): boolean {
@@ -104,28 +93,10 @@ function valuesOf(v: unknown, depth: number, keyValues: boolean): { values: unkn
   return reusable(mark, values !== undefined) ? (v as { values: unknown[] }) : { values: values ?? [] };
 }
 
-function anyValues(v: unknown, depth: number): AnyValue[] | undefined {
-  if (!isListAt(v, depth) || !countedList(v)) return undefined;
-  let out: unknown[] | undefined;
-  for (let i = 0; i < v.length; i++) {
-    const value = anyValue(v[i], depth + 1);
-    if (value === undefined) return undefined;
-    out = nextOutput(out, v, i, value);
-  }
-  return (out ?? v) as AnyValue[];
-}
+const anyValues = (v: unknown, depth: number): AnyValue[] | undefined => validList(v, depth, anyValue);
 
 /** A list of KeyValues (attributes, kvlistValue.values); the caller gives [] for a left-out list. */
-export function attributes(v: unknown, depth: number): KeyValue[] | undefined {
-  if (!isListAt(v, depth) || !countedList(v)) return undefined;
-  let out: unknown[] | undefined;
-  for (let i = 0; i < v.length; i++) {
-    const kv = keyValue(v[i], depth + 1);
-    if (kv === undefined) return undefined;
-    out = nextOutput(out, v, i, kv);
-  }
-  return (out ?? v) as KeyValue[];
-}
+export const attributes = (v: unknown, depth: number): KeyValue[] | undefined => validList(v, depth, keyValue);
 
 function keyValue(v: unknown, depth: number): KeyValue | undefined {
   if (!isObjectAt(v, depth)) return undefined;

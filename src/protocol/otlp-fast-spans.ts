@@ -1,20 +1,7 @@
 /** The fast path's spans (see otlp-fast.ts): Span with its events, links and status, as otlp.ts's Span outputs them. */
 import type { KeyValue, Span } from "./otlp.ts";
 import { attributes } from "./otlp-fast-attributes.ts";
-import {
-  counted,
-  countedList,
-  editMark,
-  hexId,
-  isIntIn,
-  isListAt,
-  isObjectAt,
-  nextOutput,
-  reusable,
-  skipped,
-  startPart,
-  unixNano,
-} from "./otlp-fast-values.ts";
+import { counted, editMark, hexId, isIntIn, isObjectAt, reusable, skipped, startPart, unixNano, validList } from "./otlp-fast-values.ts";
 
 type SpanEvent = Span["events"][number];
 type SpanLink = Span["links"][number];
@@ -60,10 +47,10 @@ export function fastSpan(raw: unknown): Span | undefined {
       attrs = attributes(x, 2);
       if (attrs === undefined) return undefined;
     } else if (key === "events") {
-      events = listOf(x, eventOf);
+      events = validList(x, 2, eventOf);
       if (events === undefined) return undefined;
     } else if (key === "links") {
-      links = listOf(x, linkOf);
+      links = validList(x, 2, linkOf);
       if (links === undefined) return undefined;
     } else if (key === "status") {
       status = statusOf(x);
@@ -91,18 +78,6 @@ export function fastSpan(raw: unknown): Span | undefined {
     droppedLinksCount: droppedLinks ?? 0,
     status: status ?? { code: 0 },
   });
-}
-
-/** A span's events or links (a list at depth 2 of objects at depth 3). */
-function listOf<T>(v: unknown, element: (v: unknown) => T | undefined): T[] | undefined {
-  if (!isListAt(v, 2) || !countedList(v)) return undefined;
-  let out: unknown[] | undefined;
-  for (let i = 0; i < v.length; i++) {
-    const item = element(v[i]);
-    if (item === undefined) return undefined;
-    out = nextOutput(out, v, i, item);
-  }
-  return (out ?? v) as T[];
 }
 
 function eventOf(v: unknown): SpanEvent | undefined {

@@ -40,6 +40,21 @@ export function skipped(x: unknown, depth: number): boolean {
 }
 
 /**
+ * A list at `depth` whose elements (at depth + 1) `element` checks: the raw list itself while every element comes out
+ * as it went in, else a copy; undefined when one is refused.
+ */
+export function validList<T>(v: unknown, depth: number, element: (item: unknown, depth: number) => T | undefined): T[] | undefined {
+  if (!isListAt(v, depth) || !countedList(v)) return undefined;
+  let out: unknown[] | undefined;
+  for (let i = 0; i < v.length; i++) {
+    const item = element(v[i], depth + 1);
+    if (item === undefined) return undefined;
+    out = nextOutput(out, v, i, item);
+  }
+  return (out ?? v) as T[];
+}
+
+/**
  * A list's outputs, built lazily: undefined (the raw list is its own output) while each output is its raw element,
  * a copy from the first one that is not. `value` undefined: the element is left out.
  */

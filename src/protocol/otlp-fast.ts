@@ -12,19 +12,17 @@ import type { AnyValue, KeyValue, LogRecord, Metric, NumberDataPoint, Resource, 
 import { anyValue, attributes } from "./otlp-fast-attributes.ts";
 import {
   counted,
-  countedList,
   editMark,
   hexId,
   int64,
   isFiniteNumber,
   isIntIn,
-  isListAt,
   isObjectAt,
-  nextOutput,
   reusable,
   skipped,
   startPart,
   unixNano,
+  validList,
 } from "./otlp-fast-values.ts";
 import { fastSpan } from "./otlp-fast-spans.ts";
 
@@ -156,16 +154,7 @@ function sumOf(v: unknown): Metric["sum"] {
   return { dataPoints: dataPoints ?? [], aggregationTemporality: aggregationTemporality ?? 0, isMonotonic: isMonotonic ?? false };
 }
 
-function pointsOf(v: unknown): Point[] | undefined {
-  if (!isListAt(v, 3) || !countedList(v)) return undefined;
-  let out: unknown[] | undefined;
-  for (let i = 0; i < v.length; i++) {
-    const point = pointOf(v[i]);
-    if (point === undefined) return undefined;
-    out = nextOutput(out, v, i, point);
-  }
-  return (out ?? v) as Point[];
-}
+const pointsOf = (v: unknown): Point[] | undefined => validList(v, 3, pointOf);
 
 function pointOf(v: unknown): Point | undefined {
   if (!isObjectAt(v, 4)) return undefined;
