@@ -77,3 +77,26 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
+
+let collections: { start: number; duration: number }[] | undefined;
+
+/**
+ * Runs `work` between two quiet moments and returns its wall time and the garbage collections inside it (the
+ * micro-benchmarks' rounds). The observer starts on the first call; its entries arrive after the work, so it waits.
+ */
+export async function timedWithGc<T>(work: () => T): Promise<{ value: T; ms: number; gcMs: number; gcCount: number }> {
+  if (!collections) {
+    const seen: { start: number; duration: number }[] = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) seen.push({ start: entry.startTime, duration: entry.duration });
+    }).observe({ entryTypes: ["gc"] });
+    collections = seen;
+  }
+  await sleep(50);
+  const start = performance.now();
+  const value = work();
+  const end = performance.now();
+  await sleep(50);
+  const inside = collections.filter((gc) => gc.start >= start && gc.start < end);
+  return { value, ms: end - start, gcMs: inside.reduce((n, gc) => n + gc.duration, 0), gcCount: inside.length };
+}

@@ -9,13 +9,13 @@
 //   node bench/otlp-parse.ts [ROUNDS]
 //   git archive <commit> src | tar -x -C /tmp/base && ln -s "$PWD/node_modules" /tmp/base/
 //   OTLP_BASELINE=/tmp/base/src/protocol/otlp-request.ts node bench/otlp-parse.ts [ROUNDS]
-import { PerformanceObserver, performance } from "node:perf_hooks";
 import { isDeepStrictEqual } from "node:util";
 import v8 from "node:v8";
 import type { MetricsRequest } from "../src/protocol/otlp.ts";
 import { parseExport } from "../src/protocol/otlp-request.ts";
 import { filterMetrics, privacyPolicy } from "../src/sidecar/privacy/policy.ts";
 import { parseExportWithZod } from "../test/helpers/otlp-zod-export.ts";
+import { median, timedWithGc } from "./measure.ts";
 import { OTLP_POINTS, OTLP_REQUESTS, otlpBodies } from "./workloads.ts";
 
 type Parse = (signal: "metrics", raw: unknown) => { accepted: number; request: unknown };
@@ -36,13 +36,6 @@ const sidecarBodies = instanceBodies.map((body) =>
 const workloads = { instance: instanceBodies, sidecar: sidecarBodies };
 type Workload = keyof typeof workloads;
 
-const gcs: { start: number; duration: number }[] = [];
-const observer = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcs.push({ start: entry.startTime, duration: entry.duration });
-});
-observer.observe({ entryTypes: ["gc"] });
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
-
 interface Round {
   ms: number;
   gcMs: number;
@@ -51,27 +44,23 @@ interface Round {
 }
 
 async function round(parse: Parse, raws: unknown[], expectedPoints: number): Promise<Round> {
-  await settle();
   const profiler = new v8.GCProfiler();
-  profiler.start();
-  const usedBefore = v8.getHeapStatistics().used_heap_size;
-  const start = performance.now();
-  let accepted = 0;
-  for (const raw of raws) accepted += parse("metrics", raw).accepted;
-  const end = performance.now();
+  let usedBefore = 0;
+  const timed = await timedWithGc(() => {
+    profiler.start();
+    usedBefore = v8.getHeapStatistics().used_heap_size;
+    let accepted = 0;
+    for (const raw of raws) accepted += parse("metrics", raw).accepted;
+    return accepted;
+  });
   const usedAfter = v8.getHeapStatistics().used_heap_size;
   const freed = (profiler.stop()?.statistics ?? []).reduce(
     (n, gc) => n + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize,
     0,
   );
-  await settle(); // the observer hears of the round's last collections
-  if (accepted !== expectedPoints) console.log(`${accepted} points accepted, not ${expectedPoints}?`);
-  const inRound = gcs.filter((gc) => gc.start >= start && gc.start < end);
-  const gcMs = inRound.reduce((n, gc) => n + gc.duration, 0);
-  return { ms: end - start, gcMs, gcCount: inRound.length, allocatedMb: (usedAfter - usedBefore + freed) / 1e6 };
+  if (timed.value !== expectedPoints) console.log(`${timed.value} points accepted, not ${expectedPoints}?`);
+  return { ms: timed.ms, gcMs: timed.gcMs, gcCount: timed.gcCount, allocatedMb: (usedAfter - usedBefore + freed) / 1e6 };
 }
-
-const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 for (const workload of Object.keys(workloads) as Workload[]) {
   const bodies = workloads[workload];
@@ -108,4 +97,3 @@ for (const workload of Object.keys(workloads) as Workload[]) {
     );
   }
 }
-observer.disconnect();

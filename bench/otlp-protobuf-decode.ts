@@ -6,6 +6,7 @@
 // on all alike; prints ms per request (wall and CPU time) for each round and the medians. No assertions:
 // test/protocol/otlp-protobuf-equivalence.test.ts checks that both decoders agree.
 //   node bench/otlp-protobuf-decode.ts [ROUNDS] [REQUESTS]
+import { median } from "./measure.ts";
 import { OTLP_REQUESTS, otlpBodies, protobufBodies } from "./workloads.ts";
 import { decodeOtlpProtobuf } from "../src/protocol/otlp-protobuf.ts";
 import { parseExport } from "../src/protocol/otlp-request.ts";
@@ -66,7 +67,6 @@ for (let round = 0; round < rounds; round++) {
   }
   console.log(`round ${round + 1}: ${line.join("  ")} ms per request`);
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const bytes = (bodies: readonly Buffer[]) => bodies.reduce((total, body) => total + body.length, 0) / bodies.length;
 console.log(`${protobuf.length} requests: protobuf ${bytes(protobuf).toFixed(0)} bytes, JSON ${bytes(jsonBuffers).toFixed(0)} bytes each`);
 // CPU time counts the garbage collector's helper threads too; on a shared machine it varies less than wall time.

@@ -6,11 +6,11 @@
 // each round, then each one's median in ms per 1,000 transactions and the garbage collection inside the rounds.
 //   node bench/transactions-parse.ts [ROUNDS]
 import { isDeepStrictEqual } from "node:util";
-import { PerformanceObserver, performance } from "node:perf_hooks";
 import { parseRequest } from "../src/http/validate.ts";
 import { TransactionsRequest } from "../src/protocol/local-api.ts";
 import { IngestTracesRequest } from "../src/protocol/trace-transaction.ts";
 import { fastIngestTracesRequest, fastTransactionsRequest } from "../src/protocol/trace-transaction-fast.ts";
+import { median, timedWithGc } from "./measure.ts";
 import { BATCH, BATCHES, INGEST_TOTAL, transactionBodies } from "./workloads.ts";
 
 const rounds = Number(process.argv[2] ?? 5);
@@ -26,13 +26,6 @@ const contenders = {
 type Name = keyof typeof contenders;
 const names = Object.keys(contenders) as Name[];
 
-const gcs: { start: number; duration: number }[] = [];
-const observer = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcs.push({ start: entry.startTime, duration: entry.duration });
-});
-observer.observe({ entryTypes: ["gc"] });
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
-
 interface Round {
   ms: number;
   gcMs: number;
@@ -41,21 +34,11 @@ interface Round {
 const results = Object.fromEntries(names.map((name) => [name, [] as Round[]])) as Record<Name, Round[]>;
 
 async function round(name: Name): Promise<void> {
-  await settle();
-  const start = performance.now();
-  const parsed = contenders[name]();
-  const end = performance.now();
-  await settle(); // the observer hears of the round's last collections
+  const { value: parsed, ms, gcMs, gcCount } = await timedWithGc(contenders[name]);
   if (parsed.length !== BATCHES) console.log(`${name}: ${parsed.length} bodies parsed, not ${BATCHES}?`);
-  const inRound = gcs.filter((gc) => gc.start >= start && gc.start < end);
-  const gcMs = inRound.reduce((n, gc) => n + gc.duration, 0);
-  results[name].push({ ms: end - start, gcMs, gcCount: inRound.length });
-  console.log(
-    `  ${name.padEnd(11)} ${(end - start).toFixed(0).padStart(5)} ms, GC ${gcMs.toFixed(0).padStart(3)} ms in ${inRound.length} collections`,
-  );
+  results[name].push({ ms, gcMs, gcCount });
+  console.log(`  ${name.padEnd(11)} ${ms.toFixed(0).padStart(5)} ms, GC ${gcMs.toFixed(0).padStart(3)} ms in ${gcCount} collections`);
 }
-
-const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 console.log(`${BATCHES} bodies of ${BATCH} trace transactions`);
 console.log(
@@ -68,7 +51,6 @@ for (let r = 0; r < rounds; r++) {
   console.log(`round ${r + 1}`);
   for (const name of r % 2 === 0 ? names : names.toReversed()) await round(name);
 }
-observer.disconnect();
 console.log("median of rounds, per 1,000 transactions:");
 for (const name of names) {
   const ms = median(results[name].map((r) => r.ms));
