@@ -20,7 +20,6 @@ import { InstanceRecorder } from "./instance-recorder.ts";
 import type { ForwardMetrics } from "./forward/metrics.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
 import type { License } from "./licenses.ts";
-import { ReceivedJson } from "./otlp-body.ts";
 import type { BeaconStorage } from "./storage.ts";
 import type { TokenIssuer } from "./token-issuer.ts";
 
@@ -192,8 +191,8 @@ function registerOtlpRoute(
       const { parsed, json } = parseBody(signal, request, codec);
       if (parsed.accepted > 0) {
         // A request parsing left as it was (the sidecar's always are) is stored as its text: no second serialisation.
-        const body = parsed.canonical && json !== undefined ? new ReceivedJson(json) : parsed.request;
-        await deps.store.insertOtlp(signal, license.id, parsed.accepted, body, new Date(deps.now()), deps.forwarder !== undefined);
+        const text = parsed.canonical && json !== undefined ? json : JSON.stringify(parsed.request);
+        await deps.store.insertOtlp(signal, license.id, parsed.accepted, text, new Date(deps.now()), deps.forwarder !== undefined);
         deps.forwarder?.wake();
       }
       request.log.info(

@@ -6,7 +6,6 @@ import type { BeaconConfig } from "./config.ts";
 import type { InstanceStore } from "./instances.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
 import { LicenseStore } from "./license-store.ts";
-import { otlpBodyText } from "./otlp-body.ts";
 import { sqliteExecutor } from "./sql-executor.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
@@ -48,14 +47,14 @@ export interface BeaconStorage {
    */
   importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number>;
   /**
-   * `body`: the parsed request, or a ReceivedJson when its text is already what JSON.stringify would store (bar key
-   * order and spacing): otlp-body.ts. `forward`: also queued for the vendor's collector, in the same transaction.
+   * `text`: the request as JSON text (the route's serialisation of it, or the body as received when parsing left it
+   * unchanged). `forward`: also queued for the vendor's collector, in the same transaction.
    */
   insertOtlp(
     signal: OtlpSignal,
     licenseId: string | null,
     itemCount: number,
-    body: unknown,
+    text: string,
     receivedAt: Date,
     forward?: boolean,
   ): Promise<void>;
@@ -100,11 +99,11 @@ class SqliteBeaconStorage implements BeaconStorage {
     signal: OtlpSignal,
     licenseId: string | null,
     itemCount: number,
-    body: unknown,
+    text: string,
     receivedAt: Date,
     forward = false,
   ): Promise<void> {
-    this.#store.insertOtlp(signal, licenseId, itemCount, otlpBodyText(body), receivedAt, forward);
+    this.#store.insertOtlp(signal, licenseId, itemCount, text, receivedAt, forward);
   }
   get forwardQueue(): ForwardQueue {
     return this.#store.forwardQueue;

@@ -12,7 +12,6 @@ import { INSTANCES_POSTGRES_SCHEMA, PostgresInstances } from "./instances.ts";
 import { FORWARD_QUEUE_POSTGRES, type ForwardQueue } from "./forward/queue.ts";
 import { PostgresForwardQueue } from "./forward/queue-postgres.ts";
 import { LicenseStore, licenseTablesSql } from "./license-store.ts";
-import { otlpBodyText } from "./otlp-body.ts";
 import { postgresExecutor } from "./sql-executor.ts";
 import type { BeaconStorage, IngestBatch, TraceReportFilter, UsageSnapshotFilter } from "./storage.ts";
 import type { StoredOtlpBatch, StoredUsageSnapshot, TraceReportRow } from "./store.ts";
@@ -198,11 +197,10 @@ export class PostgresBeaconStorage implements BeaconStorage {
     signal: OtlpSignal,
     licenseId: string | null,
     itemCount: number,
-    body: unknown,
+    text: string,
     receivedAt: Date,
     forward = false,
   ): Promise<void> {
-    const text = otlpBodyText(body);
     // One statement, so the batch and its place in the forward queue commit together.
     await this.#pool.query(
       `WITH batch AS (

@@ -209,7 +209,7 @@ export class BeaconStore {
     return this.#db.transaction(work)();
   }
 
-  /** `text`: the request's JSON (otlp-body.ts). `forward`: queued for the vendor's collector in the same transaction. */
+  /** `text`: the request as JSON text (BeaconStorage.insertOtlp). `forward`: queued for the vendor's collector in the same transaction. */
   insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, text: string, receivedAt: Date, forward = false): void {
     const at = receivedAt.toISOString();
     this.#db.transaction(() => {

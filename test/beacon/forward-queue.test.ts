@@ -63,7 +63,7 @@ for (const engine of engines) {
             SIGNALS[stored % 3]!,
             next() < 0.9 ? "acme" : null,
             1,
-            { marker },
+            JSON.stringify({ marker }),
             new Date(Date.UTC(2026, 10, 1, 0, 0, stored)),
             forward,
           );
@@ -110,7 +110,7 @@ test("postgresql: two replicas' rounds at once never hold the same batch; what a
     () => one.close(),
     () => two.close(),
   );
-  for (let i = 0; i < 10; i++) await one.insertOtlp("logs", "acme", 1, { i }, new Date(), true);
+  for (let i = 0; i < 10; i++) await one.insertOtlp("logs", "acme", 1, JSON.stringify({ i }), new Date(), true);
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const first = one.forwardQueue.round(4, async ({ batches }) => {
