@@ -100,11 +100,15 @@ function fillOutbox(dataDir: string, count: number): void {
 }
 
 /** A sidecar started on `count` buffered transactions: seconds until the beacon holds them all, start-up, peak RSS. */
-export async function drain(count: number): Promise<{ seconds: number; startMs: number; peakRss: number }> {
+export async function drain(
+  count: number,
+): Promise<{ seconds: number; startMs: number; peakRss: number; cpuSeconds: number; beaconCpuSeconds: number }> {
   const fixture = agentConfig(NOWHERE);
   fillOutbox(fixture.dataDir, count);
   return withBeacon(async (beacon, beaconData) => {
     const { agent, startMs } = await timedStart(beacon.url, {}, fixture.dir);
+    const cpuBefore = cpuSeconds(agent.child.pid!);
+    const beaconCpuBefore = cpuSeconds(beacon.child.pid!);
     const started = performance.now();
     const reader = new Database(join(beaconData, "beacon.db"), { readonly: true, fileMustExist: false });
     try {
@@ -114,7 +118,13 @@ export async function drain(count: number): Promise<{ seconds: number; startMs: 
         if (n >= count) break;
         await sleep(200);
       }
-      return { seconds: (performance.now() - started) / 1000, startMs, peakRss: peakRss(agent.child.pid!) };
+      return {
+        seconds: (performance.now() - started) / 1000,
+        startMs,
+        peakRss: peakRss(agent.child.pid!),
+        cpuSeconds: cpuSeconds(agent.child.pid!) - cpuBefore,
+        beaconCpuSeconds: cpuSeconds(beacon.child.pid!) - beaconCpuBefore,
+      };
     } finally {
       reader.close();
       await agent.stop();

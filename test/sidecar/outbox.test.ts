@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { bodyText, Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { bodyText, Outbox, outboxPath } from "../../src/sidecar/storage/outbox.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-letters, and prunes only old completed rows", () => {
@@ -32,9 +32,14 @@ test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-
     ],
   );
   assert.deepEqual(outbox.stats.deadLetters("billing"), [{ recordId: "id-1", error: "422 bad tenant", attempts: 0 }]);
+  assert.equal(outbox.stats.counts("billing").sending, 3);
   outbox.close();
 
-  // A crash leaves records in 'sending': reopening hands them back as pending, nothing lost.
+  // A crash while records are being sent: the file holds them as pending (claims are kept in memory), and one an
+  // older sidecar wrote as 'sending' is handed back at start. Nothing lost.
+  const older = new Database(outboxPath(dir));
+  older.prepare("UPDATE outbox SET state = 'sending' WHERE record_id = 'id-0'").run();
+  older.close();
   now = 10_000;
   const reopened = new Outbox(dir, { now: () => now });
   const counts = reopened.stats.counts("billing");

@@ -1,7 +1,5 @@
 import type { Clock } from "../../clock.ts";
 import type { Outbox, OutboxRecord } from "../storage/outbox.ts";
-import type { StreamHealth } from "../storage/stream-health.ts";
-import { isDiskFull } from "../storage/disk-space.ts";
 import type { StreamPolicy } from "./shipper.ts";
 
 /**
@@ -13,16 +11,12 @@ export class BatchSource {
   readonly #policy: StreamPolicy;
   readonly #flushMs: number;
   readonly #now: Clock;
-  readonly #health: StreamHealth;
-  /** Claimed records the outbox could not hand back yet (its disk was full): handed back before the next claim. */
-  readonly #stranded = new Set<number>();
 
-  constructor(o: { outbox: Outbox; policy: StreamPolicy; flushMs: number; now: Clock; health: StreamHealth }) {
+  constructor(o: { outbox: Outbox; policy: StreamPolicy; flushMs: number; now: Clock }) {
     this.#outbox = o.outbox;
     this.#policy = o.policy;
     this.#flushMs = o.flushMs;
     this.#now = o.now;
-    this.#health = o.health;
   }
 
   /** When the next batch is due: at once when full, else once its oldest record has waited flushMs; Infinity when empty. */
@@ -44,27 +38,9 @@ export class BatchSource {
     return claimed.slice(0, room);
   }
 
-  /** Records handed back by an earlier release wait for the outbox to be writable again. */
-  hasStranded(): boolean {
-    return this.#stranded.size > 0;
-  }
-
-  /**
-   * Hands claimed records back to pending. When the outbox cannot be written (a full disk) they stay claimed,
-   * kept here, and are handed back at the next round. False while that still fails.
-   */
-  release(seqs: readonly number[]): boolean {
-    for (const seq of seqs) this.#stranded.add(seq);
-    try {
-      this.#outbox.release([...this.#stranded]);
-      this.#stranded.clear();
-      return true;
-    } catch (err) {
-      this.#health.failure(
-        `${isDiskFull(err) ? "data dir full: " : ""}claimed records could not be handed back yet (${(err as Error).message})`,
-      );
-      return false;
-    }
+  /** Hands claimed records back to pending (not sent after all). */
+  release(seqs: readonly number[]): void {
+    this.#outbox.release(seqs);
   }
 
   /** Delivered: kept as completed (billing) or deleted (telemetry). */

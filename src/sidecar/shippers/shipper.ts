@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import type { Clock } from "../../clock.ts";
-import { sleep } from "../egress/backoff.ts";
 import type { AnswerRule } from "../egress/answer-rules.ts";
 import type { BeaconTransport } from "../egress/beacon-client.ts";
 import type { Outbox, OutboxRecord, Stream } from "../storage/outbox.ts";
@@ -99,8 +98,6 @@ export class Shipper {
     while (!this.#stopping.signal.aborted) {
       if (this.#gate.full()) {
         await this.#idle(Infinity); // a finishing batch wakes the loop
-      } else if (this.#source.hasStranded() && !this.#source.release([])) {
-        await sleep(this.#o.maxBackoffMs, this.#stopping.signal);
       } else {
         const waitMs = Math.max(this.#gate.pausedMs(), this.#source.dueInMs());
         if (waitMs > 0) await this.#idle(waitMs);
@@ -132,8 +129,8 @@ export class Shipper {
   }
 
   /**
-   * A full disk, a bug or a corrupt record must not stop a stream for good: the batch is released (or kept
-   * claimed until the outbox can be written again; the beacon dedups a re-send); retry later.
+   * A full disk, a bug or a corrupt record must not stop a stream for good: the batch is released (the beacon
+   * dedups a re-send); retry later.
    */
   #shippingFailed(err: unknown): void {
     if (isDiskFull(err)) {

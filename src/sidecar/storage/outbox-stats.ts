@@ -13,6 +13,12 @@ export interface StreamCounts {
   delivered: number;
 }
 
+export interface HeadEntry {
+  seq: number;
+  size: number;
+  enqueuedAt: number;
+}
+
 export interface DeadLetter {
   recordId: string | null;
   error: string | null;
@@ -27,34 +33,35 @@ export const deliveredKey = (stream: Stream) => `delivered.${stream}`;
  */
 export class OutboxStats {
   readonly #kv: KeyValues;
+  readonly #sending: (stream: Stream) => ReadonlySet<number>;
   readonly #byState: Database.Statement;
   readonly #oldest: Database.Statement;
   readonly #deadLetters: Database.Statement;
-  readonly #pendingHead: Database.Statement;
+  readonly #head: Database.Statement;
 
-  constructor(db: Database.Database, kv: KeyValues) {
+  /** `sending`: the seqs of a stream being sent, which the file holds as pending (see RecordState). */
+  constructor(db: Database.Database, kv: KeyValues, sending: (stream: Stream) => ReadonlySet<number>) {
     this.#kv = kv;
-    // Counted from the index alone; the oldest undelivered is the first by seq of pending or sending.
+    this.#sending = sending;
+    // Counted from the index alone; the oldest undelivered is the first pending by seq (being sent or not).
     this.#byState = db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state");
-    this.#oldest = db.prepare(
-      `SELECT min(enqueued_at) AS oldest FROM outbox WHERE seq IN (
-         SELECT (SELECT seq FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT 1)
-         UNION ALL SELECT (SELECT seq FROM outbox WHERE stream = @stream AND state = 'sending' ORDER BY seq LIMIT 1))`,
-    );
+    this.#oldest = db.prepare("SELECT enqueued_at AS oldest FROM outbox WHERE stream = ? AND state = 'pending' ORDER BY seq LIMIT 1");
     this.#deadLetters = db.prepare(
       "SELECT record_id AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?",
     );
-    // Bounded by @limit: the shipper asks before every batch, and a full scan of a large backlog each time
-    // would make a drain quadratic.
-    this.#pendingHead = db.prepare(`
-      SELECT count(*) AS n, min(enqueued_at) AS oldest, coalesce(sum(size), 0) AS bytes FROM (
-        SELECT size, enqueued_at FROM outbox WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)`);
+    // From the index alone, bounded by the limit: the shipper asks before every batch, and a full scan of a large
+    // backlog each time would make a drain quadratic.
+    this.#head = db.prepare(
+      "SELECT seq, size, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND state = 'pending' ORDER BY seq LIMIT ?",
+    );
   }
 
   counts(stream: Stream): StreamCounts {
     const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 0 };
     for (const row of this.#byState.all(stream) as { state: RecordState; n: number }[]) counts[row.state] = row.n;
-    counts.oldestPendingAt = (this.#oldest.get({ stream }) as { oldest: number | null }).oldest;
+    counts.sending = this.#sending(stream).size;
+    counts.pending -= counts.sending;
+    counts.oldestPendingAt = (this.#oldest.get(stream) as { oldest: number } | undefined)?.oldest ?? null;
     counts.delivered = Number(this.#kv.get(deliveredKey(stream)) ?? 0);
     return counts;
   }
@@ -64,9 +71,23 @@ export class OutboxStats {
     return this.#deadLetters.all(stream, limit) as DeadLetter[];
   }
 
-  /** The oldest `limit` pending records of a stream: how many (at most `limit`), their bytes, the oldest's enqueue time. */
+  /** The oldest `limit` pending records of a stream not being sent, in order: seq, body bytes, enqueue time. */
+  head(stream: Stream, limit: number): HeadEntry[] {
+    const sending = this.#sending(stream);
+    // Those being sent are read and skipped here: a filter in SQL (NOT IN a JSON list) cost more than reading them.
+    const rows = this.#head.all(stream, limit + sending.size) as HeadEntry[];
+    return sending.size === 0 ? rows : rows.filter((row) => !sending.has(row.seq)).slice(0, limit);
+  }
+
+  /** The oldest `limit` pending records of a stream not being sent: how many (at most `limit`), their bytes, the oldest's enqueue time. */
   pendingHead(stream: Stream, limit: number): { count: number; bytes: number; oldestAt: number | null } {
-    const row = this.#pendingHead.get({ stream, limit }) as { n: number; oldest: number | null; bytes: number };
-    return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
+    const head = this.head(stream, limit);
+    let bytes = 0;
+    let oldestAt: number | null = null;
+    for (const entry of head) {
+      bytes += entry.size;
+      oldestAt = Math.min(oldestAt ?? entry.enqueuedAt, entry.enqueuedAt); // a clock set back makes a later seq older
+    }
+    return { count: head.length, bytes, oldestAt };
   }
 }

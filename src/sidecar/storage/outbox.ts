@@ -13,7 +13,11 @@ export type { StreamCounts } from "./outbox-stats.ts";
 export const STREAMS = ["billing", "metrics", "traces", "logs", "usage"] as const;
 export type Stream = (typeof STREAMS)[number];
 
-/** A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter). */
+/**
+ * A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter).
+ * `sending` is held in memory, not written: the file keeps a record being sent as pending, which is what a restart
+ * must find anyway, and a claim costs a read instead of rewriting every row it takes (bench/: the drain).
+ */
 export type RecordState = "pending" | "sending" | "completed" | "failed";
 
 export interface OutboxRecord {
@@ -34,13 +38,6 @@ export const bodyText = (record: Pick<OutboxRecord, "body">): string =>
 
 /** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
-
-/** The seqs of the oldest pending records, up to `limit` of them and `maxBytes` in all (the first one always goes). */
-const nextBatch = `
-  SELECT seq FROM (
-    SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running FROM outbox
-     WHERE stream = @stream AND state = 'pending' ORDER BY seq LIMIT @limit)
-   WHERE running <= @maxBytes OR running = size`;
 
 /**
  * The seqs of a batch, bound as one JSON array (`@seqs`): one statement per batch rather than one per record,
@@ -74,8 +71,9 @@ export class Outbox {
   readonly #db: Database.Database;
   readonly #now: Clock;
   readonly #insert: Database.Statement;
-  readonly #claim: Database.Statement;
-  readonly #peek: Database.Statement;
+  readonly #records: Database.Statement;
+  /** Seqs claimed and not settled yet, by stream: the `sending` state (see RecordState). */
+  readonly #sending = new Map<Stream, Set<number>>(STREAMS.map((stream) => [stream, new Set()]));
   readonly #capStatements = new Map<string, { held: Database.Statement; oldest: Database.Statement }>();
   readonly #setState: Database.Statement;
   readonly #fail: Database.Statement;
@@ -89,16 +87,15 @@ export class Outbox {
   constructor(dataDir: string, options: { now?: Clock; readonly?: boolean } = {}) {
     this.#now = options.now ?? Date.now;
     this.#db = options.readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
-    // A crash leaves claimed records in 'sending'; nobody is sending them now.
+    // An older sidecar wrote claims to the file ('sending'): nobody is sending them now.
     if (!options.readonly)
       this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
     this.#insert = this.#db.prepare(
       "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
-    this.#claim = this.#db.prepare(`
-      UPDATE outbox SET state = 'sending', updated_at = @now WHERE seq IN (${nextBatch})
-      RETURNING seq, record_id AS recordId, body, attempts`);
-    this.#peek = this.#db.prepare(`SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE seq IN (${nextBatch}) ORDER BY seq`);
+    this.#records = this.#db.prepare(
+      `SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
+    );
     this.#setState = this.#db.prepare(`UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`);
     this.#fail = this.#db.prepare(
       `UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq IN (${seqList})
@@ -109,7 +106,7 @@ export class Outbox {
     this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
     this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
     this.kv = new KeyValues(this.#db);
-    this.stats = new OutboxStats(this.#db, this.kv);
+    this.stats = new OutboxStats(this.#db, this.kv, (stream) => this.#sending.get(stream)!);
     this.history = new OutboxHistory(this.#db, sqlList(STREAMS));
   }
 
@@ -153,7 +150,7 @@ export class Outbox {
         return entries.map(({ stream, records }) => {
           const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
           if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
-          const result = { inserted: 0, ...this.#makeRoom(queries.oldest, held + incoming - cap.maxBytes) };
+          const result = { inserted: 0, ...this.#makeRoom(queries.oldest, held + incoming - cap.maxBytes, cap.streams) };
           result.inserted = this.enqueue(stream, records);
           held += incoming - result.droppedBytes;
           return result;
@@ -162,13 +159,15 @@ export class Outbox {
     );
   }
 
-  /** Deletes the oldest undelivered records of the capped streams until `excess` bytes are gone. */
-  #makeRoom(oldest: Database.Statement, excess: number): { droppedRecords: number; droppedBytes: number } {
+  /** Deletes the oldest undelivered records of the capped streams (not one being sent) until `excess` bytes are gone. */
+  #makeRoom(oldest: Database.Statement, excess: number, streams: readonly Stream[]): { droppedRecords: number; droppedBytes: number } {
     if (excess <= 0) return { droppedRecords: 0, droppedBytes: 0 };
     const victims: number[] = [];
     let droppedBytes = 0;
+    const sending = streams.map((stream) => this.#sending.get(stream)!);
     for (const row of oldest.iterate() as Iterable<{ seq: number; size: number }>) {
       if (droppedBytes >= excess) break;
+      if (sending.some((seqs) => seqs.has(row.seq))) continue;
       victims.push(row.seq);
       droppedBytes += row.size;
     }
@@ -196,37 +195,56 @@ export class Outbox {
    * as sending and returns them, oldest first.
    */
   claim(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
-    const rows = this.#relaxed(() => this.#claim.all({ stream, limit, maxBytes, now: this.#now() }) as OutboxRecord[]);
-    return rows.sort((a, b) => a.seq - b.seq);
+    const records = this.peek(stream, limit, maxBytes);
+    const sending = this.#sending.get(stream)!;
+    for (const record of records) sending.add(record.seq);
+    return records;
   }
 
   /** The records `claim` would return now, left as they are (preview). */
   peek(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
-    return this.#peek.all({ stream, limit, maxBytes }) as OutboxRecord[];
+    const seqs: number[] = [];
+    let bytes = 0;
+    for (const { seq, size } of this.stats.head(stream, limit)) {
+      bytes += size;
+      if (bytes > maxBytes && seqs.length > 0) break; // the first record goes whatever its size
+      seqs.push(seq);
+    }
+    return seqs.length === 0 ? [] : (this.#records.all({ seqs: JSON.stringify(seqs) }) as OutboxRecord[]);
   }
 
   /** Delivered: kept as completed until the retention period prunes it. */
   ack(stream: Stream, seqs: readonly number[]): void {
-    this.#delivered(stream, () => this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }));
+    this.#delivered(stream, seqs, () =>
+      this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }),
+    );
   }
 
   /** Delivered, and not worth keeping (best-effort telemetry): deleted at once, still counted as delivered. */
   remove(stream: Stream, seqs: readonly number[]): void {
-    this.#delivered(stream, () => this.#delete.run({ seqs: JSON.stringify(seqs) }));
+    this.#delivered(stream, seqs, () => this.#delete.run({ seqs: JSON.stringify(seqs) }));
   }
 
-  #delivered(stream: Stream, settle: () => Database.RunResult): void {
+  #delivered(stream: Stream, seqs: readonly number[], settle: () => Database.RunResult): void {
     this.#relaxed(() =>
       this.#db.transaction(() => {
         const { changes } = settle();
         this.kv.add(deliveredKey(stream), changes);
       })(),
     );
+    this.#notSending(seqs);
+  }
+
+  /** These records are no longer being sent (settled, or handed back). */
+  #notSending(seqs: readonly number[]): void {
+    for (const sending of this.#sending.values()) for (const seq of seqs) sending.delete(seq);
   }
 
   /** Deletes every undelivered record of a stream (its switch was turned off). Returns how many went. */
   discard(stream: Stream): number {
-    return this.#discard.run(stream).changes;
+    const { changes } = this.#discard.run(stream);
+    this.#sending.get(stream)!.clear();
+    return changes;
   }
 
   /**
@@ -240,23 +258,24 @@ export class Outbox {
     }[];
     const stored = new Map(rows.map((row) => [row.seq, row.attempts]));
     for (const record of records) record.attempts = stored.get(record.seq) ?? record.attempts;
+    this.#notSending(records.map((r) => r.seq));
   }
 
   /** Refused for good by the receiver: kept on disk as failed (dead letter), shown in status, never sent again. */
   deadLetter(seqs: readonly number[], error: string): void {
     this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "failed", error });
+    this.#notSending(seqs);
   }
 
-  /** Not sent after all (shutdown): back to pending without counting an attempt. */
+  /** Not sent after all (shutdown): pending again without counting an attempt. Memory only: it cannot fail. */
   release(seqs: readonly number[]): void {
-    this.#relaxed(() => this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "pending", error: null }));
+    this.#notSending(seqs);
   }
 
   /**
-   * Runs send-path bookkeeping (claim, ack, remove, release) without waiting for fsync. Losing it to a power
-   * cut is harmless: claims are reset at start anyway, and a lost ack only re-sends records the beacon
-   * already holds, which it skips by id. Intake (enqueue) always commits with synchronous FULL, and that
-   * fsync also makes every earlier relaxed commit durable.
+   * Runs send-path bookkeeping (ack, remove) without waiting for fsync. Losing it to a power cut is harmless: a
+   * lost ack only re-sends records the beacon already holds, which it skips by id. Intake (enqueue) always commits
+   * with synchronous FULL, and that fsync also makes every earlier relaxed commit durable.
    */
   #relaxed<T>(work: () => T): T {
     this.#syncNormal.run();
