@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { Claims } from "./claims.ts";
 import type { KeyValues } from "./key-values.ts";
 import type { RecordState, Stream } from "./outbox.ts";
 
@@ -33,16 +34,16 @@ export const deliveredKey = (stream: Stream) => `delivered.${stream}`;
  */
 export class OutboxStats {
   readonly #kv: KeyValues;
-  readonly #sending: (stream: Stream) => ReadonlySet<number>;
+  readonly #claims: Claims;
   readonly #byState: Database.Statement;
   readonly #oldest: Database.Statement;
   readonly #deadLetters: Database.Statement;
   readonly #head: Database.Statement;
 
-  /** `sending`: the seqs of a stream being sent, which the file holds as pending (see RecordState). */
-  constructor(db: Database.Database, kv: KeyValues, sending: (stream: Stream) => ReadonlySet<number>) {
+  /** `claims`: the records being sent, which the file holds as pending. */
+  constructor(db: Database.Database, kv: KeyValues, claims: Claims) {
     this.#kv = kv;
-    this.#sending = sending;
+    this.#claims = claims;
     // Counted from the index alone; the oldest undelivered is the first pending by seq (being sent or not).
     this.#byState = db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state");
     this.#oldest = db.prepare("SELECT enqueued_at AS oldest FROM outbox WHERE stream = ? AND state = 'pending' ORDER BY seq LIMIT 1");
@@ -52,14 +53,14 @@ export class OutboxStats {
     // From the index alone, bounded by the limit: the shipper asks before every batch, and a full scan of a large
     // backlog each time would make a drain quadratic.
     this.#head = db.prepare(
-      "SELECT seq, size, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND state = 'pending' ORDER BY seq LIMIT ?",
+      "SELECT seq, size, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND state = 'pending' AND seq >= ? ORDER BY seq",
     );
   }
 
   counts(stream: Stream): StreamCounts {
     const counts: StreamCounts = { pending: 0, sending: 0, completed: 0, failed: 0, oldestPendingAt: null, delivered: 0 };
     for (const row of this.#byState.all(stream) as { state: RecordState; n: number }[]) counts[row.state] = row.n;
-    counts.sending = this.#sending(stream).size;
+    counts.sending = this.#claims.count(stream);
     counts.pending -= counts.sending;
     counts.oldestPendingAt = (this.#oldest.get(stream) as { oldest: number } | undefined)?.oldest ?? null;
     counts.delivered = Number(this.#kv.get(deliveredKey(stream)) ?? 0);
@@ -73,10 +74,15 @@ export class OutboxStats {
 
   /** The oldest `limit` pending records of a stream not being sent, in order: seq, body bytes, enqueue time. */
   head(stream: Stream, limit: number): HeadEntry[] {
-    const sending = this.#sending(stream);
-    // Those being sent are read and skipped here: a filter in SQL (NOT IN a JSON list) cost more than reading them.
-    const rows = this.#head.all(stream, limit + sending.size) as HeadEntry[];
-    return sending.size === 0 ? rows : rows.filter((row) => !sending.has(row.seq)).slice(0, limit);
+    // From where the records being sent end (most of them), skipping those in flight beyond it: cheaper than a
+    // filter in SQL (NOT IN a JSON list), and than walking the whole flight for every batch.
+    const head: HeadEntry[] = [];
+    if (limit <= 0) return head;
+    for (const entry of this.#head.iterate(stream, this.#claims.scanFrom(stream)) as Iterable<HeadEntry>) {
+      if (this.#claims.has(stream, entry.seq)) continue;
+      if (head.push(entry) === limit) break;
+    }
+    return head;
   }
 
   /** The oldest `limit` pending records of a stream not being sent: how many (at most `limit`), their bytes, the oldest's enqueue time. */

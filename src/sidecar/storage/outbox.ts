@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Clock } from "../../clock.ts";
+import { Claims } from "./claims.ts";
 import { KeyValues } from "./key-values.ts";
 import { OutboxHistory } from "./outbox-history.ts";
 import { openOutboxToRead, openOutboxToWrite } from "./outbox-schema.ts";
@@ -15,8 +16,7 @@ export type Stream = (typeof STREAMS)[number];
 
 /**
  * A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter).
- * `sending` is held in memory, not written: the file keeps a record being sent as pending, which is what a restart
- * must find anyway, and a claim costs a read instead of rewriting every row it takes (bench/: the drain).
+ * `sending` is held in memory (claims.ts): the file keeps a record being sent as pending.
  */
 export type RecordState = "pending" | "sending" | "completed" | "failed";
 
@@ -72,8 +72,7 @@ export class Outbox {
   readonly #now: Clock;
   readonly #insert: Database.Statement;
   readonly #records: Database.Statement;
-  /** Seqs claimed and not settled yet, by stream: the `sending` state (see RecordState). */
-  readonly #sending = new Map<Stream, Set<number>>(STREAMS.map((stream) => [stream, new Set()]));
+  readonly #claims = new Claims();
   readonly #capStatements = new Map<string, { held: Database.Statement; oldest: Database.Statement }>();
   readonly #setState: Database.Statement;
   readonly #fail: Database.Statement;
@@ -106,7 +105,7 @@ export class Outbox {
     this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
     this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
     this.kv = new KeyValues(this.#db);
-    this.stats = new OutboxStats(this.#db, this.kv, (stream) => this.#sending.get(stream)!);
+    this.stats = new OutboxStats(this.#db, this.kv, this.#claims);
     this.history = new OutboxHistory(this.#db, sqlList(STREAMS));
   }
 
@@ -164,10 +163,9 @@ export class Outbox {
     if (excess <= 0) return { droppedRecords: 0, droppedBytes: 0 };
     const victims: number[] = [];
     let droppedBytes = 0;
-    const sending = streams.map((stream) => this.#sending.get(stream)!);
     for (const row of oldest.iterate() as Iterable<{ seq: number; size: number }>) {
       if (droppedBytes >= excess) break;
-      if (sending.some((seqs) => seqs.has(row.seq))) continue;
+      if (streams.some((stream) => this.#claims.has(stream, row.seq))) continue;
       victims.push(row.seq);
       droppedBytes += row.size;
     }
@@ -196,8 +194,10 @@ export class Outbox {
    */
   claim(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
     const records = this.peek(stream, limit, maxBytes);
-    const sending = this.#sending.get(stream)!;
-    for (const record of records) sending.add(record.seq);
+    this.#claims.add(
+      stream,
+      records.map((r) => r.seq),
+    );
     return records;
   }
 
@@ -232,18 +232,13 @@ export class Outbox {
         this.kv.add(deliveredKey(stream), changes);
       })(),
     );
-    this.#notSending(seqs);
-  }
-
-  /** These records are no longer being sent (settled, or handed back). */
-  #notSending(seqs: readonly number[]): void {
-    for (const sending of this.#sending.values()) for (const seq of seqs) sending.delete(seq);
+    this.#claims.settle(seqs);
   }
 
   /** Deletes every undelivered record of a stream (its switch was turned off). Returns how many went. */
   discard(stream: Stream): number {
     const { changes } = this.#discard.run(stream);
-    this.#sending.get(stream)!.clear();
+    this.#claims.clear(stream);
     return changes;
   }
 
@@ -258,18 +253,18 @@ export class Outbox {
     }[];
     const stored = new Map(rows.map((row) => [row.seq, row.attempts]));
     for (const record of records) record.attempts = stored.get(record.seq) ?? record.attempts;
-    this.#notSending(records.map((r) => r.seq));
+    this.#claims.giveBack(records.map((r) => r.seq));
   }
 
   /** Refused for good by the receiver: kept on disk as failed (dead letter), shown in status, never sent again. */
   deadLetter(seqs: readonly number[], error: string): void {
     this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "failed", error });
-    this.#notSending(seqs);
+    this.#claims.settle(seqs);
   }
 
   /** Not sent after all (shutdown): pending again without counting an attempt. Memory only: it cannot fail. */
   release(seqs: readonly number[]): void {
-    this.#notSending(seqs);
+    this.#claims.giveBack(seqs);
   }
 
   /**
