@@ -1,19 +1,14 @@
-import { HttpError } from "../../errors.ts";
 import { mediaType } from "../../http/body.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
-import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpRequest, type OtlpSignal } from "../../protocol/otlp.ts";
+import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpSignal } from "../../protocol/otlp.ts";
 import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import type { AgentMetrics } from "../local-api/metrics.ts";
 import type { ByteCap, CappedEnqueueResult, Outbox, Stream } from "../storage/outbox.ts";
 import { GroupCommit } from "../../group-commit.ts";
-import { filterLogs, filterMetrics, filterTraces, type FilterResult, type PrivacyPolicy } from "../privacy/policy.ts";
+import type { PrivacyPolicy } from "../privacy/policy.ts";
+import { processExport } from "./otlp-export.ts";
 import { INVALID_ARGUMENT, otlpErrorAnswer } from "../../http/otlp-http.ts";
-import { OtlpRequestShapeError, parseExport } from "../../protocol/otlp-request.ts";
-
-const filters = { metrics: filterMetrics, traces: filterTraces, logs: filterLogs } as {
-  [S in OtlpSignal]: (request: OtlpRequest, policy: PrivacyPolicy) => FilterResult<OtlpRequest>;
-};
 
 export interface OtlpReceiverOptions {
   outbox: Outbox;
@@ -53,19 +48,16 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         const protobuf = mediaType(request.headers) === PROTOBUF_MEDIA_TYPE;
         // protobufjs and the OTLP schema load on the first protobuf request: JSON-only instances never pay for them.
         const codec = protobuf ? await import("../../protocol/otlp-protobuf.ts") : undefined;
-        const badRequest = (message: string) =>
-          answer(protobuf, 400, { code: INVALID_ARGUMENT, message }, () => codec!.encodeRpcStatus(INVALID_ARGUMENT, message));
-        let parsed: ReturnType<typeof parseExport>;
-        try {
-          const body = request.body as Buffer;
-          const raw: unknown = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems) : JSON.parse(body.toString("utf8"));
-          parsed = parseExport(signal, raw);
-        } catch (err) {
-          if (err instanceof HttpError) throw err; // too many messages (413), or the body budget full (503)
-          if (err instanceof OtlpRequestShapeError) return badRequest(err.message);
-          return badRequest(`the body is not a valid OTLP ${protobuf ? "protobuf" : "JSON"} export request`);
+        const outcome = processExport(signal, request.body as Buffer, {
+          decodeProtobuf: codec ? (s, body) => codec.decodeOtlpProtobuf(s, body, request.chargeItems) : undefined,
+          enabled: enabled[signal],
+          policy: privacy,
+        });
+        if (outcome.kind === "bad") {
+          const { message } = outcome;
+          return answer(protobuf, 400, { code: INVALID_ARGUMENT, message }, () => codec!.encodeRpcStatus(INVALID_ARGUMENT, message));
         }
-
+        const parsed = outcome;
         let diskFull = 0;
         metrics.received(signal, parsed.accepted + parsed.rejected);
         if (!enabled[signal]) {
@@ -76,23 +68,22 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         }
         metrics.dropped(signal, "rejected", parsed.rejected);
         if (parsed.accepted > 0) {
-          const filtered = filters[signal](parsed.request, privacy);
-          metrics.dropped(signal, "policy", filtered.droppedItems);
-          metrics.droppedAttributes(signal, filtered.droppedAttributes);
-          if (filtered.request) {
-            try {
-              if (space.roomForTelemetry()) {
-                const result = await intake.submit({ stream: signal, records: [{ body: Buffer.from(JSON.stringify(filtered.request)) }] });
-                metrics.overflow(result.droppedRecords, result.droppedBytes);
-                options.onEnqueued(signal);
-              } else diskFull = filtered.kept;
-            } catch (err) {
-              if (!isDiskFull(err)) throw err;
-              diskFull = filtered.kept;
-            }
-            // Best-effort telemetry: a full disk loses it (counted, and logged once by DataDirSpace).
-            metrics.dropped(signal, "disk_full", diskFull);
+          metrics.dropped(signal, "policy", parsed.droppedItems);
+          metrics.droppedAttributes(signal, parsed.droppedAttributes);
+        }
+        if (parsed.kept) {
+          try {
+            if (space.roomForTelemetry()) {
+              const result = await intake.submit({ stream: signal, records: [{ body: parsed.kept.body }] });
+              metrics.overflow(result.droppedRecords, result.droppedBytes);
+              options.onEnqueued(signal);
+            } else diskFull = parsed.kept.items;
+          } catch (err) {
+            if (!isDiskFull(err)) throw err;
+            diskFull = parsed.kept.items;
           }
+          // Best-effort telemetry: a full disk loses it (counted, and logged once by DataDirSpace).
+          metrics.dropped(signal, "disk_full", diskFull);
         }
 
         const rejected = parsed.rejected + diskFull;
