@@ -52,6 +52,13 @@ export class Claims {
     return this.#sending.get(stream)?.has(seq) ?? false;
   }
 
+  /** How many of the stream's records being sent have a seq of `from` or more. */
+  countFrom(stream: Stream, from: number): number {
+    let count = 0;
+    for (const seq of this.#sending.get(stream) ?? []) if (seq >= from) count++;
+    return count;
+  }
+
   count(stream: Stream): number {
     return this.#sending.get(stream)?.size ?? 0;
   }

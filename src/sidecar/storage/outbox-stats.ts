@@ -39,6 +39,7 @@ export class OutboxStats {
   readonly #oldest: Database.Statement;
   readonly #deadLetters: Database.Statement;
   readonly #head: Database.Statement;
+  readonly #headSummary: Database.Statement;
 
   /** `claims`: the records being sent, which the file holds as pending. */
   constructor(db: Database.Database, kv: KeyValues, claims: Claims) {
@@ -53,8 +54,11 @@ export class OutboxStats {
     // From the index alone, bounded by the limit: the shipper asks before every batch, and a full scan of a large
     // backlog each time would make a drain quadratic.
     this.#head = db.prepare(
-      "SELECT seq, size, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND state = 'pending' AND seq >= ? ORDER BY seq",
+      "SELECT seq, size, enqueued_at AS enqueuedAt FROM outbox WHERE stream = ? AND state = 'pending' AND seq >= ? ORDER BY seq LIMIT ?",
     );
+    this.#headSummary = db.prepare(`
+      SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes, min(enqueued_at) AS oldest FROM (
+        SELECT size, enqueued_at FROM outbox WHERE stream = ? AND state = 'pending' AND seq >= ? ORDER BY seq LIMIT ?)`);
   }
 
   counts(stream: Stream): StreamCounts {
@@ -74,19 +78,23 @@ export class OutboxStats {
 
   /** The oldest `limit` pending records of a stream not being sent, in order: seq, body bytes, enqueue time. */
   head(stream: Stream, limit: number): HeadEntry[] {
-    // From where the records being sent end (most of them), skipping those in flight beyond it: cheaper than a
-    // filter in SQL (NOT IN a JSON list), and than walking the whole flight for every batch.
-    const head: HeadEntry[] = [];
-    if (limit <= 0) return head;
-    for (const entry of this.#head.iterate(stream, this.#claims.scanFrom(stream)) as Iterable<HeadEntry>) {
-      if (this.#claims.has(stream, entry.seq)) continue;
-      if (head.push(entry) === limit) break;
-    }
-    return head;
+    if (limit <= 0) return [];
+    // From where the records being sent end (most of them), reading as many more rows as are in flight beyond it:
+    // cheaper than a filter in SQL (NOT IN a JSON list), and than walking the whole flight for every batch.
+    const from = this.#claims.scanFrom(stream);
+    const skip = this.#claims.countFrom(stream, from);
+    const rows = this.#head.all(stream, from, limit + skip) as HeadEntry[];
+    return skip === 0 ? rows : rows.filter((row) => !this.#claims.has(stream, row.seq)).slice(0, limit);
   }
 
   /** The oldest `limit` pending records of a stream not being sent: how many (at most `limit`), their bytes, the oldest's enqueue time. */
   pendingHead(stream: Stream, limit: number): { count: number; bytes: number; oldestAt: number | null } {
+    const from = this.#claims.scanFrom(stream);
+    if (this.#claims.countFrom(stream, from) === 0) {
+      // The shipper asks before every batch: summed by SQLite from the index, no row made for JavaScript.
+      const row = this.#headSummary.get(stream, from, limit) as { n: number; bytes: number; oldest: number | null };
+      return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
+    }
     const head = this.head(stream, limit);
     let bytes = 0;
     let oldestAt: number | null = null;

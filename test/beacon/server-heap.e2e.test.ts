@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { testLicense } from "../helpers/fixtures.ts";
+import { agentConfig, beaconConfig, postJson, startService } from "../helpers/processes.ts";
+
+/** The Node flags a running process has, read off its command line. */
+const semiSpaceOf = (pid: number) =>
+  readFileSync(`/proc/${pid}/cmdline`, "utf8")
+    .split("\0")
+    .filter((arg) => arg.startsWith("--max-semi-space-size="));
+
+// bin/egress-agent.js starts every command with the sidecar's small young generation (its shebang's flags).
+const SIDECAR_FLAGS = ["--max-semi-space-size=2", "--heap-growing-percent=50"];
+
+test("the beacon's server runs with a young generation of its own, the same process serving; the sidecar keeps its small one", async () => {
+  const license = testLicense();
+  const fixture = beaconConfig([license]);
+  const beacon = await startService(["beacon", "--config", fixture.configPath], "beacon listening", {}, [], SIDECAR_FLAGS);
+  try {
+    assert.deepEqual(semiSpaceOf(beacon.child.pid!), ["--max-semi-space-size=16"], "started again (execve) with the server's semi-spaces");
+    const verified = await postJson(`${beacon.url}/v1/beacon/verify`, { license: license.key });
+    assert.equal(verified.status, 200, "and it serves");
+    const agent = await startService(
+      ["start", "--config", agentConfig(beacon.url).configPath],
+      "sidecar listening",
+      { PLATFORM_LICENSE_KEY: license.key },
+      [],
+      SIDECAR_FLAGS,
+    );
+    try {
+      assert.deepEqual(semiSpaceOf(agent.child.pid!), ["--max-semi-space-size=2"], "the sidecar is not started again");
+    } finally {
+      await agent.stop();
+    }
+  } finally {
+    await beacon.stop();
+  }
+});
