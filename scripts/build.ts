@@ -67,7 +67,7 @@ export async function buildDist(outdir = new URL("../dist", import.meta.url).pat
     },
     // Node keeps a module's source text for as long as the process runs: minified, it is about a third smaller.
     // Function and class names are kept (stack traces, error names); the sources are in the maps.
-    minify: !process.env.NO_MINIFY,
+    minify: !process.env.NO_MINIFY, // NO_MINIFY=1: readable names and lines in a CPU profile (bench/relay.ts PROFILE=)
     keepNames: true,
     // Node stores that text as UTF-16 (twice the size) once a single byte is not ASCII (the one was a licence
     // comment's "ä"): licence comments go to dist/*.LEGAL.txt, and the code is ASCII.
