@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { stringify } from "yaml";
 import { loadAgentConfig } from "../../src/sidecar/config.ts";
+import { sendConcurrencyOf } from "../../src/sidecar/config-schema.ts";
 import type { ConfigError } from "../../src/errors.ts";
 import { tempDir } from "../helpers/processes.ts";
 
@@ -32,6 +33,22 @@ test("telemetry switches: defaults follow instanceVersion, each switch alone, en
   });
   assert.deepEqual(offline.telemetry, { logs: false, metrics: false, traces: false });
   assert.equal(offline.usageReporting, false, "offline: no usage snapshots either");
+});
+
+test("limits.sendConcurrency: unset, 8 batches in flight for billing and 4 for the others; set, that for every stream; 0 names the key", () => {
+  const streams = ["billing", "metrics", "traces", "logs", "usage"];
+  assert.deepEqual(
+    streams.map((stream) => sendConcurrencyOf(load({}).limits, stream)),
+    [8, 4, 4, 4, 4],
+  );
+  assert.deepEqual(
+    streams.map((stream) => sendConcurrencyOf(load({ limits: { sendConcurrency: 2 } }).limits, stream)),
+    [2, 2, 2, 2, 2],
+  );
+  assert.throws(
+    () => load({ limits: { sendConcurrency: 0 } }),
+    (err: ConfigError) => /limits\.sendConcurrency/.test(err.message),
+  );
 });
 
 test("privacy and self-telemetry keys: defaults, and a bad value names its key", () => {

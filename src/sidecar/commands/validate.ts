@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { resolveAgentConfig, type AgentConfig, type ValueSource } from "../config.ts";
 import * as z from "zod";
-import { AgentConfigFile } from "../config-schema.ts";
+import { AgentConfigFile, DEFAULT_SEND_CONCURRENCY } from "../config-schema.ts";
 import { redactUrl } from "../../config/redact.ts";
 
 /** Keys whose values are secrets or may carry one: shown as whether they are set, or with credentials removed. */
@@ -11,6 +11,11 @@ const shown: Record<string, (value: string) => string> = {
   "usage.postgres.url": redactUrl,
   "proxy.https": redactUrl,
   "proxy.http": redactUrl,
+};
+
+/** Keys whose default, when the file leaves them unset, is not one value. */
+const unsetDefaults: Record<string, string> = {
+  "limits.sendConcurrency": `${DEFAULT_SEND_CONCURRENCY.billing} for billing, ${DEFAULT_SEND_CONCURRENCY.others} for the others`,
 };
 
 export interface ConfigRow {
@@ -52,6 +57,7 @@ export function describeConfig(options: { file?: string; env: NodeJS.ProcessEnv 
     const value = written(path) ?? fallback;
     const resolved = resolvedSwitch(config, key, value);
     if (resolved) return { key, ...resolved };
+    if (value === undefined) return { key, value: unsetDefaults[key] ?? "", source: source(path) };
     const text = typeof value === "string" ? value : JSON.stringify(value);
     return { key, value: shown[key]?.(text) ?? text, source: source(path) };
   });

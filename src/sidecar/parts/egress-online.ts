@@ -4,6 +4,7 @@ import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { AuditLog } from "../audit.ts";
 import { insecureBeaconHost } from "../beacon-url.ts";
 import type { AgentConfig } from "../config.ts";
+import { sendConcurrencyOf } from "../config-schema.ts";
 import { BeaconClient } from "../egress/beacon-client.ts";
 import { OnlineLicense } from "../license/online-license.ts";
 import { readVendorPublicKey } from "../license/vendor-key.ts";
@@ -113,7 +114,7 @@ function startShippers(
       token: () => license.token(),
       onUnauthorized: () => license.verifySoon(),
       flushMs: config.intervals.flush,
-      concurrency: config.limits.sendConcurrency,
+      concurrency: sendConcurrencyOf(config.limits, policy.stream),
       minBackoffMs: config.retry.minBackoff,
       maxBackoffMs: config.retry.maxBackoff,
       now: options.now,
