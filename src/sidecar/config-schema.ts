@@ -29,7 +29,7 @@ const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a versio
 export const DEFAULT_SEND_CONCURRENCY = { billing: 8, others: 4 } as const;
 
 /** A stream's requests in flight while deliveries succeed: `limits.sendConcurrency` when set, else its default. */
-export function sendConcurrencyOf(limits: { sendConcurrency?: number | undefined }, stream: string): number {
+export function sendConcurrencyOf(limits: { sendConcurrency?: number | null | undefined }, stream: string): number {
   return limits.sendConcurrency ?? DEFAULT_SEND_CONCURRENCY[stream === "billing" ? "billing" : "others"];
 }
 
@@ -86,8 +86,8 @@ export const AgentConfigFile = z.strictObject({
     .strictObject({
       telemetryMaxBytes: ByteSize.prefault("256MiB"),
       batchTransactions: z.int().min(1).max(10_000).default(500),
-      // Unset: each stream's own (DEFAULT_SEND_CONCURRENCY).
-      sendConcurrency: z.int().min(1).max(16).optional(),
+      // Unset or null (~): each stream's own (DEFAULT_SEND_CONCURRENCY).
+      sendConcurrency: z.int().min(1).max(16).nullish(),
       bodyLimit: ByteSize.prefault("16MiB"),
       telemetryBatchBytes: ByteSize.prefault("4MiB"),
     })

@@ -42,6 +42,11 @@ test("limits.sendConcurrency: unset, 8 batches in flight for billing and 4 for t
     [8, 4, 4, 4, 4],
   );
   assert.deepEqual(
+    streams.map((stream) => sendConcurrencyOf(load({ limits: { sendConcurrency: null } }).limits, stream)),
+    [8, 4, 4, 4, 4],
+    "~ is unset (config/egress.yaml writes it so)",
+  );
+  assert.deepEqual(
     streams.map((stream) => sendConcurrencyOf(load({ limits: { sendConcurrency: 2 } }).limits, stream)),
     [2, 2, 2, 2, 2],
   );

@@ -57,7 +57,7 @@ export function describeConfig(options: { file?: string; env: NodeJS.ProcessEnv 
     const value = written(path) ?? fallback;
     const resolved = resolvedSwitch(config, key, value);
     if (resolved) return { key, ...resolved };
-    if (value === undefined) return { key, value: unsetDefaults[key] ?? "", source: source(path) };
+    if (value === undefined || value === null) return { key, value: unsetDefaults[key] ?? "", source: source(path) };
     const text = typeof value === "string" ? value : JSON.stringify(value);
     return { key, value: shown[key]?.(text) ?? text, source: source(path) };
   });
