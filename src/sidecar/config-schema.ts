@@ -20,7 +20,6 @@ const ProxyUrl = z
 
 const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a version like 0.11.0" });
 
-/** The sidecar's configuration file, as config/egress.yaml lists it; every key optional, defaults below. */
 /**
  * Requests in flight per stream while deliveries succeed, when `limits.sendConcurrency` does not say. A billing
  * backlog drains about a fifth faster with 8 than with 4 (the beacon commits more batches together, bench/RESULTS.md);
@@ -33,6 +32,7 @@ export function sendConcurrencyOf(limits: { sendConcurrency?: number | null | un
   return limits.sendConcurrency ?? DEFAULT_SEND_CONCURRENCY[stream === "billing" ? "billing" : "others"];
 }
 
+/** The sidecar's configuration file, as config/egress.yaml lists it; every key optional, defaults below. */
 export const AgentConfigFile = z.strictObject({
   beaconUrl: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).default("https://beacon.example.invalid"),
   // Lets beaconUrl be http:// to a host that is not loopback: the license key then crosses the network in clear.
