@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
@@ -151,7 +152,27 @@ test("outbox: a version-2 file (narrower send-path index) is upgraded in place a
   outbox.close();
   const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
   assert.equal(reopened.pragma("user_version", { simple: true }), 3);
+  assert.equal(reopened.pragma("page_size", { simple: true }), 4096, "an older file keeps its pages (no rewrite at start)");
   reopened.close();
+});
+
+test("outbox: a new file's write-ahead log stays near 4 MiB however much is written, with its larger pages", () => {
+  const dir = tempDir();
+  const outbox = new Outbox(dir);
+  const body = JSON.stringify({ pad: "x".repeat(20_000) });
+  for (let commit = 0; commit < 100; commit++) {
+    outbox.enqueue(
+      "billing",
+      Array.from({ length: 25 }, (_, i) => ({ recordId: `r-${commit}-${i}`, body })),
+    );
+  }
+  const wal = statSync(`${outboxPath(dir)}-wal`).size;
+  outbox.close();
+  const reopened = new Database(outboxPath(dir), { readonly: true });
+  assert.equal(reopened.pragma("page_size", { simple: true }), 16384);
+  reopened.close();
+  // 50 MB went through it; the data dir's delivery reserve (16 MiB) must hold the log with room to spare.
+  assert.ok(wal < 5 * 2 ** 20, `WAL grew to ${(wal / 2 ** 20).toFixed(1)} MiB`);
 });
 
 test("outbox: requests enqueued together under the cap end as if enqueued one after the other", () => {
