@@ -24,6 +24,16 @@ test("billing payload: each transaction goes out as stored, with its current fai
   ]);
 });
 
+test("billing payload: bodies claimed as bytes go out byte for byte, only a changed count's digits replaced", () => {
+  const current = JSON.stringify(traceTransaction({ status: "réussi ✓", num_failed_send_attempts: 2 }));
+  const behind = JSON.stringify(traceTransaction({ transaction_type: "日本", num_failed_send_attempts: 9 }));
+  const body = billingPolicy("k", 500).buildPayload([record(Buffer.from(current), 2, 1), record(Buffer.from(behind), 12, 2)]);
+  assert.equal(
+    body.toString(),
+    `{"license":"k","trace_transactions":[${current},${behind.replace('"num_failed_send_attempts":9', '"num_failed_send_attempts":12')}]}`,
+  );
+});
+
 test("billing payload: a stored body in another layout (an older sidecar's) is re-encoded rather than sent wrong", () => {
   const t = traceTransaction();
   const { num_failed_send_attempts: _dropped, ...withoutCount } = t;

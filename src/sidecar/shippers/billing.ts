@@ -9,7 +9,8 @@ import type { StreamPolicy } from "./shipper.ts";
  * The count as intake stored it. A JSON string cannot hold `"name":` unescaped, so the only match is the key
  * itself (TraceTransaction has no nested objects).
  */
-const STORED_ATTEMPTS = /"num_failed_send_attempts":\d+/;
+const ATTEMPTS_KEY = Buffer.from('"num_failed_send_attempts":');
+const [ZERO, NINE] = [48, 57];
 
 /**
  * The failed-send count a record carries: its outbox count, saturated at the schema's bound (intake takes up to it,
@@ -17,13 +18,28 @@ const STORED_ATTEMPTS = /"num_failed_send_attempts":\d+/;
  */
 export const sentAttempts = (record: OutboxRecord): number => Math.min(record.attempts, MAX_INT32);
 
-/** A stored transaction (JSON text) with its current failed-send count, without a parse and re-serialise per record. */
-function withAttempts(record: OutboxRecord): string {
-  const attempts = sentAttempts(record);
-  const body = bodyText(record);
-  if (STORED_ATTEMPTS.test(body)) return body.replace(STORED_ATTEMPTS, `"num_failed_send_attempts":${attempts}`);
-  return JSON.stringify({ ...(JSON.parse(body) as TraceTransaction), num_failed_send_attempts: attempts });
+/**
+ * A stored transaction (JSON bytes) with its current failed-send count, without a parse and re-serialise per record:
+ * the stored bytes themselves when the count they hold is current (most records), else with the count's digits
+ * replaced.
+ */
+function withAttempts(record: OutboxRecord): Buffer {
+  const body = typeof record.body === "string" ? Buffer.from(record.body) : record.body;
+  const attempts = String(sentAttempts(record));
+  const from = body.indexOf(ATTEMPTS_KEY) + ATTEMPTS_KEY.length;
+  let to = from;
+  while (to < body.length && body[to]! >= ZERO && body[to]! <= NINE) to++;
+  if (from < ATTEMPTS_KEY.length || to === from) {
+    return Buffer.from(
+      JSON.stringify({ ...(JSON.parse(bodyText(record)) as TraceTransaction), num_failed_send_attempts: Number(attempts) }),
+    );
+  }
+  if (to - from === attempts.length && body.toString("latin1", from, to) === attempts) return body;
+  return Buffer.concat([body.subarray(0, from), Buffer.from(attempts), body.subarray(to)]);
 }
+
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("]}");
 
 /** Billing: trace transactions to /v1/beacon/ingest-traces, each carrying its failed-send count. */
 export function billingPolicy(licenseKey: string, batchSize: number): StreamPolicy {
@@ -33,7 +49,15 @@ export function billingPolicy(licenseKey: string, batchSize: number): StreamPoli
     batchSize,
     keepDelivered: true,
     answer: beaconAnswers.billing,
-    buildPayload: (records: readonly OutboxRecord[]) =>
-      `{"license":${JSON.stringify(licenseKey)},"trace_transactions":[${records.map(withAttempts).join(",")}]}`,
+    // Bytes end to end: the stored bodies are copied once into the request, never decoded into strings.
+    buildPayload: (records: readonly OutboxRecord[]) => {
+      const parts: Buffer[] = [Buffer.from(`{"license":${JSON.stringify(licenseKey)},"trace_transactions":[`)];
+      for (const [i, record] of records.entries()) {
+        if (i > 0) parts.push(COMMA);
+        parts.push(withAttempts(record));
+      }
+      parts.push(CLOSE);
+      return Buffer.concat(parts);
+    },
   };
 }

@@ -24,8 +24,8 @@ export interface OutboxRecord {
   seq: number;
   recordId: string | null;
   /**
-   * JSON text. Telemetry is stored as bytes (a BLOB) and comes back as a Buffer: it goes out as bytes too, with no
-   * conversion to a JavaScript string and back on the way (bench/: the relay).
+   * JSON text, as bytes when claimed (a Buffer, whether it is stored as text or, for telemetry, as a BLOB): it goes
+   * out as bytes too, with no conversion to a JavaScript string and back on the way (bench/: the relay, the drain).
    */
   body: string | Buffer;
   /** Failed sends so far; billing sends it as num_failed_send_attempts. */
@@ -93,7 +93,7 @@ export class Outbox {
       "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
     );
     this.#records = this.#db.prepare(
-      `SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
+      `SELECT seq, record_id AS recordId, CAST(body AS BLOB) AS body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
     );
     this.#setState = this.#db.prepare(`UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`);
     this.#fail = this.#db.prepare(
