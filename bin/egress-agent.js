@@ -1,11 +1,12 @@
-#!/usr/bin/env -S node --max-semi-space-size=2 --heap-growing-percent=50 --no-allocation-site-pretenuring
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=50 --no-allocation-site-pretenuring --expose-gc
 // The installed entry point: the compiled CLI when built (the image), else the TypeScript source.
-// The V8 flags bound memory (bench/RESULTS.md): a 2 MiB semi-space instead of Node's default (up to 32 MiB on a large
+// The V8 flags bound memory (bench/RESULTS.md): an 8 MiB semi-space instead of Node's default (up to 32 MiB on a large
 // host), and the old generation collected when it has grown by half rather than by up to 4x. Measured: RSS peaks
-// under ingest, OTLP and drain load fall from 280-390 to 100-130 MiB. The young generation grows to its cap while
-// starting and stays there when idle: 2 MiB rather than 4 keeps idle RSS 3.5 MiB lower (79 -> 76 MiB) for about 10%
-// of OTLP intake throughput (6.6 -> 6.0 MB/s in alternating runs); ingest and drain showed no difference. The
-// beacon's server, which keeps no such budget, starts itself again with 16 MiB ones (src/beacon/cli.ts).
+// under ingest, OTLP and drain load fall from 280-390 to 100-160 MiB. The young generation grows to its cap while
+// starting and V8 keeps it when idle: `--expose-gc` lets the sidecar give it back with one memory-reducing collection
+// a few seconds after start (src/sidecar/settle-heap.ts), so 8 MiB (for throughput: the OTLP relay 5-14% faster than
+// with 2 MiB) idles at 73 MiB, below the 78 MiB of 2 MiB without that collection. The beacon's server starts itself
+// again with 16 MiB ones (src/beacon/cli.ts).
 // No allocation-site pretenuring: a request's decoded tree outlives a collection or two while it is filtered, V8 then
 // allocates what those sites make straight in the old generation, and every request's garbage waits for a full
 // collection. Without it the protobuf relay took 0.066-0.069 CPU s per MB against 0.095; JSON and idle RSS unchanged.

@@ -22,7 +22,7 @@ const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 const SERVER_SEMI_SPACE_MB = 16;
 
 /**
- * bin/egress-agent.js starts every command with the sidecar's 2 MiB semi-spaces (for its idle memory, bench/). V8
+ * bin/egress-agent.js starts every command with the sidecar's 8 MiB semi-spaces (sized for a sidecar, bench/). V8
  * reads them once, when the process starts: the beacon's server, which serves many sidecars and keeps no such budget,
  * starts itself again (the same process: execve) with its own. Garbage collection was a tenth of its CPU in a drain,
  * and about that less with 16 MiB (bench/RESULTS.md). Nothing is open yet, so nothing is lost by it.

@@ -16,6 +16,7 @@ import { STREAMS } from "./storage/outbox.ts";
 import { startPruning } from "./storage/pruning.ts";
 import { StreamHealth } from "./storage/stream-health.ts";
 import { PushedMeasures } from "./usage/measures-source.ts";
+import { settleHeapSoon } from "./settle-heap.ts";
 
 export interface RunningAgent {
   url: string;
@@ -85,6 +86,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
     closers.add(() => pruning.close());
     const ownTelemetry = startOwnTelemetry(config, { url, localApi, egress, logger, logTap: options.logTap });
     closers.add(() => ownTelemetry.close());
+    const settling = settleHeapSoon();
+    closers.add(() => settling.close());
     closers.add(() => localApi.stopping());
     return url;
   });

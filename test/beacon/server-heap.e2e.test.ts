@@ -10,10 +10,15 @@ const semiSpaceOf = (pid: number) =>
     .split("\0")
     .filter((arg) => arg.startsWith("--max-semi-space-size="));
 
-// bin/egress-agent.js starts every command with the sidecar's small young generation (its shebang's flags).
-const SIDECAR_FLAGS = ["--max-semi-space-size=2", "--heap-growing-percent=50"];
+// bin/egress-agent.js starts every command with the sidecar's young generation (its shebang's flags).
+const SIDECAR_FLAGS = /^#!\/usr\/bin\/env -S node (.*)/
+  .exec(readFileSync(new URL("../../bin/egress-agent.js", import.meta.url), "utf8"))![1]!
+  .trim()
+  .split(/\s+/);
+const sidecarSemiSpace = SIDECAR_FLAGS.filter((flag) => flag.startsWith("--max-semi-space-size="));
 
-test("the beacon's server runs with a young generation of its own, the same process serving; the sidecar keeps its small one", async () => {
+test("the beacon's server runs with a young generation of its own, the same process serving; the sidecar keeps its own", async () => {
+  assert.deepEqual(sidecarSemiSpace, ["--max-semi-space-size=8"], "the entry point's flags, as read here");
   const license = testLicense();
   const fixture = beaconConfig([license]);
   const beacon = await startService(["beacon", "--config", fixture.configPath], "beacon listening", {}, [], SIDECAR_FLAGS);
@@ -29,7 +34,7 @@ test("the beacon's server runs with a young generation of its own, the same proc
       SIDECAR_FLAGS,
     );
     try {
-      assert.deepEqual(semiSpaceOf(agent.child.pid!), ["--max-semi-space-size=2"], "the sidecar is not started again");
+      assert.deepEqual(semiSpaceOf(agent.child.pid!), sidecarSemiSpace, "the sidecar is not started again");
     } finally {
       await agent.stop();
     }
