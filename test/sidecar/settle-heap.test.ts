@@ -22,4 +22,3 @@ test("settling the heap: one memory-reducing collection, a few seconds after sta
     mock.timers.reset();
   }
 });
-
