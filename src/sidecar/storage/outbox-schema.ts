@@ -61,6 +61,9 @@ export function openOutboxToWrite(dataDir: string): Database.Database {
   // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
+  // A batch's savepoint journal stays in memory: past 64 KiB (four 16 KiB pages) SQLite spills it to a temp file, and
+  // the image's root file system, temp dirs included, may be read-only. It holds only the pages one batch changes.
+  db.pragma("temp_store = MEMORY");
   // A page cache for the hot part of the id index (16 MiB: 32 raised the ingest peak, bench/, for no speed). The
   // WAL is checkpointed at 4 MiB (SQLite's default of 1,000 pages, in 4 KiB pages), well inside the 16 MiB the data
   // dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
