@@ -12,6 +12,7 @@ import { Answer, EventStream, type HttpRequest } from "./exchange.ts";
 import { matchSegments } from "./path-match.ts";
 import { connectionCap, defaultHttpLimits, type HttpLimits } from "./limits.ts";
 import { defaultEventStreamLimits, type EventStreamLimits, writeEventStream } from "./sse-writer.ts";
+import { lingerOnClose } from "./lingering-close.ts";
 
 export type Handler = (request: HttpRequest) => unknown;
 
@@ -127,9 +128,7 @@ export class HttpServer {
     });
   }
 
-  #key(name: string): string | undefined {
-    return this.#limitsKey ? `${this.#limitsKey}.${name}` : undefined;
-  }
+  readonly #key = (name: string): string | undefined => (this.#limitsKey ? `${this.#limitsKey}.${name}` : undefined);
 
   /** Connections open, refused at the cap and closed to make room; body bytes held now, in all and by budget. */
   get load(): { open: number; refused: number; evicted: number; bodyBytes: number; bodyBytesByBudget: Record<string, number> } {
@@ -261,6 +260,7 @@ export class HttpServer {
     if (response.destroyed || response.headersSent) return; // the client is gone (a body cut short)
     if (answer instanceof EventStream) return writeEventStream(answer, response, request.log, this.#eventStreams);
     try {
+      if (!incoming.complete) lingerOnClose(response, incoming);
       this.#send(answer, response, !this.#closing && incoming.complete);
     } catch (err) {
       // An answer that cannot be written (a BigInt in the body, a bad header value) is our bug: a logged 500.
