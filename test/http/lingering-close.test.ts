@@ -37,7 +37,7 @@ test("a body over the limit: the client, still writing it, reads the 413 every t
           body,
           duplex: "half",
         } as RequestInit);
-        answers.push([response.status, (await response.json()).code]);
+        answers.push([response.status, ((await response.json()) as { code: string }).code]);
       } catch (err) {
         answers.push(`${(err as Error).message}: ${((err as Error).cause as Error | undefined)?.message}`);
       }
