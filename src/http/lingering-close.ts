@@ -17,9 +17,12 @@ export function lingerOnClose(response: ServerResponse, request: IncomingMessage
   // Node ends a `connection: close` answer's socket with destroySoon() once the answer is written.
   socket.destroySoon = () => {
     socket.end();
+    // Once the client has ended too, closed as soon as the answer is all written (never cutting it short).
+    const closeWhenWritten = () => (socket.writableFinished ? socket.destroy() : socket.once("finish", () => socket.destroy()));
+    if (socket.readableEnded) return closeWhenWritten();
     const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
     socket.once("close", () => clearTimeout(timer));
-    socket.once("end", () => socket.destroy());
+    socket.once("end", closeWhenWritten);
     request.resume();
   };
 }
