@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { testLicense } from "../helpers/fixtures.ts";
-import { agentConfig, beaconConfig, postJson, startService } from "../helpers/processes.ts";
+import { agentConfig, beaconConfig, postJson, shebangNodeFlags, startService } from "../helpers/processes.ts";
 
 /** The Node flags a running process has, read off its command line. */
 const semiSpaceOf = (pid: number) =>
@@ -11,10 +11,7 @@ const semiSpaceOf = (pid: number) =>
     .filter((arg) => arg.startsWith("--max-semi-space-size="));
 
 // bin/egress-agent.js starts every command with the sidecar's young generation (its shebang's flags).
-const SIDECAR_FLAGS = /^#!\/usr\/bin\/env -S node (.*)/
-  .exec(readFileSync(new URL("../../bin/egress-agent.js", import.meta.url), "utf8"))![1]!
-  .trim()
-  .split(/\s+/);
+const SIDECAR_FLAGS = shebangNodeFlags(new URL("../../bin/egress-agent.js", import.meta.url));
 const sidecarSemiSpace = SIDECAR_FLAGS.filter((flag) => flag.startsWith("--max-semi-space-size="));
 
 test("the beacon's server runs with a young generation of its own, the same process serving; the sidecar keeps its own", async () => {

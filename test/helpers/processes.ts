@@ -14,8 +14,13 @@ let NODE_FLAGS: string[] = [];
  */
 export function useCli(path: string): void {
   CLI = path;
+  NODE_FLAGS = shebangNodeFlags(path);
+}
+
+/** The Node flags of a file's `#!/usr/bin/env -S node ...` line (none without one). */
+export function shebangNodeFlags(path: string | URL): string[] {
   const shebang = /^#!\/usr\/bin\/env -S node (.*)/.exec(readFileSync(path, "utf8"));
-  NODE_FLAGS = shebang ? shebang[1]!.trim().split(/\s+/) : [];
+  return shebang ? shebang[1]!.trim().split(/\s+/) : [];
 }
 
 /** The Node flags later processes run with (from the entry point's shebang). */

@@ -25,17 +25,17 @@ export const sentAttempts = (record: OutboxRecord): number => Math.min(record.at
  */
 function withAttempts(record: OutboxRecord): Buffer {
   const body = typeof record.body === "string" ? Buffer.from(record.body) : record.body;
-  const attempts = String(sentAttempts(record));
+  const attempts = sentAttempts(record);
   const from = body.indexOf(ATTEMPTS_KEY) + ATTEMPTS_KEY.length;
   let to = from;
-  while (to < body.length && body[to]! >= ZERO && body[to]! <= NINE) to++;
+  let stored = 0;
+  for (; to < body.length && body[to]! >= ZERO && body[to]! <= NINE; to++) stored = stored * 10 + body[to]! - ZERO;
   if (from < ATTEMPTS_KEY.length || to === from) {
-    return Buffer.from(
-      JSON.stringify({ ...(JSON.parse(bodyText(record)) as TraceTransaction), num_failed_send_attempts: Number(attempts) }),
-    );
+    return Buffer.from(JSON.stringify({ ...(JSON.parse(bodyText(record)) as TraceTransaction), num_failed_send_attempts: attempts }));
   }
-  if (to - from === attempts.length && body.toString("latin1", from, to) === attempts) return body;
-  return Buffer.concat([body.subarray(0, from), Buffer.from(attempts), body.subarray(to)]);
+  // Read as a number, not copied into a string per record: intake stores the count as JSON writes it (no leading 0).
+  if (stored === attempts && (body[from] !== ZERO || to - from === 1)) return body;
+  return Buffer.concat([body.subarray(0, from), Buffer.from(String(attempts)), body.subarray(to)]);
 }
 
 const COMMA = Buffer.from(",");
