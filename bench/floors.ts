@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import Fastify from "fastify";
-import { BeaconStore, tuneForIngest, uuidBytes } from "../src/beacon/store.ts";
+import { BeaconStore } from "../src/beacon/store.ts";
+import { tuneForIngest, uuidBytes } from "../src/beacon/trace-insert.ts";
 import { traceTransaction } from "../test/helpers/fixtures.ts";
 import { cpuSeconds, postAll } from "./measure.ts";
 

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Logger } from "pino";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
@@ -7,6 +8,7 @@ import type { InstanceStore } from "./instances.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
 import { LicenseStore } from "./license-store.ts";
 import { sqliteExecutor } from "./sql-executor.ts";
+import { TraceWriter } from "./trace-writer.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
 /** One license's batch of trace transactions. */
@@ -79,13 +81,15 @@ class SqliteBeaconStorage implements BeaconStorage {
   readonly #store: BeaconStore;
   readonly instances: InstanceStore;
   readonly licenses: LicenseStore;
-  constructor(store: BeaconStore) {
+  readonly #writer: TraceWriter;
+  constructor(store: BeaconStore, dataDir: string) {
     this.#store = store;
+    this.#writer = new TraceWriter(join(dataDir, "beacon.db"));
     this.instances = store.instances;
     this.licenses = new LicenseStore(sqliteExecutor(store.database));
   }
   async ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
-    return this.#store.atomically(() => batches.map((b) => this.#store.insertTransactions(b.licenseId, b.transactions, receivedAt)));
+    return this.#writer.ingest(batches, receivedAt);
   }
   async importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number> {
     // Synchronous, as every SQLite write here: the event loop waits for the commit (2 s or more for 200k records).
@@ -122,6 +126,7 @@ class SqliteBeaconStorage implements BeaconStorage {
   }
   async ready(): Promise<void> {}
   async close(): Promise<void> {
+    await this.#writer.close();
     this.#store.close();
   }
 }
@@ -136,5 +141,5 @@ export async function openBeaconStorage(
     const { PostgresBeaconStorage } = await import("./store-postgres.ts");
     return PostgresBeaconStorage.open(config.database, options.logger);
   }
-  return new SqliteBeaconStorage(new BeaconStore(config.dataDir, options));
+  return new SqliteBeaconStorage(new BeaconStore(config.dataDir, options), config.dataDir);
 }

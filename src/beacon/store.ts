@@ -9,6 +9,7 @@ import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
 import { FORWARD_QUEUE_SQLITE } from "./forward/queue.ts";
 import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
 import { licenseTablesSql } from "./license-store.ts";
+import { TraceInserter, transactionColumns, tuneForIngest, uuidBytes } from "./trace-insert.ts";
 
 /**
  * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
@@ -24,14 +25,9 @@ const SCHEMA_VERSION = 5;
 /** Below this version trace_transactions is rebuilt (its key changed); from it on, tables are only added. */
 const TRANSACTIONS_KEY_VERSION = 4;
 
-/** SQL for a UUID's 16 bytes from its text form, and back (lower case, dashed). */
-export const uuidBytes = (text: string) => `unhex(replace(${text}, '-', ''))`;
+/** SQL for a UUID's text form (lower case, dashed) from its 16 bytes. */
 const uuidText = (bytes: string) =>
   `lower(substr(hex(${bytes}), 1, 8) || '-' || substr(hex(${bytes}), 9, 4) || '-' || substr(hex(${bytes}), 13, 4) || '-' || substr(hex(${bytes}), 17, 4) || '-' || substr(hex(${bytes}), 21))`;
-
-/** The columns trace_transactions has had in every version, in order. */
-const transactionColumns = `license_id, organization_id, tenant_id, session_id, trace_count, start_insertion_time,
-  end_insertion_time, start_interval_time, end_interval_time, status, num_failed_send_attempts, transaction_type, received_at`;
 
 const schema = `
 CREATE TABLE IF NOT EXISTS trace_transactions (
@@ -93,20 +89,10 @@ export interface StoredUsageSnapshot {
   measures: UsageMeasures;
 }
 
-/**
- * Settings for a database that takes a steady stream of inserts keyed by random ids: a page cache that holds
- * the hot part of the unique index, and a WAL checkpointed every ~40 MB rather than every 4 MB, so a page
- * written by many commits goes to the database file once (bench/: +25% on a drain of 1M records).
- */
-export function tuneForIngest(db: Database.Database): void {
-  db.pragma("cache_size = -32768"); // KiB
-  db.pragma("wal_autocheckpoint = 10000"); // pages
-}
-
 /** Where the beacon keeps what it receives: one SQLite file (WAL), `beacon.db` in the data dir. */
 export class BeaconStore {
   readonly #db: Database.Database;
-  readonly #insertTransaction: Database.Statement;
+  readonly #transactions: TraceInserter;
   readonly #insertOtlp: Database.Statement;
   readonly #insertSnapshot: Database.Statement;
   readonly instances: SqliteInstances;
@@ -137,9 +123,7 @@ export class BeaconStore {
       }
     }
     this.#db.pragma("busy_timeout = 5000");
-    // Positional parameters: binding an object's named ones cost 25% more per row (bench/: drain).
-    this.#insertTransaction = this.#db.prepare(`INSERT INTO trace_transactions (id, ${transactionColumns})
-      VALUES (${uuidBytes("?")}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (license_id, id) DO NOTHING`);
+    this.#transactions = new TraceInserter(this.#db);
     this.#insertOtlp = this.#db.prepare(
       "INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES (?, ?, ?, ?, ?)",
     );
@@ -179,29 +163,7 @@ export class BeaconStore {
    * batch inserts nothing twice. Returns how many rows are new.
    */
   insertTransactions(licenseId: string, transactions: readonly TraceTransaction[], receivedAt: Date): number {
-    const received_at = receivedAt.toISOString();
-    return this.#db.transaction(() => {
-      let inserted = 0;
-      for (const t of transactions) {
-        inserted += this.#insertTransaction.run(
-          t.id,
-          licenseId,
-          t.organization_id,
-          t.tenant_id,
-          t.session_id,
-          t.trace_count,
-          t.start_insertion_time,
-          t.end_insertion_time,
-          t.start_interval_time,
-          t.end_interval_time,
-          t.status,
-          t.num_failed_send_attempts,
-          t.transaction_type,
-          received_at,
-        ).changes;
-      }
-      return inserted;
-    })();
+    return this.#db.transaction(() => this.#transactions.insert(licenseId, transactions, receivedAt.toISOString()))();
   }
 
   /** Runs `work` in one transaction (one commit for several inserts). */

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { BeaconStore, uuidBytes } from "../../src/beacon/store.ts";
+import { BeaconStore } from "../../src/beacon/store.ts";
+import { uuidBytes } from "../../src/beacon/trace-insert.ts";
 import { ORG_ID, traceTransaction } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import Database from "better-sqlite3";
+import { BeaconStore } from "../../src/beacon/store.ts";
+import { TraceWriter } from "../../src/beacon/trace-writer.ts";
+import { DatabaseUnavailableError } from "../../src/database-unavailable.ts";
+import type { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
+import { traceTransactions } from "../helpers/fixtures.ts";
+import { tempDir } from "../helpers/processes.ts";
+
+const NOW = new Date("2026-11-24T12:00:00Z");
+
+/** A beacon.db with its schema, and a writer thread on it. */
+function writerOnNewDatabase(options: { busyTimeoutMs?: number } = {}): { path: string; dataDir: string; writer: TraceWriter } {
+  const dataDir = tempDir("trace-writer-");
+  new BeaconStore(dataDir).close();
+  const path = join(dataDir, "beacon.db");
+  return { path, dataDir, writer: new TraceWriter(path, options) };
+}
+
+const rowCount = (path: string) => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM trace_transactions").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+
+test("ingests sent together are committed by the writer thread, each answered with its own new rows", async () => {
+  const { path, writer } = writerOnNewDatabase();
+  const batches = Array.from({ length: 20 }, () => traceTransactions(50));
+  const answers = await Promise.all(batches.map((transactions) => writer.ingest([{ licenseId: "acme", transactions }], NOW)));
+  assert.deepEqual(
+    answers,
+    batches.map(() => [50]),
+  );
+  assert.equal(rowCount(path), 1000, "on disk when answered, read from another connection");
+  assert.deepEqual(await writer.ingest([{ licenseId: "acme", transactions: batches[3]! }], NOW), [0], "a resend inserts nothing");
+  await writer.close();
+});
+
+test("close waits for the commits under way: every ingest sent before it is answered and on disk", async () => {
+  const { path, writer } = writerOnNewDatabase();
+  const pending = Array.from({ length: 30 }, () => writer.ingest([{ licenseId: "acme", transactions: traceTransactions(100) }], NOW));
+  await writer.close();
+  assert.deepEqual(
+    await Promise.all(pending),
+    pending.map(() => [100]),
+  );
+  assert.equal(rowCount(path), 3000);
+});
+
+test("a batch the database refuses fails alone: the batches that arrived with it are stored", async () => {
+  const { path, writer } = writerOnNewDatabase();
+  // The schema never lets such a record through (a missing count); sent past it, the NOT NULL column refuses it.
+  const bad = [{ ...traceTransactions(1)[0]!, trace_count: null } as unknown as TraceTransaction];
+  const good = traceTransactions(10);
+  const [first, refused, second] = await Promise.allSettled([
+    writer.ingest([{ licenseId: "acme", transactions: good.slice(0, 5) }], NOW),
+    writer.ingest([{ licenseId: "acme", transactions: bad }], NOW),
+    writer.ingest([{ licenseId: "acme", transactions: good.slice(5) }], NOW),
+  ]);
+  assert.deepEqual(first, { status: "fulfilled", value: [5] });
+  assert.deepEqual(second, { status: "fulfilled", value: [5] });
+  assert.equal(refused.status, "rejected");
+  assert.match(String((refused as PromiseRejectedResult).reason.code), /^SQLITE_CONSTRAINT/);
+  assert.equal(rowCount(path), 10);
+  await writer.close();
+});
+
+test("a long write on another connection: the ingest fails as the database unavailable (a 503), stores nothing, and works after", async () => {
+  const { path, writer } = writerOnNewDatabase({ busyTimeoutMs: 200 });
+  const other = new Database(path);
+  other.exec("BEGIN IMMEDIATE");
+  const transactions = traceTransactions(5);
+  await assert.rejects(writer.ingest([{ licenseId: "acme", transactions }], NOW), DatabaseUnavailableError);
+  other.exec("ROLLBACK");
+  other.close();
+  assert.equal(rowCount(path), 0);
+  assert.deepEqual(await writer.ingest([{ licenseId: "acme", transactions }], NOW), [5]);
+  await writer.close();
+});
+
+test("a writer thread that could not start fails what it held, and the next ingest starts another", async () => {
+  const dataDir = tempDir("trace-writer-");
+  const writer = new TraceWriter(join(dataDir, "beacon.db")); // no database there yet: the thread's open fails
+  await assert.rejects(writer.ingest([{ licenseId: "acme", transactions: traceTransactions(2) }], NOW), /unable to open|does not exist/);
+  new BeaconStore(dataDir).close();
+  assert.deepEqual(await writer.ingest([{ licenseId: "acme", transactions: traceTransactions(2) }], NOW), [2]);
+  await writer.close();
+});
