@@ -9,7 +9,7 @@ import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
 import { FORWARD_QUEUE_SQLITE } from "./forward/queue.ts";
 import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
 import { licenseTablesSql } from "./license-store.ts";
-import { TraceInserter, transactionColumns, tuneForIngest, uuidBytes } from "./trace-insert.ts";
+import { TraceInserter, traceRows, transactionColumns, tuneForIngest, uuidBytes } from "./trace-insert.ts";
 
 /**
  * 2: trace_transactions is a rowid table with a unique id (random ids as the table key made ingest 3x slower).
@@ -163,7 +163,7 @@ export class BeaconStore {
    * batch inserts nothing twice. Returns how many rows are new.
    */
   insertTransactions(licenseId: string, transactions: readonly TraceTransaction[], receivedAt: Date): number {
-    return this.#db.transaction(() => this.#transactions.insert(licenseId, transactions, receivedAt.toISOString()))();
+    return this.#db.transaction(() => this.#transactions.insert(licenseId, traceRows(transactions), receivedAt.toISOString()))();
   }
 
   /** Runs `work` in one transaction (one commit for several inserts). */

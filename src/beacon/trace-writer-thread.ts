@@ -37,7 +37,7 @@ const write = (requests: WriterRequest[], more: boolean) =>
     let batches = 0;
     for (let i = 0; i < requests.length; i++) {
       const r = requests[i]!;
-      inserted.push(r.batches.map((b) => inserter.insert(b.licenseId, b.transactions, r.receivedAt)));
+      inserted.push(r.batches.map((b) => inserter.insert(b.licenseId, b.rows, r.receivedAt)));
       batches += r.batches.length;
       const next = more && i === requests.length - 1 && batches < MAX_COMMIT_BATCHES ? queued() : undefined;
       if (next) requests.push(next);

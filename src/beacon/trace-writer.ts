@@ -2,11 +2,12 @@ import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { DatabaseUnavailableError } from "../database-unavailable.ts";
 import type { IngestBatch } from "./storage.ts";
+import { type TraceRows, traceRows } from "./trace-insert.ts";
 
 /** One group of batches for the writer thread, and its answer: rows new per batch, or why none were stored. */
 export interface WriterRequest {
   id: number;
-  batches: readonly IngestBatch[];
+  batches: readonly { licenseId: string; rows: TraceRows }[];
   receivedAt: string;
 }
 export interface WriterReply {
@@ -40,7 +41,12 @@ export class TraceWriter {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#thread().postMessage({ id, batches, receivedAt: receivedAt.toISOString() } satisfies WriterRequest);
+      const request: WriterRequest = {
+        id,
+        batches: batches.map((b) => ({ licenseId: b.licenseId, rows: traceRows(b.transactions) })),
+        receivedAt: receivedAt.toISOString(),
+      };
+      this.#thread().postMessage(request);
     });
   }
 
