@@ -39,7 +39,8 @@ export function connectionLost(err: unknown): boolean {
 export function databaseUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError || connectionLost(err)) return true;
   const { code } = (err ?? {}) as { code?: unknown };
-  return typeof code === "string" && BUSY_STATE.test(code);
+  // SQLite's SQLITE_BUSY (and its extended codes): another connection held the file past the busy timeout.
+  return typeof code === "string" && (BUSY_STATE.test(code) || code.startsWith("SQLITE_BUSY"));
 }
 
 /** A request that needs the database while it is away: 503 with Retry-After, never a 500. */

@@ -82,9 +82,10 @@ class SqliteBeaconStorage implements BeaconStorage {
   readonly instances: InstanceStore;
   readonly licenses: LicenseStore;
   readonly #writer: TraceWriter;
-  constructor(store: BeaconStore, dataDir: string) {
+  constructor(store: BeaconStore, dataDir: string, options: { readonly?: boolean; logger?: Logger | undefined }) {
     this.#store = store;
-    this.#writer = new TraceWriter(join(dataDir, "beacon.db"));
+    this.#writer = new TraceWriter(join(dataDir, "beacon.db"), { logger: options.logger });
+    if (!options.readonly) this.#writer.start(); // a database it cannot open shows in readiness from the start
     this.instances = store.instances;
     this.licenses = new LicenseStore(sqliteExecutor(store.database));
   }
@@ -124,7 +125,9 @@ class SqliteBeaconStorage implements BeaconStorage {
   async usageSnapshots(filter: UsageSnapshotFilter = {}): Promise<StoredUsageSnapshot[]> {
     return this.#store.usageSnapshots(filter);
   }
-  async ready(): Promise<void> {}
+  async ready(): Promise<void> {
+    await this.#writer.ready();
+  }
   async close(): Promise<void> {
     await this.#writer.close();
     this.#store.close();
@@ -141,5 +144,5 @@ export async function openBeaconStorage(
     const { PostgresBeaconStorage } = await import("./store-postgres.ts");
     return PostgresBeaconStorage.open(config.database, options.logger);
   }
-  return new SqliteBeaconStorage(new BeaconStore(config.dataDir, options), config.dataDir);
+  return new SqliteBeaconStorage(new BeaconStore(config.dataDir, options), config.dataDir, options);
 }

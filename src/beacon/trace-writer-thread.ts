@@ -3,7 +3,7 @@
 import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { databaseUnavailable } from "../database-unavailable.ts";
-import { TraceInserter, tuneForIngest } from "./trace-insert.ts";
+import { FIELDS_PER_ROW, TraceInserter, tuneForIngest } from "./trace-insert.ts";
 import type { WriterReply, WriterRequest } from "./trace-writer.ts";
 
 const port = parentPort as MessagePort;
@@ -13,9 +13,13 @@ db.pragma("synchronous = FULL");
 db.pragma(`busy_timeout = ${busyTimeoutMs}`);
 tuneForIngest(db);
 const inserter = new TraceInserter(db);
+port.postMessage("open" satisfies WriterReply);
 
-/** Most batches one commit takes: a steady stream of ingests still commits (and answers) every so often. */
-const MAX_COMMIT_BATCHES = 16;
+/**
+ * A commit takes no further request once it holds this many records: under a steady stream it still commits (and
+ * answers) every so often, and a write on the server's own connection waits for at most one such commit.
+ */
+const COMMIT_RECORDS = 8000;
 let closing = false;
 
 /** The next request already queued, if any (a "close" is noted and the thread ends once this turn's work is done). */
@@ -27,39 +31,46 @@ function queued(): WriterRequest | undefined {
   }
 }
 
+const recordsOf = (request: WriterRequest) => request.batches.reduce((n, b) => n + b.rows.length / FIELDS_PER_ROW, 0);
+
 /**
- * Inserts `requests`, and while they are inserted any that arrive meanwhile too (up to MAX_COMMIT_BATCHES), in one
+ * Inserts `requests`, and while they are inserted any that arrive meanwhile too (up to COMMIT_RECORDS), in one
  * transaction: the commit (its WAL write and fsync) is most of a drain's cost, and it is shared by all.
  */
 const write = (requests: WriterRequest[], more: boolean) =>
   db.transaction(() => {
     const inserted: number[][] = [];
-    let batches = 0;
+    let records = 0;
     for (let i = 0; i < requests.length; i++) {
       const r = requests[i]!;
       inserted.push(r.batches.map((b) => inserter.insert(b.licenseId, b.rows, r.receivedAt)));
-      batches += r.batches.length;
-      const next = more && i === requests.length - 1 && batches < MAX_COMMIT_BATCHES ? queued() : undefined;
+      records += recordsOf(r);
+      const next = more && i === requests.length - 1 && records < COMMIT_RECORDS ? queued() : undefined;
       if (next) requests.push(next);
     }
     return inserted;
   })();
 
-const failure = (err: unknown): WriterReply["error"] => {
+function fail(requests: readonly WriterRequest[], err: unknown): void {
   const { message, code } = err as { message?: unknown; code?: unknown };
-  return { message: String(message ?? err), code: typeof code === "string" ? code : undefined };
-};
+  const error = { message: String(message ?? err), code: typeof code === "string" ? code : undefined };
+  for (const r of requests) port.postMessage({ id: r.id, error } satisfies WriterReply);
+}
 
 function commit(requests: WriterRequest[], more: boolean): void {
   try {
     const inserted = write(requests, more);
-    for (const [i, r] of requests.entries()) port.postMessage({ id: r.id, inserted: inserted[i] } satisfies WriterReply);
+    for (const [i, r] of requests.entries()) port.postMessage({ id: r.id, inserted: inserted[i]! } satisfies WriterReply);
   } catch (err) {
+    if (databaseUnavailable(err)) {
+      // The file held by another connection past the wait: what is queued would only wait as long again.
+      const waiting: WriterRequest[] = [];
+      for (let next = queued(); next; next = queued()) waiting.push(next);
+      fail([...requests, ...waiting], err);
+    } else if (requests.length === 1) fail(requests, err);
     // Requests that shared a commit only by arriving together are committed apart, so one group's fault fails that
-    // group alone (the server's GroupCommit then splits it by job); the database away fails them all at once.
-    if (requests.length === 1 || databaseUnavailable(err) || (err as { code?: unknown }).code === "SQLITE_BUSY") {
-      for (const r of requests) port.postMessage({ id: r.id, error: failure(err) } satisfies WriterReply);
-    } else for (const r of requests) commit([r], false);
+    // group alone (the server's GroupCommit then splits it by job).
+    else for (const r of requests) commit([r], false);
   }
 }
 

@@ -4,10 +4,11 @@ import { test } from "node:test";
 import Database from "better-sqlite3";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import { TraceWriter } from "../../src/beacon/trace-writer.ts";
-import { DatabaseUnavailableError } from "../../src/database-unavailable.ts";
+import { DatabaseUnavailableError, databaseUnavailable } from "../../src/database-unavailable.ts";
 import type { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
+import type { Logger } from "pino";
 
 const NOW = new Date("2026-11-24T12:00:00Z");
 
@@ -75,7 +76,8 @@ test("a long write on another connection: the ingest fails as the database unava
   const other = new Database(path);
   other.exec("BEGIN IMMEDIATE");
   const transactions = traceTransactions(5);
-  await assert.rejects(writer.ingest([{ licenseId: "acme", transactions }], NOW), DatabaseUnavailableError);
+  // SQLITE_BUSY: the HTTP layer answers it 503 with Retry-After (databaseUnavailable), and the sidecar sends it again.
+  await assert.rejects(writer.ingest([{ licenseId: "acme", transactions }], NOW), (err) => databaseUnavailable(err));
   other.exec("ROLLBACK");
   other.close();
   assert.equal(rowCount(path), 0);
@@ -83,11 +85,32 @@ test("a long write on another connection: the ingest fails as the database unava
   await writer.close();
 });
 
-test("a writer thread that could not start fails what it held, and the next ingest starts another", async () => {
+test("a writer thread that cannot open the database: 503s, no restart per request, ready once it opens", async () => {
   const dataDir = tempDir("trace-writer-");
-  const writer = new TraceWriter(join(dataDir, "beacon.db")); // no database there yet: the thread's open fails
-  await assert.rejects(writer.ingest([{ licenseId: "acme", transactions: traceTransactions(2) }], NOW), /unable to open|does not exist/);
+  let now = 0;
+  const errors: unknown[] = [];
+  const logger = { error: (...args: unknown[]) => errors.push(args), info: () => {} } as unknown as Logger;
+  const writer = new TraceWriter(join(dataDir, "beacon.db"), { now: () => now, logger }); // no database there yet
+  const batch = [{ licenseId: "acme", transactions: traceTransactions(2) }];
+  await assert.rejects(writer.ready(), DatabaseUnavailableError, "not ready");
+  // Ten simulated minutes of an ingest every 5 s, each refused as the database unavailable (a 503 the sidecar sends
+  // again): a thread is tried again after 0.5 s doubling to 30 s (so about 120 an hour), not per request. One that
+  // was started and could not open the file says why (SQLITE_CANTOPEN); the others are refused without one.
+  let started = 0;
+  for (; now < 600_000; now += 5_000) {
+    const err = await writer.ingest(batch, NOW).then(
+      () => assert.fail("stored with no database"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof DatabaseUnavailableError);
+    if (/SQLITE_CANTOPEN/.test(err.message)) started++;
+  }
+  assert.ok(started > 10 && started <= 30, `${started} threads in ten minutes`);
+  assert.equal(errors.length, 1, "logged once for the outage");
   new BeaconStore(dataDir).close();
-  assert.deepEqual(await writer.ingest([{ licenseId: "acme", transactions: traceTransactions(2) }], NOW), [2]);
+  now += 30_000; // past the longest wait
+  await writer.ready();
+  assert.deepEqual(await writer.ingest(batch, NOW), [2]);
   await writer.close();
+  await assert.rejects(writer.ingest(batch, NOW), DatabaseUnavailableError, "closed: refused, no new thread");
 });
