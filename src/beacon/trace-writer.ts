@@ -109,7 +109,8 @@ export class TraceWriter {
       if (this.#closed) return;
       this.#restartAt = this.#now() + reconnectDelayMs(++this.#failures);
       // Once per outage, not per attempt.
-      if (this.#failures === 1) this.#logger?.error({ err }, "the trace writer thread stopped; ingests are refused (503) until another starts");
+      if (this.#failures === 1)
+        this.#logger?.error({ err }, "the trace writer thread stopped; ingests are refused (503) until another starts");
       // Not the records' fault: a 503 the sidecar sends again, never a 500 counted against them.
       for (const { reject } of this.#pending.values()) reject(new DatabaseUnavailableError(err));
       this.#pending.clear();
