@@ -52,10 +52,10 @@ function writeRuntimePackage(outdir: string): void {
 export async function buildDist(outdir = new URL("../dist", import.meta.url).pathname): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
   await build({
-    // The beacon's trace writer runs on a thread of its own, started from its own file (src/beacon/trace-writer.ts).
+    // The beacon's ingest writer runs on a thread of its own, started from its own file (src/beacon/ingest-writer.ts).
     entryPoints: {
       cli: new URL("../src/cli.ts", import.meta.url).pathname,
-      "trace-writer-thread": new URL("../src/beacon/trace-writer-thread.ts", import.meta.url).pathname,
+      "ingest-writer-thread": new URL("../src/beacon/ingest-writer-thread.ts", import.meta.url).pathname,
     },
     outdir,
     bundle: true,

@@ -8,7 +8,7 @@ import type { InstanceStore } from "./instances.ts";
 import type { ForwardQueue } from "./forward/queue.ts";
 import { LicenseStore } from "./license-store.ts";
 import { sqliteExecutor } from "./sql-executor.ts";
-import { TraceWriter } from "./trace-writer.ts";
+import { IngestWriter } from "./ingest-writer.ts";
 import { BeaconStore, type StoredOtlpBatch, type StoredUsageSnapshot, type TraceReportRow } from "./store.ts";
 
 /** One license's batch of trace transactions. */
@@ -81,10 +81,10 @@ class SqliteBeaconStorage implements BeaconStorage {
   readonly #store: BeaconStore;
   readonly instances: InstanceStore;
   readonly licenses: LicenseStore;
-  readonly #writer: TraceWriter;
+  readonly #writer: IngestWriter;
   constructor(store: BeaconStore, dataDir: string, options: { readonly?: boolean; logger?: Logger | undefined }) {
     this.#store = store;
-    this.#writer = new TraceWriter(join(dataDir, "beacon.db"), { logger: options.logger });
+    this.#writer = new IngestWriter(join(dataDir, "beacon.db"), { logger: options.logger });
     if (!options.readonly) this.#writer.start(); // a database it cannot open shows in readiness from the start
     this.instances = store.instances;
     this.licenses = new LicenseStore(sqliteExecutor(store.database));
@@ -108,7 +108,7 @@ class SqliteBeaconStorage implements BeaconStorage {
     receivedAt: Date,
     forward = false,
   ): Promise<void> {
-    this.#store.insertOtlp(signal, licenseId, itemCount, text, receivedAt, forward);
+    await this.#writer.insertOtlp({ signal, licenseId, itemCount, text, forward }, receivedAt);
   }
   get forwardQueue(): ForwardQueue {
     return this.#store.forwardQueue;

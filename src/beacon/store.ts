@@ -9,6 +9,7 @@ import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
 import { FORWARD_QUEUE_SQLITE } from "./forward/queue.ts";
 import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
 import { licenseTablesSql } from "./license-store.ts";
+import { OtlpInserter } from "./otlp-insert.ts";
 import { TraceInserter, traceRows, transactionColumns, tuneForIngest, uuidBytes } from "./trace-insert.ts";
 
 /**
@@ -93,11 +94,10 @@ export interface StoredUsageSnapshot {
 export class BeaconStore {
   readonly #db: Database.Database;
   readonly #transactions: TraceInserter;
-  readonly #insertOtlp: Database.Statement;
+  readonly #otlp: OtlpInserter;
   readonly #insertSnapshot: Database.Statement;
   readonly instances: SqliteInstances;
   // Prepared when first used: a read-only open (`beacon report`) of an older beacon.db has no forward_queue.
-  #enqueueForward: Database.Statement | undefined;
   #forwardQueue: SqliteForwardQueue | undefined;
 
   constructor(dataDir: string, options: { readonly?: boolean } = {}) {
@@ -124,9 +124,7 @@ export class BeaconStore {
     }
     this.#db.pragma("busy_timeout = 5000");
     this.#transactions = new TraceInserter(this.#db);
-    this.#insertOtlp = this.#db.prepare(
-      "INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES (?, ?, ?, ?, ?)",
-    );
+    this.#otlp = new OtlpInserter(this.#db);
     this.#insertSnapshot = this.#db.prepare(`
       INSERT INTO usage_snapshots (license_id, from_timestamp, to_timestamp, measures, received_at)
       VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
@@ -173,13 +171,7 @@ export class BeaconStore {
 
   /** `text`: the request as JSON text (BeaconStorage.insertOtlp). `forward`: queued for the vendor's collector in the same transaction. */
   insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, text: string, receivedAt: Date, forward = false): void {
-    const at = receivedAt.toISOString();
-    this.#db.transaction(() => {
-      const { lastInsertRowid } = this.#insertOtlp.run(signal, licenseId, itemCount, text, at);
-      if (!forward) return;
-      this.#enqueueForward ??= this.#db.prepare("INSERT INTO forward_queue (seq, bytes, received_at) VALUES (?, ?, ?)");
-      this.#enqueueForward.run(lastInsertRowid, Buffer.byteLength(text), at);
-    })();
+    this.#db.transaction(() => this.#otlp.insert({ signal, licenseId, itemCount, text, forward }, receivedAt.toISOString()))();
   }
 
   /** Batches still to go to the vendor's collector (src/beacon/forward/). */

@@ -1,10 +1,11 @@
-// The beacon's trace writer thread (src/beacon/trace-writer.ts): its own connection to beacon.db, where every
+// The beacon's ingest writer thread (src/beacon/ingest-writer.ts): its own connection to beacon.db, where every
 // ingest's inserts and commit run while the server's thread goes on parsing and checking the next requests.
 import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { databaseUnavailable } from "../database-unavailable.ts";
+import { OtlpInserter } from "./otlp-insert.ts";
 import { FIELDS_PER_ROW, TraceInserter, tuneForIngest } from "./trace-insert.ts";
-import type { WriterReply, WriterRequest } from "./trace-writer.ts";
+import type { WriterReply, WriterRequest } from "./ingest-writer.ts";
 
 const port = parentPort as MessagePort;
 const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
@@ -12,7 +13,8 @@ const db = new Database(path, { fileMustExist: true });
 db.pragma("synchronous = FULL");
 db.pragma(`busy_timeout = ${busyTimeoutMs}`);
 tuneForIngest(db);
-const inserter = new TraceInserter(db);
+const traces = new TraceInserter(db);
+const otlp = new OtlpInserter(db);
 port.postMessage("open" satisfies WriterReply);
 
 /**
@@ -31,7 +33,15 @@ function queued(): WriterRequest | undefined {
   }
 }
 
-const recordsOf = (request: WriterRequest) => request.batches.reduce((n, b) => n + b.rows.length / FIELDS_PER_ROW, 0);
+const recordsOf = (request: WriterRequest) =>
+  "otlp" in request ? 1 : request.batches.reduce((n, b) => n + b.rows.length / FIELDS_PER_ROW, 0);
+
+/** Rows new per trace batch (none for an OTLP request). */
+function insert(request: WriterRequest): number[] {
+  if ("batches" in request) return request.batches.map((b) => traces.insert(b.licenseId, b.rows, request.receivedAt));
+  otlp.insert(request.otlp, request.receivedAt);
+  return [];
+}
 
 /**
  * Inserts `requests`, and while they are inserted any that arrive meanwhile too (up to COMMIT_RECORDS), in one
@@ -43,7 +53,7 @@ const write = (requests: WriterRequest[], more: boolean) =>
     let records = 0;
     for (let i = 0; i < requests.length; i++) {
       const r = requests[i]!;
-      inserted.push(r.batches.map((b) => inserter.insert(b.licenseId, b.rows, r.receivedAt)));
+      inserted.push(insert(r));
       records += recordsOf(r);
       const next = more && i === requests.length - 1 && records < COMMIT_RECORDS ? queued() : undefined;
       if (next) requests.push(next);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { BeaconStore } from "../../src/beacon/store.ts";
-import { TraceWriter } from "../../src/beacon/trace-writer.ts";
+import { IngestWriter } from "../../src/beacon/ingest-writer.ts";
 import { DatabaseUnavailableError, databaseUnavailable } from "../../src/database-unavailable.ts";
 import type { TraceTransaction } from "../../src/protocol/trace-transaction.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
@@ -13,11 +13,11 @@ import type { Logger } from "pino";
 const NOW = new Date("2026-11-24T12:00:00Z");
 
 /** A beacon.db with its schema, and a writer thread on it. */
-function writerOnNewDatabase(options: { busyTimeoutMs?: number } = {}): { path: string; dataDir: string; writer: TraceWriter } {
-  const dataDir = tempDir("trace-writer-");
+function writerOnNewDatabase(options: { busyTimeoutMs?: number } = {}): { path: string; dataDir: string; writer: IngestWriter } {
+  const dataDir = tempDir("ingest-writer-");
   new BeaconStore(dataDir).close();
   const path = join(dataDir, "beacon.db");
-  return { path, dataDir, writer: new TraceWriter(path, options) };
+  return { path, dataDir, writer: new IngestWriter(path, options) };
 }
 
 const rowCount = (path: string) => {
@@ -86,11 +86,11 @@ test("a long write on another connection: the ingest fails as the database unava
 });
 
 test("a writer thread that cannot open the database: 503s, no restart per request, ready once it opens", async () => {
-  const dataDir = tempDir("trace-writer-");
+  const dataDir = tempDir("ingest-writer-");
   let now = 0;
   const errors: unknown[] = [];
   const logger = { error: (...args: unknown[]) => errors.push(args), info: () => {} } as unknown as Logger;
-  const writer = new TraceWriter(join(dataDir, "beacon.db"), { now: () => now, logger }); // no database there yet
+  const writer = new IngestWriter(join(dataDir, "beacon.db"), { now: () => now, logger }); // no database there yet
   const batch = [{ licenseId: "acme", transactions: traceTransactions(2) }];
   await assert.rejects(writer.ready(), DatabaseUnavailableError, "not ready");
   // Ten simulated minutes of an ingest every 5 s, each refused as the database unavailable (a 503 the sidecar sends

@@ -4,14 +4,14 @@ import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
 import { DatabaseUnavailableError, reconnectDelayMs } from "../database-unavailable.ts";
 import type { IngestBatch } from "./storage.ts";
+import type { OtlpRow } from "./otlp-insert.ts";
 import { type TraceRows, traceRows } from "./trace-insert.ts";
 
-/** One group of batches for the writer thread. */
-export interface WriterRequest {
-  id: number;
-  batches: readonly { licenseId: string; rows: TraceRows }[];
-  receivedAt: string;
-}
+/** What the writer thread is asked to store: a group of trace batches, or one OTLP request. */
+export type WriterRequest = { id: number; receivedAt: string } & (
+  | { batches: readonly { licenseId: string; rows: TraceRows }[] }
+  | { otlp: OtlpRow }
+);
 /** The thread's answer to a request (rows new per batch, or why none were stored), or "open" once it is ready. */
 export type WriterReply =
   | { id: number; inserted: number[] }
@@ -19,14 +19,14 @@ export type WriterReply =
   | "open";
 
 // Bundled (scripts/build.ts), the thread is an entry point of its own beside the chunk that holds this code.
-const THREAD = new URL(import.meta.url.endsWith(".ts") ? "./trace-writer-thread.ts" : "./trace-writer-thread.js", import.meta.url);
+const THREAD = new URL(import.meta.url.endsWith(".ts") ? "./ingest-writer-thread.ts" : "./ingest-writer-thread.js", import.meta.url);
 
 /**
- * Commits trace ingests to beacon.db on a thread of its own (src/beacon/trace-writer-thread.ts): the inserts and
- * the fsync of a drain's batches were most of the server's time, and while they ran on its thread no other request
- * was parsed or answered. A batch is still answered only once its commit returned.
+ * Commits trace ingests and OTLP requests to beacon.db on a thread of its own (src/beacon/ingest-writer-thread.ts):
+ * the inserts and the fsync of a drain's batches were most of the server's time, and while they ran on its thread no
+ * other request was parsed or answered. A request is still answered only once its commit returned.
  */
-export class TraceWriter {
+export class IngestWriter {
   readonly #path: string;
   readonly #busyTimeoutMs: number;
   readonly #now: Clock;
@@ -58,20 +58,26 @@ export class TraceWriter {
 
   /** Resolves once the thread has opened the database; DatabaseUnavailableError while it cannot (or is lost). */
   async ready(): Promise<void> {
-    if (!this.#thread()) throw new DatabaseUnavailableError(new Error("the trace writer is not running"));
+    if (!this.#thread()) throw new DatabaseUnavailableError(new Error("the ingest writer is not running"));
     await this.#opened;
   }
 
+  /** Trace batches: rows new per batch, once committed. */
   ingest(batches: readonly IngestBatch[], receivedAt: Date): Promise<number[]> {
+    const rows = batches.map((b) => ({ licenseId: b.licenseId, rows: traceRows(b.transactions) }));
+    return this.#send((id) => ({ id, batches: rows, receivedAt: receivedAt.toISOString() }));
+  }
+
+  /** One OTLP request, once committed (on this thread too: the server's own commits would stall and cool the writer). */
+  async insertOtlp(row: OtlpRow, receivedAt: Date): Promise<void> {
+    await this.#send((id) => ({ id, otlp: row, receivedAt: receivedAt.toISOString() }));
+  }
+
+  #send(request: (id: number) => WriterRequest): Promise<number[]> {
     const worker = this.#thread();
-    if (!worker) return Promise.reject(new DatabaseUnavailableError(new Error("the trace writer is not running")));
+    if (!worker) return Promise.reject(new DatabaseUnavailableError(new Error("the ingest writer is not running")));
     const id = this.#nextId++;
-    const request: WriterRequest = {
-      id,
-      batches: batches.map((b) => ({ licenseId: b.licenseId, rows: traceRows(b.transactions) })),
-      receivedAt: receivedAt.toISOString(),
-    };
-    worker.postMessage(request);
+    worker.postMessage(request(id));
     if (this.#pending.size === 0) worker.ref(); // keeps the process up while a commit is owed
     return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
   }
@@ -110,20 +116,20 @@ export class TraceWriter {
       this.#restartAt = this.#now() + reconnectDelayMs(++this.#failures);
       // Once per outage, not per attempt.
       if (this.#failures === 1)
-        this.#logger?.error({ err }, "the trace writer thread stopped; ingests are refused (503) until another starts");
+        this.#logger?.error({ err }, "the ingest writer thread stopped; ingests are refused (503) until another starts");
       // Not the records' fault: a 503 the sidecar sends again, never a 500 counted against them.
       for (const { reject } of this.#pending.values()) reject(new DatabaseUnavailableError(err));
       this.#pending.clear();
     };
     worker.on("error", lost);
-    worker.on("exit", (code) => lost(new Error(`the trace writer thread exited (${code})`)));
+    worker.on("exit", (code) => lost(new Error(`the ingest writer thread exited (${code})`)));
     this.#worker = worker;
     return worker;
   }
 
   #settle(worker: Worker, reply: WriterReply): void {
     if (reply === "open") {
-      if (this.#failures > 0) this.#logger?.info({ attempts: this.#failures }, "the trace writer thread is running again");
+      if (this.#failures > 0) this.#logger?.info({ attempts: this.#failures }, "the ingest writer thread is running again");
       this.#failures = 0;
       this.#markOpen?.();
       return;
