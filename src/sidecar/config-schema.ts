@@ -89,7 +89,9 @@ export const AgentConfigFile = z.strictObject({
       // Unset or null (~): each stream's own (DEFAULT_SEND_CONCURRENCY).
       sendConcurrency: z.int().min(1).max(16).nullish(),
       bodyLimit: ByteSize.prefault("16MiB"),
-      telemetryBatchBytes: ByteSize.prefault("4MiB"),
+      // A default beacon charges a telemetry body about 3 times its bytes (ITEM_COST per object) against its 8 MiB shared
+      // body budget: 4 batches of 512 KiB in flight fit; 4 MiB ones did not, and three of four were refused (503).
+      telemetryBatchBytes: ByteSize.prefault("512KiB"),
     })
     .prefault({}),
   // The local API's HTTP server: connections, timeouts and the memory bodies may take (src/http/limits.ts).
