@@ -73,6 +73,8 @@ export class OnlineLicense {
   #lastError: string | null = null;
   #timer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | null = null;
+  /** Settled once start-up has a token to send with, or the first verify has answered (or failed) without one. */
+  readonly #firstAttempt = Promise.withResolvers<void>();
 
   constructor(options: OnlineLicenseOptions) {
     this.#o = options;
@@ -97,7 +99,16 @@ export class OnlineLicense {
         this.#verifiedAt = entry.verifiedAt; // an expired token still dates the last success, for the grace period
       }
     }
+    if (this.#token) this.#firstAttempt.resolve();
     this.#schedule(this.#token ? this.#nextVerifyDelay() : 0);
+  }
+
+  /**
+   * Resolves once a token loaded from the cache or the first verify attempt (whatever its outcome) lets the shippers
+   * start: sending before it would only earn 401s from the beacon (and "stream failing" in the log) on every start.
+   */
+  firstAttempt(): Promise<void> {
+    return this.#firstAttempt.promise;
   }
 
   /** The current token, while unexpired. */
@@ -136,6 +147,7 @@ export class OnlineLicense {
 
   async stop(): Promise<void> {
     this.#stopping.abort();
+    this.#firstAttempt.resolve();
     clearTimeout(this.#timer);
     await this.#loop?.catch(() => {});
   }
@@ -178,7 +190,7 @@ export class OnlineLicense {
   }
 
   async #verifyWithRetry(): Promise<void> {
-    await pRetry(() => this.#verifyOnce(), {
+    await pRetry(() => this.#verifyOnce().finally(() => this.#firstAttempt.resolve()), {
       ...backoff(this.#o.minBackoffMs, this.#o.maxBackoffMs, this.#stopping.signal),
       // A refusal is an answer, not an outage: wait for the next scheduled check (the vendor may renew).
       shouldRetry: ({ error }) => !(error instanceof LicenseRefused),

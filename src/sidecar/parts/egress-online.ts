@@ -119,7 +119,8 @@ function startShippers(
       maxBackoffMs: config.retry.maxBackoff,
       now: options.now,
     });
-    shipper.start();
+    // Not before the license has a token, or has tried for one (a shipper stopped meanwhile does not start).
+    void license.firstAttempt().then(() => shipper.start());
     shippers.set(policy.stream, shipper);
   }
   return shippers;
