@@ -125,7 +125,7 @@ const rows: Row[] = [
   },
   {
     figure: `2. Drain: ${fmt(DRAIN)} buffered transactions to a local beacon`,
-    result: `${fmt(drained.seconds, 1)} s (${fmt(DRAIN / drained.seconds)} tx/s); CPU: sidecar ${fmt(drained.cpuSeconds, 1)} s, beacon ${fmt(drained.beaconCpuSeconds, 1)} s`,
+    result: `${fmt(drained.seconds, 1)} s (${fmt(DRAIN / drained.seconds)} tx/s); CPU: sidecar ${fmt(drained.cpuSeconds, 1)} s, beacon ${fmt(drained.beaconCpuSeconds, 1)} s; the beacon's peak RSS ${fmt(drained.beaconPeakRss / 2 ** 20)} MiB`,
     beside: `floor: raw insert into the beacon's table, ${BATCH} per commit, ${fmt(drainFloor, 1)} s (${ratio(drainFigure)}); start-up on that outbox ${fmt(drained.startMs)} ms`,
     figures: [drainFigure],
   },

@@ -99,10 +99,10 @@ function fillOutbox(dataDir: string, count: number): void {
   outbox.close();
 }
 
-/** A sidecar started on `count` buffered transactions: seconds until the beacon holds them all, start-up, peak RSS. */
+/** A sidecar started on `count` buffered transactions: seconds until the beacon holds them all, start-up, both peak RSS. */
 export async function drain(
   count: number,
-): Promise<{ seconds: number; startMs: number; peakRss: number; cpuSeconds: number; beaconCpuSeconds: number }> {
+): Promise<{ seconds: number; startMs: number; peakRss: number; cpuSeconds: number; beaconCpuSeconds: number; beaconPeakRss: number }> {
   const fixture = agentConfig(NOWHERE);
   fillOutbox(fixture.dataDir, count);
   return withBeacon(async (beacon, beaconData) => {
@@ -124,6 +124,7 @@ export async function drain(
         peakRss: peakRss(agent.child.pid!),
         cpuSeconds: cpuSeconds(agent.child.pid!) - cpuBefore,
         beaconCpuSeconds: cpuSeconds(beacon.child.pid!) - beaconCpuBefore,
+        beaconPeakRss: peakRss(beacon.child.pid!),
       };
     } finally {
       reader.close();
