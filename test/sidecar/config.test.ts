@@ -35,15 +35,15 @@ test("telemetry switches: defaults follow instanceVersion, each switch alone, en
   assert.equal(offline.usageReporting, false, "offline: no usage snapshots either");
 });
 
-test("limits.sendConcurrency: unset, 8 batches in flight for billing and 4 for the others; set, that for every stream; 0 names the key", () => {
+test("limits.sendConcurrency: unset, 8 batches in flight for billing and 2 for the others; set, that for every stream; 0 names the key", () => {
   const streams = ["billing", "metrics", "traces", "logs", "usage"];
   assert.deepEqual(
     streams.map((stream) => sendConcurrencyOf(load({}).limits, stream)),
-    [8, 4, 4, 4, 4],
+    [8, 2, 2, 2, 2],
   );
   assert.deepEqual(
     streams.map((stream) => sendConcurrencyOf(load({ limits: { sendConcurrency: null } }).limits, stream)),
-    [8, 4, 4, 4, 4],
+    [8, 2, 2, 2, 2],
     "~ is unset (config/egress.yaml writes it so)",
   );
   assert.deepEqual(
