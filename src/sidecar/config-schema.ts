@@ -23,8 +23,8 @@ const Version = z.string().regex(/^\d+\.\d+\.\d+$/, { message: "must be a versio
 /**
  * Requests in flight per stream while deliveries succeed, when `limits.sendConcurrency` does not say. A billing
  * backlog drains about a fifth faster with 8 than with 4 (the beacon commits more batches together, bench/RESULTS.md);
- * telemetry batches are large (up to `limits.telemetryBatchBytes`): 2 of them in flight keep a default beacon's body
- * budget (below) and relayed as fast as 4 of 512 KiB, with fewer requests.
+ * telemetry batches are large (up to `limits.telemetryBatchBytes`): 2 of them in flight stay within a default beacon's
+ * body budget (see telemetryBatchBytes) and relay as fast as 4 of 512 KiB, in fewer requests.
  */
 export const DEFAULT_SEND_CONCURRENCY = { billing: 8, others: 2 } as const;
 

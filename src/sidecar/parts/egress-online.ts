@@ -34,8 +34,9 @@ export interface OnlineEgressOptions {
 }
 
 /**
- * The only way out: the beacon client, the license verified through it (awaited here, so the sidecar serves
- * once it knows its license), a shipper per stream and the usage snapshotter.
+ * The only way out: the beacon client, the license verified through it (in the background: intake never waits for
+ * the beacon), a shipper per stream (each starting once the license has a token or its first verify has answered)
+ * and the usage snapshotter.
  */
 export async function startOnlineEgress(config: AgentConfig, options: OnlineEgressOptions): Promise<Egress> {
   const { outbox, audit, metrics, logger, now } = options;
