@@ -63,3 +63,71 @@ test("license states move valid -> grace -> unverified as the beacon stays away,
   await online.stop();
   outbox.close();
 });
+
+test("firstAttempt (when the shippers start): after the first verify answers, whatever it said; at once with a cached token", async () => {
+  const issuer = await TokenIssuer.open({ dataDir: tempDir(), signingKeyFile: "", ttlMs: HOUR, now: Date.now });
+  const license = { id: "acme-prod", organizationId: ORG_ID, expiresAt: new Date("2099-01-01T00:00:00Z"), seats: 5 };
+  const dataDir = tempDir();
+  /** A verify that never answers, until the license stops (its signal). */
+  const hang: BeaconTransport["post"] = (_path, _body, { signal }) =>
+    new Promise((_, reject) => signal?.addEventListener("abort", () => reject(signal.reason), { once: true }));
+  const started = (answer: BeaconTransport["post"]) => {
+    const online = new OnlineLicense({
+      client: { post: answer },
+      licenseKey: "lic-key",
+      outbox: new Outbox(dataDir),
+      intervalMs: HOUR,
+      graceMs: 72 * HOUR,
+      minBackoffMs: 1_000,
+      maxBackoffMs: 5_000,
+      logger: pino({ level: "silent" }),
+    });
+    let settled = false;
+    void online.firstAttempt().then(() => (settled = true));
+    return { online, settled: () => settled };
+  };
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  // The beacon away: settled once the attempt has failed, long before any retry.
+  let fail!: (err: Error) => void;
+  const away = started(() => new Promise((_, reject) => (fail = reject)));
+  await away.online.start();
+  await tick();
+  assert.equal(away.settled(), false, "not while the verify is in flight");
+  fail(new BeaconUnreachableError("beacon unreachable: ECONNREFUSED"));
+  await waitFor(away.settled, 1_000, "settled after a failed attempt");
+  assert.equal(away.online.token(), undefined);
+  await away.online.stop();
+
+  // The beacon answers: settled with the token in hand.
+  let answer!: () => void;
+  const up = started(
+    () => new Promise((resolve) => (answer = () => void issuer.issue(license).then((token) => resolve({ status: 200, body: { token } })))),
+  );
+  await up.online.start();
+  await tick();
+  assert.equal(up.settled(), false);
+  answer();
+  await waitFor(up.settled, 1_000, "settled after the answer");
+  assert.ok(up.online.token(), "the token is there when the shippers start");
+  await up.online.stop();
+
+  // The token that verify cached: settled at start, before any request.
+  let requests = 0;
+  const cached = started((...args) => {
+    requests++;
+    return hang(...args);
+  });
+  await cached.online.start();
+  await tick();
+  assert.equal(cached.settled(), true);
+  assert.equal(requests, 0);
+  await cached.online.stop();
+
+  // Stopped before any answer: settled, so nothing waits on it forever.
+  const stopped = started(hang);
+  await stopped.online.start();
+  await stopped.online.stop();
+  await tick();
+  assert.equal(stopped.settled(), true);
+});
