@@ -1,7 +1,7 @@
 // The bodies the benchmarks send: the same ones go to the sidecar and to the floors.
 import { randomUUID } from "node:crypto";
 import { otlpProtoTypes } from "../src/protocol/otlp-proto-schema.ts";
-import { metricsRequest, traceTransactions } from "../test/helpers/fixtures.ts";
+import { metricsRequestOfPoints, traceTransactions } from "../test/helpers/fixtures.ts";
 
 export const BATCH = 500;
 export const BATCHES = 100;
@@ -21,19 +21,13 @@ export const OTLP_REQUESTS = 1_000;
  */
 export function otlpBodies(requests = OTLP_REQUESTS): string[] {
   return Array.from({ length: requests }, (_, r) => {
-    const request = metricsRequest();
-    const gauge = request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!;
-    const point = gauge.dataPoints[0]!;
-    gauge.dataPoints = Array.from({ length: OTLP_POINTS }, (_, i) => ({
-      ...point,
-      attributes: [
-        { key: "endpoint", value: { stringValue: `/threads/${randomUUID()}/runs/${r * OTLP_POINTS + i}` } },
-        { key: "method", value: { stringValue: "POST" } },
-        { key: "service_name", value: { stringValue: "backend" } },
-        { key: "user.email", value: { stringValue: `user${i}@example.com` } },
-        { key: "http.url", value: { stringValue: `https://api.example.com/x?token=${randomUUID()}` } },
-      ],
-    }));
+    const request = metricsRequestOfPoints(OTLP_POINTS, (i) => [
+      { key: "endpoint", value: { stringValue: `/threads/${randomUUID()}/runs/${r * OTLP_POINTS + i}` } },
+      { key: "method", value: { stringValue: "POST" } },
+      { key: "service_name", value: { stringValue: "backend" } },
+      { key: "user.email", value: { stringValue: `user${i}@example.com` } },
+      { key: "http.url", value: { stringValue: `https://api.example.com/x?token=${randomUUID()}` } },
+    ]);
     return JSON.stringify(request);
   });
 }

@@ -9,7 +9,6 @@ import { INSTANCES_SQLITE_SCHEMA, SqliteInstances } from "./instances.ts";
 import { FORWARD_QUEUE_SQLITE } from "./forward/queue.ts";
 import { SqliteForwardQueue } from "./forward/queue-sqlite.ts";
 import { licenseTablesSql } from "./license-store.ts";
-import { OtlpInserter } from "./otlp-insert.ts";
 import { TraceInserter, traceRows, transactionColumns, tuneForIngest, uuidBytes } from "./trace-insert.ts";
 
 /**
@@ -94,7 +93,6 @@ export interface StoredUsageSnapshot {
 export class BeaconStore {
   readonly #db: Database.Database;
   readonly #transactions: TraceInserter;
-  readonly #otlp: OtlpInserter;
   readonly #insertSnapshot: Database.Statement;
   readonly instances: SqliteInstances;
   // Prepared when first used: a read-only open (`beacon report`) of an older beacon.db has no forward_queue.
@@ -124,7 +122,6 @@ export class BeaconStore {
     }
     this.#db.pragma("busy_timeout = 5000");
     this.#transactions = new TraceInserter(this.#db);
-    this.#otlp = new OtlpInserter(this.#db);
     this.#insertSnapshot = this.#db.prepare(`
       INSERT INTO usage_snapshots (license_id, from_timestamp, to_timestamp, measures, received_at)
       VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
@@ -167,11 +164,6 @@ export class BeaconStore {
   /** Runs `work` in one transaction (one commit for several inserts). */
   atomically<T>(work: () => T): T {
     return this.#db.transaction(work)();
-  }
-
-  /** `text`: the request as JSON text (BeaconStorage.insertOtlp). `forward`: queued for the vendor's collector in the same transaction. */
-  insertOtlp(signal: OtlpSignal, licenseId: string | null, itemCount: number, text: string, receivedAt: Date, forward = false): void {
-    this.#db.transaction(() => this.#otlp.insert({ signal, licenseId, itemCount, text, forward }, receivedAt.toISOString()))();
   }
 
   /** Batches still to go to the vendor's collector (src/beacon/forward/). */

@@ -5,6 +5,7 @@ import { Registry } from "prom-client";
 import { Forwarder } from "../../src/beacon/forward/forwarder.ts";
 import { ForwardMetrics } from "../../src/beacon/forward/metrics.ts";
 import type { CollectorTransport, SendResult } from "../../src/beacon/forward/transport.ts";
+import { OtlpInserter } from "../../src/beacon/otlp-insert.ts";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import type { OtlpSignal } from "../../src/protocol/otlp.ts";
 import { logsRequest, metricsRequest, tracesRequest } from "../helpers/fixtures.ts";
@@ -26,6 +27,20 @@ const answer = (status: number, body: unknown = {}, contentType = "application/j
   retryAfterMs,
 });
 
+/** An OTLP request stored in `store` as the beacon's writer stores one (here on the store's own connection). */
+function insertOtlp(
+  store: BeaconStore,
+  signal: OtlpSignal,
+  licenseId: string,
+  itemCount: number,
+  text: string,
+  at: Date,
+  forward: boolean,
+) {
+  const db = store.database;
+  db.transaction(() => new OtlpInserter(db).insert({ signal, licenseId, itemCount, text, forward }, at.toISOString()))();
+}
+
 /** A forwarder over a fresh beacon.db holding `batches` queued metrics and logs batches, the collector answering `reply`. */
 function forwarding(
   reply: (request: number, signal: OtlpSignal, body: any) => SendResult,
@@ -34,7 +49,8 @@ function forwarding(
 ) {
   const store = new BeaconStore(tempDir());
   for (let i = 0; i < batches; i++) {
-    store.insertOtlp(
+    insertOtlp(
+      store,
       i % 2 ? "logs" : "metrics",
       "acme-prod",
       1,
@@ -153,11 +169,11 @@ test("once the collector has taken a request, a batch it refuses (400) is droppe
   }, 0);
   const poison = metricsRequest();
   poison.resourceMetrics[0]!.resource.attributes.push({ key: "env", value: { stringValue: "POISON" } });
-  f.store.insertOtlp("metrics", "acme-prod", 1, JSON.stringify(metricsRequest()), new Date(time.now()), true);
+  insertOtlp(f.store, "metrics", "acme-prod", 1, JSON.stringify(metricsRequest()), new Date(time.now()), true);
   await time.advance(5_000);
   assert.equal(f.requests.length, 1);
   for (const body of [metricsRequest(), poison, metricsRequest()])
-    f.store.insertOtlp("metrics", "acme-prod", 1, JSON.stringify(body), new Date(time.now()), true);
+    insertOtlp(f.store, "metrics", "acme-prod", 1, JSON.stringify(body), new Date(time.now()), true);
   await time.advance(HOUR, 5_000);
   // 1 + the refused request of three + three alone; then nothing more.
   assert.equal(f.requests.length, 5);
@@ -190,8 +206,8 @@ function deliveredSpans(requests: { signal: OtlpSignal; body: any }[], delivered
 test("from a fresh start, one license's refused batch merged with another's: the good ones are delivered, the refused one dropped", async () => {
   // The review's reproduction: nothing taken yet since start; beta's span the collector refuses, then acme's three.
   const f = forwarding(POISONED, 0);
-  f.store.insertOtlp("traces", "beta", 1, JSON.stringify(poisonSpan()), new Date(time.now()), true);
-  for (let i = 0; i < 3; i++) f.store.insertOtlp("traces", "acme-prod", 1, JSON.stringify(tracesRequest()), new Date(time.now()), true);
+  insertOtlp(f.store, "traces", "beta", 1, JSON.stringify(poisonSpan()), new Date(time.now()), true);
+  for (let i = 0; i < 3; i++) insertOtlp(f.store, "traces", "acme-prod", 1, JSON.stringify(tracesRequest()), new Date(time.now()), true);
   await time.advance(5_000);
   // The request of four refused, then each alone: beta's refused, acme's three taken; beta's then dropped.
   assert.equal(f.requests.length, 5);
@@ -212,15 +228,15 @@ test("from a fresh start, one license's refused batch merged with another's: the
 
 test("from a fresh start, a refused batch alone is kept and retried alone with backoff, and holds up no other license's batches", async () => {
   const f = forwarding(POISONED, 0);
-  f.store.insertOtlp("traces", "beta", 1, JSON.stringify(poisonSpan()), new Date(time.now()), true);
+  insertOtlp(f.store, "traces", "beta", 1, JSON.stringify(poisonSpan()), new Date(time.now()), true);
   await time.advance(HOUR, 5_000);
   // Nothing taken yet: it may be the collector that is wrong, so the batch stays, sent alone once per backoff.
   assert.equal((await f.backlog()).batches, 1);
   assert.ok(f.requests.length >= 10 && f.requests.length <= 25, `${f.requests.length} requests in the first hour`);
   assert.equal(await f.counter("egress_beacon_forward_dropped_batches_total"), 0);
   const before = f.requests.length;
-  f.store.insertOtlp("logs", "acme-prod", 1, JSON.stringify(logsRequest()), new Date(time.now()), true);
-  f.store.insertOtlp("traces", "acme-prod", 1, JSON.stringify(tracesRequest()), new Date(time.now()), true);
+  insertOtlp(f.store, "logs", "acme-prod", 1, JSON.stringify(logsRequest()), new Date(time.now()), true);
+  insertOtlp(f.store, "traces", "acme-prod", 1, JSON.stringify(tracesRequest()), new Date(time.now()), true);
   await time.advance(5 * MINUTE + 5_000, 1_000);
   // Within one backoff: acme's two delivered, which shows the collector takes requests, and beta's dropped.
   assert.equal((await f.backlog()).batches, 0);

@@ -125,6 +125,14 @@ export function metricsRequest() {
   };
 }
 
+/** metricsRequest() with its latency gauge's one point repeated `points` times, the i-th carrying `attributes(i)`. */
+export function metricsRequestOfPoints(points: number, attributes: (i: number) => { key: string; value: { stringValue: string } }[]) {
+  const request = metricsRequest();
+  const gauge = request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!;
+  const point = gauge.dataPoints[0]!;
+  gauge.dataPoints = Array.from({ length: points }, (_, i) => ({ ...point, attributes: attributes(i) }));
+  return request;
+}
 export function tracesRequest() {
   return {
     resourceSpans: [

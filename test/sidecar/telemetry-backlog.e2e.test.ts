@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { privacyPolicy } from "../../src/sidecar/privacy/policy.ts";
 import { processExport } from "../../src/sidecar/sources/otlp-export.ts";
 import { Outbox } from "../../src/sidecar/storage/outbox.ts";
-import { metricsRequest, testLicense } from "../helpers/fixtures.ts";
+import { metricsRequestOfPoints, testLicense } from "../helpers/fixtures.ts";
 import { agentConfig, beaconConfig, startAgentProcess, startBeacon, waitFor } from "../helpers/processes.ts";
 
 const license = testLicense();
@@ -15,17 +15,11 @@ const POINTS = 200;
 
 /** What the sidecar's intake keeps of an instance's metrics request of POINTS points: a telemetry record. */
 function keptRecord(): { body: Buffer; items: number } {
-  const request = metricsRequest();
-  const gauge = request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge!;
-  const point = gauge.dataPoints[0]!;
-  gauge.dataPoints = Array.from({ length: POINTS }, (_, i) => ({
-    ...point,
-    attributes: [
-      { key: "endpoint", value: { stringValue: `/threads/${randomUUID()}/runs/${i}` } },
-      { key: "method", value: { stringValue: "POST" } },
-      { key: "service_name", value: { stringValue: "backend" } },
-    ],
-  }));
+  const request = metricsRequestOfPoints(POINTS, (i) => [
+    { key: "endpoint", value: { stringValue: `/threads/${randomUUID()}/runs/${i}` } },
+    { key: "method", value: { stringValue: "POST" } },
+    { key: "service_name", value: { stringValue: "backend" } },
+  ]);
   const outcome = processExport("metrics", Buffer.from(JSON.stringify(request)), {
     decodeProtobuf: undefined,
     enabled: true,
