@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { isMarkedAsUntransferable, Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
@@ -70,14 +70,20 @@ export class IngestWriter {
 
   /** One OTLP request, once committed (on this thread too: the server's own commits would stall and cool the writer). */
   async insertOtlp(row: OtlpRow, receivedAt: Date): Promise<void> {
-    await this.#send((id) => ({ id, otlp: row, receivedAt: receivedAt.toISOString() }));
+    // Bytes move to the thread (the request is done with them). A view into a larger buffer (Node's pool, which may not
+    // move at all) is copied first, or the whole buffer would go.
+    let text = row.text;
+    if (typeof text !== "string" && (text.byteLength !== text.buffer.byteLength || isMarkedAsUntransferable(text.buffer)))
+      text = new Uint8Array(text);
+    const transfer = typeof text === "string" ? [] : [text.buffer as ArrayBuffer];
+    await this.#send((id) => ({ id, otlp: { ...row, text }, receivedAt: receivedAt.toISOString() }), transfer);
   }
 
-  #send(request: (id: number) => WriterRequest): Promise<number[]> {
+  #send(request: (id: number) => WriterRequest, transfer: ArrayBuffer[] = []): Promise<number[]> {
     const worker = this.#thread();
     if (!worker) return Promise.reject(new DatabaseUnavailableError(new Error("the ingest writer is not running")));
     const id = this.#nextId++;
-    worker.postMessage(request(id));
+    worker.postMessage(request(id), transfer);
     if (this.#pending.size === 0) worker.ref(); // keeps the process up while a commit is owed
     return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
   }

@@ -1,12 +1,22 @@
 import type Database from "better-sqlite3";
 import type { OtlpSignal } from "../protocol/otlp.ts";
 
+/**
+ * An OTLP request's JSON text to store: a string, or its UTF-8 bytes (the body as received, when parsing left it as it
+ * was): bytes reach the SQLite writer thread by transfer, not copied into a string on each side (bench/RESULTS.md).
+ */
+export type OtlpText = string | Uint8Array;
+
+export const otlpTextBytes = (text: OtlpText): number => (typeof text === "string" ? Buffer.byteLength(text) : text.byteLength);
+export const otlpString = (text: OtlpText): string =>
+  typeof text === "string" ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString("utf8");
+
 /** One OTLP request to store: `text` its JSON (BeaconStorage.insertOtlp), `forward` queued for the vendor's collector too. */
 export interface OtlpRow {
   signal: OtlpSignal;
   licenseId: string | null;
   itemCount: number;
-  text: string;
+  text: OtlpText;
   forward: boolean;
 }
 
@@ -19,7 +29,10 @@ export class OtlpInserter {
 
   constructor(db: Database.Database) {
     this.#db = db;
-    this.#insert = db.prepare("INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES (?, ?, ?, ?, ?)");
+    // CAST: bytes (bound as a BLOB) are stored as the TEXT they encode, as a string would be; SQLite copies them as they are.
+    this.#insert = db.prepare(
+      "INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES (?, ?, ?, CAST(? AS TEXT), ?)",
+    );
   }
 
   /** The caller holds the transaction: the batch and its place in the forward queue are stored together. */
@@ -27,6 +40,6 @@ export class OtlpInserter {
     const { lastInsertRowid } = this.#insert.run(row.signal, row.licenseId, row.itemCount, row.text, receivedAt);
     if (!row.forward) return;
     this.#enqueueForward ??= this.#db.prepare("INSERT INTO forward_queue (seq, bytes, received_at) VALUES (?, ?, ?)");
-    this.#enqueueForward.run(lastInsertRowid, Buffer.byteLength(row.text), receivedAt);
+    this.#enqueueForward.run(lastInsertRowid, otlpTextBytes(row.text), receivedAt);
   }
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import type { Clock } from "../clock.ts";
 import { EgressError, HttpError } from "../errors.ts";
 import { beaconPaths } from "../protocol/beacon-paths.ts";
@@ -190,8 +191,10 @@ function registerOtlpRoute(
       const codec = protobuf ? await import("../protocol/otlp-protobuf.ts") : undefined;
       const { parsed, json } = parseBody(signal, request, codec);
       if (parsed.accepted > 0) {
-        // A request parsing left as it was (the sidecar's always are) is stored as its text: no second serialisation.
-        const text = parsed.canonical && json !== undefined ? json : JSON.stringify(parsed.request);
+        // A request parsing left as it was (the sidecar's always are) is stored as its text: no second serialisation,
+        // and as the body's own bytes when they are that text (valid UTF-8; decoding would have replaced the rest).
+        const body = request.body as Buffer;
+        const text = parsed.canonical && json !== undefined ? (isUtf8(body) ? body : json) : JSON.stringify(parsed.request);
         await deps.store.insertOtlp(signal, license.id, parsed.accepted, text, new Date(deps.now()), deps.forwarder !== undefined);
         deps.forwarder?.wake();
       }

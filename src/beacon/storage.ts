@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { OtlpSignal } from "../protocol/otlp.ts";
+import type { OtlpText } from "./otlp-insert.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import type { BeaconConfig } from "./config.ts";
@@ -50,13 +51,13 @@ export interface BeaconStorage {
   importTransactions(licenseId: string, batches: () => Iterable<readonly TraceTransaction[]>, receivedAt: Date): Promise<number>;
   /**
    * `text`: the request as JSON text (the route's serialisation of it, or the body as received when parsing left it
-   * unchanged). `forward`: also queued for the vendor's collector, in the same transaction.
+   * unchanged: then its UTF-8 bytes). `forward`: also queued for the vendor's collector, in the same transaction.
    */
   insertOtlp(
     signal: OtlpSignal,
     licenseId: string | null,
     itemCount: number,
-    text: string,
+    text: OtlpText,
     receivedAt: Date,
     forward?: boolean,
   ): Promise<void>;
@@ -104,7 +105,7 @@ class SqliteBeaconStorage implements BeaconStorage {
     signal: OtlpSignal,
     licenseId: string | null,
     itemCount: number,
-    text: string,
+    text: OtlpText,
     receivedAt: Date,
     forward = false,
   ): Promise<void> {

@@ -5,6 +5,7 @@ import { EgressError } from "../errors.ts";
 import { openPool } from "../pg-pool.ts";
 import { inTransaction } from "../pg-transaction.ts";
 import type { OtlpSignal } from "../protocol/otlp.ts";
+import { type OtlpText, otlpString, otlpTextBytes } from "./otlp-insert.ts";
 import type { TraceTransaction } from "../protocol/trace-transaction.ts";
 import type { UsageMeasures } from "../protocol/usage-snapshot.ts";
 import { redactUrl } from "../config/redact.ts";
@@ -197,7 +198,7 @@ export class PostgresBeaconStorage implements BeaconStorage {
     signal: OtlpSignal,
     licenseId: string | null,
     itemCount: number,
-    text: string,
+    text: OtlpText,
     receivedAt: Date,
     forward = false,
   ): Promise<void> {
@@ -206,7 +207,8 @@ export class PostgresBeaconStorage implements BeaconStorage {
       `WITH batch AS (
          INSERT INTO otlp_batches (signal, license_id, item_count, body, received_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq)
        INSERT INTO forward_queue (seq, bytes, received_at) SELECT seq, $6, $5 FROM batch WHERE $7::boolean`,
-      [signal, licenseId, itemCount, text, receivedAt.toISOString(), Buffer.byteLength(text), forward],
+      // A text parameter goes as a string: node-postgres would send bytes as bytea.
+      [signal, licenseId, itemCount, otlpString(text), receivedAt.toISOString(), otlpTextBytes(text), forward],
     );
   }
 

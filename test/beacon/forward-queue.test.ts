@@ -59,11 +59,13 @@ for (const engine of engines) {
         if (roll < 0.45) {
           const marker = `m${stored++}`;
           const forward = next() < 0.8;
+          // The route hands over a body's own bytes when they are the text to store, else a string: both read back alike.
+          const text = JSON.stringify({ marker, note: "Grüße 😀" });
           await store.insertOtlp(
             SIGNALS[stored % 3]!,
             next() < 0.9 ? "acme" : null,
             1,
-            JSON.stringify({ marker }),
+            next() < 0.5 ? text : Buffer.from(text),
             new Date(Date.UTC(2026, 10, 1, 0, 0, stored)),
             forward,
           );

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { diag, DiagLogLevel, ValueType } from "@opentelemetry/api";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
@@ -6,6 +7,7 @@ import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporte
 import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
+import Database from "better-sqlite3";
 import { MeterProvider, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { BeaconStore } from "../../src/beacon/store.ts";
 import { otlpProtoTypes } from "../../src/protocol/otlp-proto-schema.ts";
@@ -176,5 +178,47 @@ describe("OTLP/HTTP answers of the beacon and the sidecar", () => {
     const protobuf = await post(`${beacon.url}/v1/beacon/v1/traces`, ProtobufTraceSerializer.serializeRequest([])!, PROTOBUF);
     assert.deepEqual([protobuf.status, protobuf.type], [401, "application/x-protobuf"]);
     assert.equal(decodeStatus(protobuf.bytes).code, 16);
+  });
+});
+
+describe("what the beacon stores of an OTLP JSON request", () => {
+  /** The newest stored batch's body as SQLite holds it: its type and its bytes (read as text, bad bytes would hide). */
+  const newestBody = () => {
+    const db = new Database(join(fixture.dataDir, "beacon.db"), { readonly: true });
+    try {
+      const row = db
+        .prepare("SELECT typeof(body) AS type, CAST(body AS BLOB) AS bytes FROM otlp_batches ORDER BY seq DESC LIMIT 1")
+        .get() as {
+        type: string;
+        bytes: Buffer;
+      };
+      return { type: row.type, body: row.bytes.toString("hex") };
+    } finally {
+      db.close();
+    }
+  };
+  /** A logs request in the form the beacon's parsing leaves as it is (every field present, as the sidecar sends). */
+  const withLogBody = (text: string) => {
+    const request = logsRequest();
+    const [resourceLogs] = request.resourceLogs;
+    Object.assign(resourceLogs!.resource, { droppedAttributesCount: 0 });
+    resourceLogs!.scopeLogs[0]!.scope = { name: "", version: "", attributes: [], droppedAttributesCount: 0 };
+    resourceLogs!.scopeLogs[0]!.logRecords[0]!.body = { stringValue: text };
+    return JSON.stringify(request);
+  };
+
+  test("a request it takes as it is is stored as its text, byte for byte, non-ASCII included", async () => {
+    const body = withLogBody("Grüße, 東京 😀");
+    const answer = await post(`${beacon.url}/v1/beacon/v1/logs`, body, { ...JSON_TYPE, ...bearer });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(newestBody(), { type: "text", body: Buffer.from(body).toString("hex") });
+  });
+
+  test("a body that is not valid UTF-8 is stored as the text it decodes to (U+FFFD), never as invalid text", async () => {
+    const [head, tail] = withLogBody("bad byte here").split("bad byte here") as [string, string];
+    const body = Buffer.concat([Buffer.from(`${head}bad `), Buffer.from([0xff]), Buffer.from(` here${tail}`)]);
+    const answer = await post(`${beacon.url}/v1/beacon/v1/logs`, body, { ...JSON_TYPE, ...bearer });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(newestBody(), { type: "text", body: Buffer.from(`${head}bad \ufffd here${tail}`).toString("hex") });
   });
 });
