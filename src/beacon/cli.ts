@@ -20,6 +20,12 @@ const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
 
 /** The beacon server's semi-spaces (MiB): a young generation sized for throughput, not for a sidecar's idle memory. */
 const SERVER_SEMI_SPACE_MB = 16;
+/**
+ * Its old generation's floor (MB) before a full collection is due. V8 starts marking once the room under that limit
+ * is less than three semi-spaces (48 MB with 16 MiB ones): a server whose live heap is a few tens of MB, grown by half
+ * (bin/egress-agent.js), was marking back to back. With it, the marking threads' CPU in the OTLP relay halved.
+ */
+const SERVER_OLD_SPACE_FLOOR_MB = 96;
 
 /**
  * bin/egress-agent.js starts every command with the sidecar's 8 MiB semi-spaces (sized for a sidecar, bench/). V8
@@ -30,7 +36,10 @@ const SERVER_SEMI_SPACE_MB = 16;
 function withServerHeap(): void {
   const at = process.execArgv.findIndex((arg) => arg.startsWith("--max-semi-space-size="));
   if (at === -1 || Number(process.execArgv[at]!.split("=")[1]) >= SERVER_SEMI_SPACE_MB || !process.execve) return;
-  const execArgv = process.execArgv.with(at, `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}`);
+  const execArgv = process.execArgv
+    .filter((arg) => !arg.startsWith("--initial-old-space-size="))
+    .map((arg) => (arg.startsWith("--max-semi-space-size=") ? `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}` : arg))
+    .concat(`--initial-old-space-size=${SERVER_OLD_SPACE_FLOOR_MB}`);
   process.execve(process.execPath, [process.execPath, ...execArgv, ...process.argv.slice(1)], process.env);
 }
 
