@@ -1,19 +1,20 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=50 --initial-old-space-size=40 --no-allocation-site-pretenuring --expose-gc
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50 --initial-old-space-size=36 --no-allocation-site-pretenuring --expose-gc
 // The installed entry point: the compiled CLI when built (the image), else the TypeScript source.
-// The V8 flags bound memory (bench/RESULTS.md): an 8 MiB semi-space instead of Node's default (up to 32 MiB on a large
+// The V8 flags bound memory (bench/RESULTS.md): a 4 MiB semi-space instead of Node's default (up to 32 MiB on a large
 // host), and the old generation collected when it has grown by half rather than by up to 4x. Measured: RSS peaks
 // under ingest, OTLP and drain load fall from 280-390 to 100-160 MiB. The young generation grows to its cap while
 // starting and V8 keeps it when idle: `--expose-gc` lets the sidecar give it back with one memory-reducing collection
-// a few seconds after start (src/sidecar/settle-heap.ts), so 8 MiB (for throughput: the OTLP relay 5-14% faster than
-// with 2 MiB) idles at 73 MiB, below the 78 MiB of 2 MiB without that collection. The beacon's server starts itself
+// a few seconds after start (src/sidecar/settle-heap.ts), so it idles at 72-73 MiB. The beacon's server starts itself
 // again with 16 MiB ones (src/beacon/cli.ts).
 // No allocation-site pretenuring: a request's decoded tree outlives a collection or two while it is filtered, V8 then
 // allocates what those sites make straight in the old generation, and every request's garbage waits for a full
 // collection. Without it the protobuf relay took 0.066-0.069 CPU s per MB against 0.095; JSON and idle RSS unchanged.
-// An old generation of 40 MB before a full collection is due: V8 starts marking once the room left under that limit is
-// less than three semi-spaces (24 MB here), and a 16 MB live heap grown by half never left that much, so marking ran
-// back to back (a mark-compact every 0.15-0.2 s in the OTLP relay, its helper threads a third of the sidecar's CPU).
-// With the floor: a third as many, 8-10% less CPU per relayed MB; idle RSS unchanged, peaks a few MiB up.
+// An old generation of 36 MB before a full collection is due: V8 starts marking once the room left under that limit is
+// less than three semi-spaces, and a 16 MB live heap grown by half never left that much (with the 8 MiB semi-spaces of
+// before, 24 MB), so marking ran back to back: a mark-compact every 0.15-0.2 s in the OTLP relay, its helper threads a
+// third of the sidecar's CPU. With 4 MiB semi-spaces and the floor, the OTLP relay takes 10-20% less CPU per MB than
+// with 8 MiB and no floor, and peaks below theirs; 8 MiB with a 40 MB floor was as fast, with peaks 8-10 MiB higher
+// (and 30-40 MiB higher under hostile bodies, test/bad-input/hostile-memory.test.ts).
 //
 // This file must parse and run on an older Node (`npx egress-agent` runs whatever `node` is first on PATH): no
 // top-level await, no optional chaining, nothing imported that an old Node lacks. On an older Node it hands over to

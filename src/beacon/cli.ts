@@ -28,7 +28,7 @@ const SERVER_SEMI_SPACE_MB = 16;
 const SERVER_OLD_SPACE_FLOOR_MB = 96;
 
 /**
- * bin/egress-agent.js starts every command with the sidecar's 8 MiB semi-spaces (sized for a sidecar, bench/). V8
+ * bin/egress-agent.js starts every command with the sidecar's 4 MiB semi-spaces (sized for a sidecar, bench/). V8
  * reads them once, when the process starts: the beacon's server, which serves many sidecars and keeps no such budget,
  * starts itself again (the same process: execve) with its own. Garbage collection was a tenth of its CPU in a drain,
  * and about that less with 16 MiB (bench/RESULTS.md). Nothing is open yet, so nothing is lost by it.

@@ -17,7 +17,7 @@ const sidecarSemiSpace = SIDECAR_FLAGS.filter(
 );
 
 test("the beacon's server runs with a heap of its own (young generation, old-generation floor), the same process serving; the sidecar keeps its own", async () => {
-  assert.deepEqual(sidecarSemiSpace, ["--max-semi-space-size=8", "--initial-old-space-size=40"], "the entry point's flags, as read here");
+  assert.deepEqual(sidecarSemiSpace, ["--max-semi-space-size=4", "--initial-old-space-size=36"], "the entry point's flags, as read here");
   const license = testLicense();
   const fixture = beaconConfig([license]);
   const beacon = await startService(["beacon", "--config", fixture.configPath], "beacon listening", {}, [], SIDECAR_FLAGS);
