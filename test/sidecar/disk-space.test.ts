@@ -81,3 +81,38 @@ test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk fill
     await app.close();
   }
 });
+
+test("telemetry's check reuses a reading for at most 100 ms, only when the volume is far from its threshold; billing's never", () => {
+  let reads = 0;
+  const volume = { free: 1024 * MiB };
+  let now = 0;
+  const statfs = () => {
+    reads++;
+    return { bavail: volume.free / 4096, bsize: 4096 };
+  };
+  const space = new DataDirSpace("/data", { logger: pino({ level: "silent" }), reserveBytes: 16 * MiB, statfs, now: () => now });
+  // An OTLP request every simulated millisecond for a second: the file system is asked ten times, not a thousand.
+  for (; now < 1000; now++) assert.equal(space.roomForTelemetry(), true);
+  assert.equal(reads, 10);
+  // The volume fills (another tenant): within 100 ms telemetry is refused.
+  volume.free = 20 * MiB;
+  let refusedAt: number | undefined;
+  for (const start = now; now < start + 200 && refusedAt === undefined; now++) if (!space.roomForTelemetry()) refusedAt = now - start;
+  assert.ok(refusedAt !== undefined && refusedAt <= 100, `refused after ${refusedAt} ms`);
+  // Near the threshold (100 MiB free, telemetry's threshold 32 MiB): every request asks.
+  volume.free = 100 * MiB;
+  reads = 0;
+  for (const start = now; now < start + 1000; now++) space.roomForTelemetry();
+  assert.equal(reads, 1000);
+  // Billing always asks, however roomy the last reading.
+  volume.free = 1024 * MiB;
+  space.roomForTelemetry();
+  reads = 0;
+  for (let i = 0; i < 5; i++) space.assertRoomForBilling();
+  assert.equal(reads, 5);
+  // A clock set back does not stretch a reading's life.
+  now -= 5000;
+  reads = 0;
+  space.roomForTelemetry();
+  assert.equal(reads, 1);
+});
