@@ -35,24 +35,24 @@ const otlpBytes = otlp.reduce((total, body) => total + Buffer.byteLength(body), 
 const protobuf = protobufBodies(otlp);
 const protobufBytes = protobuf.reduce((total, body) => total + body.length, 0);
 
-say("floors");
+// Each floor is measured right before its figure, as the machine is then: its speed drifts within minutes.
+say("ingest, after its floors");
 const sqliteFloor = INGEST_TOTAL / sqliteInsertSeconds(transactions);
 const httpFloor = INGEST_TOTAL / (await httpPostSeconds(transactions));
-const relayFloorBytes = await httpRelay(otlp, "bytes", cliNodeFlags());
-const relayFloorJson = await httpRelay(otlp, "json", cliNodeFlags());
-const relayFloorProtobuf = await httpRelay(protobuf, "protobuf", cliNodeFlags());
-const nodeFloor = bareNodeRss(cliNodeFlags(), 5_000);
-say("ingest");
 const ingested = await ingest(transactions);
 const ingestRate = INGEST_TOTAL / ingested.seconds;
-say("otlp relay");
+say("otlp relay, after its floors");
+const relayFloorBytes = await httpRelay(otlp, "bytes", cliNodeFlags());
+const relayFloorJson = await httpRelay(otlp, "json", cliNodeFlags());
 const relayed = await otlpRelay(otlp, contentTypeOf("json"));
-say("otlp relay, protobuf");
+say("otlp relay, protobuf, after its floor");
+const relayFloorProtobuf = await httpRelay(protobuf, "protobuf", cliNodeFlags());
 const relayedProtobuf = await otlpRelay(protobuf, contentTypeOf("protobuf"));
-say(`drain of ${fmt(DRAIN)}`);
+say(`drain of ${fmt(DRAIN)}, after its floor`);
 const drainFloor = beaconInsertSeconds(DRAIN, BATCH);
 const drained = await drain(DRAIN);
-say(`start-up and ${IDLE_SECONDS} s idle`);
+say(`start-up and ${IDLE_SECONDS} s idle, after its floor`);
+const nodeFloor = bareNodeRss(cliNodeFlags(), 5_000);
 const idled = await idle(5, IDLE_SECONDS);
 say(`agent server: ${fmt(A2A_REQUESTS)} messages starting conversations, ${fmt(A2A_REQUESTS)} in ${TURNS}-turn ones; floors`);
 const graphFloor = await inProcessGraph(A2A_REQUESTS, cliNodeFlags());
