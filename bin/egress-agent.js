@@ -1,9 +1,10 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50 --initial-old-space-size=36 --no-allocation-site-pretenuring --expose-gc
+#!/usr/bin/env -S node --max-semi-space-size=4 --initial-old-space-size=36 --no-allocation-site-pretenuring
 // The installed entry point: the compiled CLI when built (the image), else the TypeScript source.
 // The V8 flags bound memory (bench/RESULTS.md): a 4 MiB semi-space instead of Node's default (up to 32 MiB on a large
-// host), and the old generation collected when it has grown by half rather than by up to 4x. Measured: RSS peaks
+// host), and the old generation collected when it has grown by half rather than by up to 4x (`--heap-growing-percent`,
+// set as the file starts: bin/v8-flags.js; the `#!` line must stay within 127 bytes, all older Linux reads of it). Measured: RSS peaks
 // under ingest, OTLP and drain load fall from 280-390 to 100-160 MiB. The young generation grows to its cap while
-// starting and V8 keeps it when idle: `--expose-gc` lets the sidecar give it back with one memory-reducing collection
+// starting and V8 keeps it when idle: an exposed `gc` lets the sidecar give it back with one memory-reducing collection
 // a few seconds after start (src/sidecar/settle-heap.ts), so it idles at 72-73 MiB. The beacon's server starts itself
 // again with 16 MiB ones (src/beacon/cli.ts).
 // No allocation-site pretenuring: a request's decoded tree outlives a collection or two while it is filtered, V8 then
@@ -14,7 +15,7 @@
 // before, 24 MB), so marking ran back to back: a mark-compact every 0.15-0.2 s in the OTLP relay, its helper threads a
 // third of the sidecar's CPU. With 4 MiB semi-spaces and the floor, the OTLP relay takes 10-20% less CPU per MB than
 // with 8 MiB and no floor, and peaks below theirs; 8 MiB with a 40 MB floor was as fast, with peaks 8-10 MiB higher
-// (and 30-40 MiB higher under hostile bodies, test/bad-input/hostile-memory.test.ts).
+// (and 17-41 MiB higher under hostile bodies, test/bad-input/hostile-memory.test.ts).
 //
 // This file must parse and run on an older Node (`npx egress-agent` runs whatever `node` is first on PATH): no
 // top-level await, no optional chaining, nothing imported that an old Node lacks. On an older Node it hands over to
@@ -24,6 +25,9 @@ import { existsSync, realpathSync } from "node:fs";
 import module from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import v8 from "node:v8";
+import { runInNewContext } from "node:vm";
+import { RUNTIME_V8_FLAGS } from "./v8-flags.js";
 
 const NEEDED_MAJOR = 24; // package.json "engines"
 const self = fileURLToPath(import.meta.url);
@@ -33,6 +37,12 @@ if (Number(process.versions.node.split(".")[0]) >= NEEDED_MAJOR) run();
 else relaunch();
 
 function run() {
+  for (const flag of RUNTIME_V8_FLAGS) v8.setFlagsFromString(flag);
+  // The collector for src/sidecar/settle-heap.ts, as `--expose-gc` would give it, without its bytes in the `#!` line.
+  if (typeof globalThis.gc !== "function") {
+    v8.setFlagsFromString("--expose-gc");
+    globalThis.gc = runInNewContext("gc");
+  }
   // V8 keeps compiled code in the OS temp dir: later starts skip most parsing (about 100 ms of ~550, bench/). Where
   // that dir is not writable (the image read-only, no tmpfs) the cache is off: enableCompileCache says so, throws nothing.
   if (module.enableCompileCache) module.enableCompileCache();

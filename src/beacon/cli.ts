@@ -36,10 +36,12 @@ const SERVER_OLD_SPACE_FLOOR_MB = 96;
 function withServerHeap(): void {
   const at = process.execArgv.findIndex((arg) => arg.startsWith("--max-semi-space-size="));
   if (at === -1 || Number(process.execArgv[at]!.split("=")[1]) >= SERVER_SEMI_SPACE_MB || !process.execve) return;
+  // An operator's larger floor stays.
+  const floors = process.execArgv.filter((arg) => arg.startsWith("--initial-old-space-size=")).map((arg) => Number(arg.split("=")[1]));
   const execArgv = process.execArgv
     .filter((arg) => !arg.startsWith("--initial-old-space-size="))
     .map((arg) => (arg.startsWith("--max-semi-space-size=") ? `--max-semi-space-size=${SERVER_SEMI_SPACE_MB}` : arg))
-    .concat(`--initial-old-space-size=${SERVER_OLD_SPACE_FLOOR_MB}`);
+    .concat(`--initial-old-space-size=${Math.max(SERVER_OLD_SPACE_FLOOR_MB, ...floors.filter(Number.isFinite))}`);
   process.execve(process.execPath, [process.execPath, ...execArgv, ...process.argv.slice(1)], process.env);
 }
 

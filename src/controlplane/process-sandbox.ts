@@ -112,7 +112,9 @@ export function sandboxFor(options: { script: string; graphConfig: string; deplo
  * `--env-file` its environment (an API key), `--import`/`--require` its preloads, `--inspect` a debugger port.
  */
 function inheritedNodeFlags(execArgv: readonly string[]): string[] {
-  return execArgv.filter((flag) => /^--(max-semi-space-size|max-old-space-size|heap-growing-percent)=\d+$/.test(flag));
+  return execArgv.filter((flag) =>
+    /^--(max-semi-space-size|max-old-space-size|initial-old-space-size|heap-growing-percent)=\d+$/.test(flag),
+  );
 }
 
 /**

@@ -114,3 +114,27 @@ test("a writer thread that cannot open the database: 503s, no restart per reques
   await writer.close();
   await assert.rejects(writer.ingest(batch, NOW), DatabaseUnavailableError, "closed: refused, no new thread");
 });
+
+test("an OTLP request's bytes move to the thread when they own their buffer, and are copied when they are a view into a shared one", async () => {
+  const { path, writer } = writerOnNewDatabase();
+  const text = JSON.stringify({ resourceMetrics: [], note: "x".repeat(10_000) });
+  const owned = Buffer.from(new TextEncoder().encode(text).buffer); // its own ArrayBuffer, exactly its size
+  const pooled = Buffer.from('{"resourceLogs":[]}'); // a slice of Node's shared pool
+  const pool = pooled.buffer;
+  await writer.insertOtlp({ signal: "metrics", licenseId: "acme", itemCount: 1, text: owned, forward: false }, NOW);
+  await writer.insertOtlp({ signal: "logs", licenseId: "acme", itemCount: 1, text: pooled, forward: false }, NOW);
+  await writer.close();
+  assert.equal(owned.byteLength, 0, "moved: nothing copied, the route is done with it");
+  assert.equal(pooled.toString(), '{"resourceLogs":[]}', "copied: the pool's other users keep their bytes");
+  assert.ok(pool.byteLength > pooled.byteLength, "the pool was not moved whole");
+  const db = new Database(path, { readonly: true });
+  try {
+    const rows = db.prepare("SELECT typeof(body) AS type, body FROM otlp_batches ORDER BY seq").all();
+    assert.deepEqual(rows, [
+      { type: "text", body: text },
+      { type: "text", body: '{"resourceLogs":[]}' },
+    ]);
+  } finally {
+    db.close();
+  }
+});

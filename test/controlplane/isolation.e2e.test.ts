@@ -182,7 +182,9 @@ async function escapeScenario(plane: Awaited<ReturnType<typeof startPlane>>, key
     const { secret, flags } = (inherited as { value: { secret: string | null; flags: string[] } }).value;
     assert.equal(secret, null, `${phase}: the control plane's --env-file reached the graph`);
     assert.deepEqual(
-      flags.filter((flag) => !/^--(permission|disable-warning=|max-semi-space-size=|heap-growing-percent=)/.test(flag)),
+      flags.filter(
+        (flag) => !/^--(permission|disable-warning=|max-semi-space-size=|initial-old-space-size=|heap-growing-percent=)/.test(flag),
+      ),
       [],
       phase,
     );

@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { RUNTIME_V8_FLAGS } from "../../bin/v8-flags.js";
 import type { TestLicense } from "./fixtures.ts";
 
 let CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
@@ -23,8 +24,11 @@ export function shebangNodeFlags(path: string | URL): string[] {
   return shebang ? shebang[1]!.trim().split(/\s+/) : [];
 }
 
-/** The Node flags later processes run with (from the entry point's shebang). */
-export const cliNodeFlags = (): readonly string[] => NODE_FLAGS;
+/**
+ * The Node flags a process standing for the sidecar runs with (a floor of the bench): the entry point's shebang's, and
+ * those it sets as it starts (bin/v8-flags.js), which a process not started through it must be given.
+ */
+export const cliNodeFlags = (): readonly string[] => (NODE_FLAGS.length === 0 ? [] : [...NODE_FLAGS, ...RUNTIME_V8_FLAGS]);
 
 const tempDirs: string[] = [];
 // Each test file runs in a process of its own: the directories its tests made are removed when that process exits.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -24,6 +24,10 @@ test("bin/egress-agent.js runs when executed, as the image's ENTRYPOINT does, wi
   });
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /Usage: egress-agent/);
+  // Linux before 5.1 (RHEL 8's 4.18, Amazon Linux 2's 4.14: a container runs on its host's kernel) reads only 127
+  // bytes of the `#!` line and drops the rest: a flag cut in half would stop Node before the CLI starts.
+  const shebang = readFileSync(BIN, "utf8").split("\n")[0]!;
+  assert.ok(Buffer.byteLength(shebang) <= 127, `the #! line is ${Buffer.byteLength(shebang)} bytes: ${shebang}`);
 });
 
 // `npx egress-agent ...` runs whatever `node` is first on PATH: on a machine whose Node is older than 24, the entry
@@ -59,7 +63,7 @@ test("on an older Node without .tools/node, bin/egress-agent.js says in one line
   const install = mkdtempSync(join(tmpdir(), "bin-old-node-"));
   try {
     mkdirSync(join(install, "bin"));
-    copyFileSync(BIN, join(install, "bin/egress-agent.js"));
+    for (const file of readdirSync(dirname(BIN))) copyFileSync(join(dirname(BIN), file), join(install, "bin", file));
     writeFileSync(join(install, "package.json"), JSON.stringify({ type: "module" }));
     mkdirSync(join(install, "scripts"));
     writeFileSync(join(install, "scripts/node-env.sh"), "");

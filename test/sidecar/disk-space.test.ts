@@ -116,3 +116,22 @@ test("telemetry's check reuses a reading for at most 100 ms, only when the volum
   space.roomForTelemetry();
   assert.equal(reads, 1);
 });
+
+test("billing's reading of a fuller disk, or a failed write, ends the reuse of telemetry's last roomy reading at once", () => {
+  const volume = { free: 1024 * MiB };
+  const space = new DataDirSpace("/data", {
+    logger: pino({ level: "silent" }),
+    reserveBytes: 16 * MiB,
+    statfs: () => ({ bavail: volume.free / 4096, bsize: 4096 }),
+    now: () => 0,
+  });
+  assert.equal(space.roomForTelemetry(), true);
+  volume.free = 10 * MiB;
+  assert.throws(() => space.assertRoomForBilling());
+  assert.equal(space.roomForTelemetry(), false, "billing saw the disk full: telemetry asks again");
+  volume.free = 1024 * MiB;
+  assert.equal(space.roomForTelemetry(), true);
+  volume.free = 20 * MiB;
+  space.full();
+  assert.equal(space.roomForTelemetry(), false, "a write failed for want of space: telemetry asks again");
+});

@@ -122,6 +122,8 @@ export class DataDirSpace {
   }
 
   #change(level: Level, free: number): void {
+    // Any sign of a fuller disk (billing's reading, a failed write) ends the reuse of telemetry's last roomy reading.
+    if (level !== "room") this.#roomyReadingAt = Number.NEGATIVE_INFINITY;
     if (level === this.#level) return;
     const fields = { dataDir: this.#dataDir, freeBytes: free, reserveBytes: this.#reserveBytes };
     if (level === "room") this.#logger.info(fields, "data dir has room again: intake resumed");
