@@ -82,7 +82,8 @@ describe("hostile input: memory and connections stay bounded", () => {
   before(async () => {
     await buildDist(`${install}dist`);
     mkdirSync(`${install}bin`);
-    copyFileSync(new URL("../../bin/egress-agent.js", import.meta.url), `${install}bin/egress-agent.js`);
+    const bin = new URL("../../bin/", import.meta.url);
+    for (const file of readdirSync(bin)) copyFileSync(new URL(file, bin), `${install}bin/${file}`);
     useCli(`${install}bin/egress-agent.js`);
     const beaconFixture = beaconConfig([license]);
     beacon = await startService(["beacon", "--config", beaconFixture.configPath], "beacon listening", {}, launcher);
