@@ -45,3 +45,19 @@ test("the beacon's server runs with a heap of its own (young generation, old-gen
     await beacon.stop();
   }
 });
+
+test("an operator's own larger old-generation floor survives the beacon's restart; a smaller one gives way to the server's", async () => {
+  for (const [given, kept] of [
+    [128, 128],
+    [48, 96],
+  ] as const) {
+    const fixture = beaconConfig([testLicense()]);
+    const flags = [...SIDECAR_FLAGS.filter((flag) => !flag.startsWith("--initial-old-space-size=")), `--initial-old-space-size=${given}`];
+    const beacon = await startService(["beacon", "--config", fixture.configPath], "beacon listening", {}, [], flags);
+    try {
+      assert.deepEqual(semiSpaceOf(beacon.child.pid!), ["--max-semi-space-size=16", `--initial-old-space-size=${kept}`], `given ${given}`);
+    } finally {
+      await beacon.stop();
+    }
+  }
+});

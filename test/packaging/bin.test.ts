@@ -24,6 +24,12 @@ test("bin/egress-agent.js runs when executed, as the image's ENTRYPOINT does, wi
   });
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /Usage: egress-agent/);
+  // The flags the `#!` line has no room for are set by the file itself: the collector the sidecar settles its heap with
+  // is there once it runs (a preload reports what the process had when it exits).
+  const preload = "data:text/javascript,process.on('exit',()=>process.stderr.write('gc:'+typeof globalThis.gc))";
+  const probed = spawnSync(process.execPath, [...cliNodeFlags(), "--import", preload, BIN, "--help"], { encoding: "utf8" });
+  assert.equal(probed.status, 0, probed.stderr);
+  assert.match(probed.stderr, /gc:function$/);
   // Linux before 5.1 (RHEL 8's 4.18, Amazon Linux 2's 4.14: a container runs on its host's kernel) reads only 127
   // bytes of the `#!` line and drops the rest: a flag cut in half would stop Node before the CLI starts.
   const shebang = readFileSync(BIN, "utf8").split("\n")[0]!;
