@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../clock.ts";
+import type { Clock, ClockTimer } from "../clock.ts";
 import { Closers } from "../closers.ts";
 import { announceHealth } from "../health-file.ts";
 import type { WarningLogTap } from "../log.ts";
@@ -26,6 +26,8 @@ export interface RunningAgent {
 export interface AgentOptions {
   logger: Logger;
   now?: Clock;
+  /** setTimeout on `now`'s clock, for the loops that wait a difference of its readings (tests with a faster clock). */
+  timer?: ClockTimer;
   logTap?: WarningLogTap;
   /** `start --new-outbox`: replace a missing, foreign or damaged outbox with a new one (see storage/data-dir.ts). */
   newOutbox?: boolean;
@@ -68,6 +70,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
           instanceId: storage.instanceId,
           logger,
           now,
+          timer: options.timer,
         });
     closers.add(() => egress.close());
     const url = await localApi.serve(config, { storage, egress, metrics, health, pushed, now });

@@ -43,18 +43,19 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
   const beaconFixture = beaconConfig([license]);
   const beacon = await startBeacon(beaconFixture, clock.env); // tokens for 1 h of the same fast clock
   const proxy = await FaultProxy.start(beacon.url, { now: clock.now });
-  // Timers are real and the clock is fast: what the sidecar waits on a timer is given in real ms (clock ms / RATE):
-  // flush, backoff 1 s..5 min, licenseVerify 30 min. What it compares on the clock (grace, log summaries, token
-  // expiry, ages) stays as it is.
+  // The clock is fast and the sidecar's timers real: a fixed wait is given in real ms (clock ms / RATE): flush,
+  // backoff 1 s..5 min. The license schedules on the clock (30 min after a verification, 5 min before the token
+  // expires) and waits through the clock's timer, so a starved process that finishes a round late still waits the
+  // rest of the 30 minutes. What it compares on the clock (grace, log summaries, token expiry, ages) stays as it is.
   const fixture = agentConfig(proxy.url, {
     ...billingOnly,
-    intervals: { flush: "20ms", licenseVerify: `${clock.real(minutes(30))}ms` },
+    intervals: { flush: "20ms", licenseVerify: "30m" },
     retry: { minBackoff: `${Math.round(clock.real(1_000))}ms`, maxBackoff: `${clock.real(MAX_BACKOFF)}ms`, requestTimeout: "5s" },
   });
   const config = loadAgentConfig({ file: fixture.configPath, env: { PLATFORM_LICENSE_KEY: license.key } });
   const logLines: { msg: string; stream?: string }[] = [];
   const destination: DestinationStream = { write: (line: string) => void logLines.push(JSON.parse(line)) };
-  const agent = await startAgent(config, { logger: createLogger("info", destination), now: clock.now });
+  const agent = await startAgent(config, { logger: createLogger("info", destination), now: clock.now, timer: clock.timer });
 
   const accepted: string[] = [];
   const answers = new Set<number>();

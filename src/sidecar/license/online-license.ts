@@ -2,7 +2,7 @@ import { createHash, type KeyObject } from "node:crypto";
 import { decodeJwt } from "jose";
 import pRetry from "p-retry";
 import type { Logger } from "pino";
-import type { Clock } from "../../clock.ts";
+import type { Clock, ClockTimer } from "../../clock.ts";
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { describeRemoteError, safeCode } from "../../remote-answer.ts";
 import { LicenseClaims, type VerifyResponse } from "../../protocol/license.ts";
@@ -51,6 +51,8 @@ export interface OnlineLicenseOptions {
   vendorKey?: KeyObject;
   logger: Logger;
   now?: Clock;
+  /** The timer of `now`'s clock (setTimeout unless a test runs a faster clock). */
+  timer?: ClockTimer;
 }
 
 /**
@@ -62,6 +64,7 @@ export interface OnlineLicenseOptions {
 export class OnlineLicense {
   readonly #o: OnlineLicenseOptions;
   readonly #now: Clock;
+  readonly #timer: ClockTimer;
   readonly #keyHash: string;
   readonly #stopping = new AbortController();
   #token: string | null = null;
@@ -71,7 +74,7 @@ export class OnlineLicense {
   /** When the last verification round ended, whatever its outcome: the next never starts sooner than minBackoff after. */
   #lastRoundAt: number | null = null;
   #lastError: string | null = null;
-  #timer: NodeJS.Timeout | undefined;
+  #nextRound: NodeJS.Timeout | undefined;
   #loop: Promise<void> | null = null;
   /** Settled once start-up has a token to send with, or the first verify has answered (or failed) without one. */
   readonly #firstAttempt = Promise.withResolvers<void>();
@@ -79,6 +82,7 @@ export class OnlineLicense {
   constructor(options: OnlineLicenseOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
+    this.#timer = options.timer ?? setTimeout;
     this.#keyHash = createHash("sha256").update(options.licenseKey).digest("hex");
   }
 
@@ -148,14 +152,14 @@ export class OnlineLicense {
   async stop(): Promise<void> {
     this.#stopping.abort();
     this.#firstAttempt.resolve();
-    clearTimeout(this.#timer);
+    clearTimeout(this.#nextRound);
     await this.#loop?.catch(() => {});
   }
 
   #schedule(delayMs: number): void {
-    clearTimeout(this.#timer);
+    clearTimeout(this.#nextRound);
     if (this.#stopping.signal.aborted) return;
-    this.#timer = setTimeout(
+    this.#nextRound = this.#timer(
       () => {
         this.#loop = this.#verifyWithRetry().finally(() => {
           this.#loop = null;
@@ -165,7 +169,7 @@ export class OnlineLicense {
       },
       Math.max(0, delayMs),
     );
-    this.#timer.unref();
+    this.#nextRound.unref();
   }
 
   #notBefore(): number {

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../clock.ts";
+import type { Clock, ClockTimer } from "../../clock.ts";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { AuditLog } from "../audit.ts";
 import { insecureBeaconHost } from "../beacon-url.ts";
@@ -31,6 +31,8 @@ export interface OnlineEgressOptions {
   instanceId: string;
   logger: Logger;
   now: Clock;
+  /** The license loop's timer on `now`'s clock. */
+  timer?: ClockTimer;
 }
 
 /**
@@ -70,6 +72,7 @@ export async function startOnlineEgress(config: AgentConfig, options: OnlineEgre
     vendorKey: config.offline.publicKeyFile ? readVendorPublicKey(config.offline.publicKeyFile) : undefined,
     logger,
     now,
+    timer: options.timer,
   });
   try {
     await license.start();
