@@ -6,6 +6,7 @@ export type Clock = () => number;
 
 /**
  * Calls back after `ms` of the injected clock, as setTimeout does for Date.now. A loop whose delay is a difference of
- * Clock readings (the license's next verification) waits it here, so a test's faster clock and its timers agree.
+ * Clock readings (the license's next verification, the next usage window) waits it here, so a test's faster clock and
+ * its timers agree.
  */
-export type ClockTimer = (callback: () => void, ms: number) => NodeJS.Timeout;
+export type SetClockTimeout = (callback: () => void, ms: number) => NodeJS.Timeout;

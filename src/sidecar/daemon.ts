@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock, ClockTimer } from "../clock.ts";
+import type { Clock, SetClockTimeout } from "../clock.ts";
 import { Closers } from "../closers.ts";
 import { announceHealth } from "../health-file.ts";
 import type { WarningLogTap } from "../log.ts";
@@ -26,8 +26,11 @@ export interface RunningAgent {
 export interface AgentOptions {
   logger: Logger;
   now?: Clock;
-  /** setTimeout on `now`'s clock, for the loops that wait a difference of its readings (tests with a faster clock). */
-  timer?: ClockTimer;
+  /**
+   * setTimeout on `now`'s clock, for the schedules due at a time on it (the license's verifications, the usage
+   * windows): a test with a faster clock passes one. The shippers' waits (flush, backoff) are durations on real timers.
+   */
+  setClockTimeout?: SetClockTimeout;
   logTap?: WarningLogTap;
   /** `start --new-outbox`: replace a missing, foreign or damaged outbox with a new one (see storage/data-dir.ts). */
   newOutbox?: boolean;
@@ -70,7 +73,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
           instanceId: storage.instanceId,
           logger,
           now,
-          timer: options.timer,
+          setClockTimeout: options.setClockTimeout,
         });
     closers.add(() => egress.close());
     const url = await localApi.serve(config, { storage, egress, metrics, health, pushed, now });

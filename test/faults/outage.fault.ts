@@ -43,10 +43,11 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
   const beaconFixture = beaconConfig([license]);
   const beacon = await startBeacon(beaconFixture, clock.env); // tokens for 1 h of the same fast clock
   const proxy = await FaultProxy.start(beacon.url, { now: clock.now });
-  // The clock is fast and the sidecar's timers real: a fixed wait is given in real ms (clock ms / RATE): flush,
-  // backoff 1 s..5 min. The license schedules on the clock (30 min after a verification, 5 min before the token
-  // expires) and waits through the clock's timer, so a starved process that finishes a round late still waits the
-  // rest of the 30 minutes. What it compares on the clock (grace, log summaries, token expiry, ages) stays as it is.
+  // The clock is fast and the shippers' timers real: their waits are given in real ms (clock ms / RATE): backoff
+  // 1 s..5 min (its floor also spaces license rounds on the clock, 4 clock-ms here), and a flush window short either
+  // way. The license schedules on the clock (30 min after a verification, 5 min before the token expires) and waits
+  // through the clock's own setTimeout, so a starved process that ends a round late still waits the rest of the 30
+  // minutes. What the sidecar compares on the clock (grace, log summaries, token expiry, ages) stays as it is.
   const fixture = agentConfig(proxy.url, {
     ...billingOnly,
     intervals: { flush: "20ms", licenseVerify: "30m" },
@@ -55,7 +56,7 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
   const config = loadAgentConfig({ file: fixture.configPath, env: { PLATFORM_LICENSE_KEY: license.key } });
   const logLines: { msg: string; stream?: string }[] = [];
   const destination: DestinationStream = { write: (line: string) => void logLines.push(JSON.parse(line)) };
-  const agent = await startAgent(config, { logger: createLogger("info", destination), now: clock.now, timer: clock.timer });
+  const agent = await startAgent(config, { logger: createLogger("info", destination), now: clock.now, setClockTimeout: clock.setTimeout });
 
   const accepted: string[] = [];
   const answers = new Set<number>();
@@ -158,7 +159,8 @@ test("a one-hour beacon outage on a fast clock: intake goes on, the license pass
       const bounds = [outageStart, ...times, outageEnd];
       const gaps = bounds.slice(1).map((t, i) => t - bounds[i]!);
       assert.ok(times.length >= 8 && times.length <= 40, `${stream}: ${times.length} attempts in the hour`);
-      // The license's first attempt is its scheduled renewal; after that, and for billing throughout, no wait over the cap.
+      // The license's first attempt is its scheduled verification (30 minutes after the last, 20 into the outage);
+      // after that, and for billing throughout, no wait over the cap.
       const waits = gaps.slice(stream === "license" ? 1 : 0);
       assert.ok(Math.max(...waits) <= BACKOFF_BOUND, `${stream}: longest wait ${Math.max(...waits) / 1000} s`);
     }

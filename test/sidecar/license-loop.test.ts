@@ -158,3 +158,30 @@ test("a 401 on every batch (verifySoon) makes at most one verification per retry
   assert.ok(l.total() <= 62, `${l.total()} verifications`);
   await l.close();
 });
+
+test("the next verification is waited through the clock's own setTimeout, as a difference of the clock's readings", async () => {
+  const outbox = new Outbox(tempDir(), { now: time.now });
+  const waits: number[] = [];
+  const online = new OnlineLicense({
+    client: { post: async () => ({ status: 200, headers: {}, body: { token: token(time.now()) } }) as BeaconResponse },
+    licenseKey: "lic-key",
+    outbox,
+    intervalMs: 30 * MINUTE,
+    graceMs: 72 * HOUR,
+    minBackoffMs: 1_000,
+    maxBackoffMs: 5 * MINUTE,
+    logger: pino({ level: "silent" }),
+    now: time.now,
+    setClockTimeout: (callback, ms) => {
+      waits.push(ms);
+      return setTimeout(callback, ms);
+    },
+  });
+  await online.start();
+  await time.advance(1_000);
+  assert.equal(online.status().state, "valid");
+  await online.stop();
+  outbox.close();
+  // At once on start, then 30 minutes after that verification (the token lasts an hour: its renewal is later).
+  assert.deepEqual(waits, [0, 30 * MINUTE]);
+});

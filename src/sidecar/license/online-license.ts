@@ -2,7 +2,7 @@ import { createHash, type KeyObject } from "node:crypto";
 import { decodeJwt } from "jose";
 import pRetry from "p-retry";
 import type { Logger } from "pino";
-import type { Clock, ClockTimer } from "../../clock.ts";
+import type { Clock, SetClockTimeout } from "../../clock.ts";
 import { beaconPaths } from "../../protocol/beacon-paths.ts";
 import { describeRemoteError, safeCode } from "../../remote-answer.ts";
 import { LicenseClaims, type VerifyResponse } from "../../protocol/license.ts";
@@ -51,8 +51,8 @@ export interface OnlineLicenseOptions {
   vendorKey?: KeyObject;
   logger: Logger;
   now?: Clock;
-  /** The timer of `now`'s clock (setTimeout unless a test runs a faster clock). */
-  timer?: ClockTimer;
+  /** setTimeout on `now`'s clock (setTimeout itself unless a test runs a faster clock). */
+  setClockTimeout?: SetClockTimeout;
 }
 
 /**
@@ -64,7 +64,7 @@ export interface OnlineLicenseOptions {
 export class OnlineLicense {
   readonly #o: OnlineLicenseOptions;
   readonly #now: Clock;
-  readonly #timer: ClockTimer;
+  readonly #setClockTimeout: SetClockTimeout;
   readonly #keyHash: string;
   readonly #stopping = new AbortController();
   #token: string | null = null;
@@ -82,7 +82,7 @@ export class OnlineLicense {
   constructor(options: OnlineLicenseOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
-    this.#timer = options.timer ?? setTimeout;
+    this.#setClockTimeout = options.setClockTimeout ?? setTimeout;
     this.#keyHash = createHash("sha256").update(options.licenseKey).digest("hex");
   }
 
@@ -159,7 +159,7 @@ export class OnlineLicense {
   #schedule(delayMs: number): void {
     clearTimeout(this.#nextRound);
     if (this.#stopping.signal.aborted) return;
-    this.#nextRound = this.#timer(
+    this.#nextRound = this.#setClockTimeout(
       () => {
         this.#loop = this.#verifyWithRetry().finally(() => {
           this.#loop = null;

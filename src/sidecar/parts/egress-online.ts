@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock, ClockTimer } from "../../clock.ts";
+import type { Clock, SetClockTimeout } from "../../clock.ts";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { AuditLog } from "../audit.ts";
 import { insecureBeaconHost } from "../beacon-url.ts";
@@ -31,8 +31,8 @@ export interface OnlineEgressOptions {
   instanceId: string;
   logger: Logger;
   now: Clock;
-  /** The license loop's timer on `now`'s clock. */
-  timer?: ClockTimer;
+  /** setTimeout on `now`'s clock, for the license's and the usage snapshots' schedules. */
+  setClockTimeout?: SetClockTimeout | undefined;
 }
 
 /**
@@ -72,7 +72,7 @@ export async function startOnlineEgress(config: AgentConfig, options: OnlineEgre
     vendorKey: config.offline.publicKeyFile ? readVendorPublicKey(config.offline.publicKeyFile) : undefined,
     logger,
     now,
-    timer: options.timer,
+    setClockTimeout: options.setClockTimeout,
   });
   try {
     await license.start();
@@ -140,6 +140,7 @@ function startSnapshotter(config: AgentConfig, shippers: Map<Stream, Shipper>, o
     health: options.health.get("usage")!,
     onEnqueued: () => shippers.get("usage")?.wake(),
     now: options.now,
+    setClockTimeout: options.setClockTimeout,
   });
   snapshotter.start();
   return snapshotter;

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../clock.ts";
+import type { Clock, SetClockTimeout } from "../../clock.ts";
 import type { UsageMeasures } from "../../protocol/usage-snapshot.ts";
 import type { Outbox } from "../storage/outbox.ts";
 import type { StreamHealth } from "../storage/stream-health.ts";
@@ -33,6 +33,8 @@ export interface SnapshotterOptions {
   health: StreamHealth;
   onEnqueued: () => void;
   now?: Clock;
+  /** setTimeout on `now`'s clock (setTimeout itself unless a test runs a faster clock). */
+  setClockTimeout?: SetClockTimeout;
 }
 
 /**
@@ -44,6 +46,7 @@ export interface SnapshotterOptions {
 export class UsageSnapshotter {
   readonly #o: SnapshotterOptions;
   readonly #now: Clock;
+  readonly #setClockTimeout: SetClockTimeout;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #running: Promise<void> = Promise.resolve();
@@ -51,6 +54,7 @@ export class UsageSnapshotter {
   constructor(options: SnapshotterOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
+    this.#setClockTimeout = options.setClockTimeout ?? setTimeout;
   }
 
   /** Where the open window starts (set to now on the very first start). */
@@ -79,7 +83,8 @@ export class UsageSnapshotter {
 
   #schedule(ms: number): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
+    // Due at a time on the clock (the window's end), not after a fixed wait: its clock's timer.
+    this.#timer = this.#setClockTimeout(() => {
       this.#running = this.tick().then((ok) => this.#schedule(ok ? this.#untilDue() : this.#o.retryMs));
     }, ms);
   }
