@@ -21,8 +21,14 @@ let time: SimulatedTime;
 beforeEach(() => (time = SimulatedTime.start()));
 afterEach(() => time.stop());
 
-/** An OnlineLicense with the shipped defaults (1 h interval, 1 s..5 min backoff) against a client answering `answer` at once. */
-async function license(answer: (nowMs: number) => BeaconResponse | Promise<BeaconResponse>) {
+/**
+ * An OnlineLicense with the shipped defaults (1 h interval, 1 s..5 min backoff), or `options` over them, against a client
+ * answering `answer` at once.
+ */
+async function license(
+  answer: (nowMs: number) => BeaconResponse | Promise<BeaconResponse>,
+  options: Partial<ConstructorParameters<typeof OnlineLicense>[0]> = {},
+) {
   const requests: number[] = [];
   const client: BeaconTransport = {
     post: async () => {
@@ -41,6 +47,7 @@ async function license(answer: (nowMs: number) => BeaconResponse | Promise<Beaco
     maxBackoffMs: 5 * MINUTE,
     logger: pino({ level: "silent" }),
     now: time.now,
+    ...options,
   });
   await online.start();
   return {
@@ -160,28 +167,17 @@ test("a 401 on every batch (verifySoon) makes at most one verification per retry
 });
 
 test("the next verification is waited through the clock's own setTimeout, as a difference of the clock's readings", async () => {
-  const outbox = new Outbox(tempDir(), { now: time.now });
   const waits: number[] = [];
-  const online = new OnlineLicense({
-    client: { post: async () => ({ status: 200, headers: {}, body: { token: token(time.now()) } }) as BeaconResponse },
-    licenseKey: "lic-key",
-    outbox,
+  const l = await license((now) => ({ status: 200, body: { token: token(now) } }), {
     intervalMs: 30 * MINUTE,
-    graceMs: 72 * HOUR,
-    minBackoffMs: 1_000,
-    maxBackoffMs: 5 * MINUTE,
-    logger: pino({ level: "silent" }),
-    now: time.now,
     setClockTimeout: (callback, ms) => {
       waits.push(ms);
       return setTimeout(callback, ms);
     },
   });
-  await online.start();
   await time.advance(1_000);
-  assert.equal(online.status().state, "valid");
-  await online.stop();
-  outbox.close();
+  assert.equal(l.online.status().state, "valid");
+  await l.close();
   // At once on start, then 30 minutes after that verification (the token lasts an hour: its renewal is later).
   assert.deepEqual(waits, [0, 30 * MINUTE]);
 });

@@ -103,24 +103,27 @@ test("the next window's end is waited through the clock's own setTimeout: a test
   let now = T0;
   const waits: number[] = [];
   const outbox = new Outbox(tempDir(), { now: () => now });
-  const snapshotter = new UsageSnapshotter({
-    outbox,
-    source: new PushedMeasures(outbox),
-    intervalMs: HOUR,
-    retryMs: 1_000,
-    logger: pino({ level: "silent" }),
-    health: new StreamHealth(pino({ level: "silent" }), "usage"),
-    onEnqueued() {},
-    now: () => now,
-    setClockTimeout: (callback, ms) => {
-      waits.push(ms);
-      return setTimeout(callback, 1e9).unref(); // recorded, never fired
-    },
-  });
-  snapshotter.start(); // the window opens now
+  const start = () => {
+    const snapshotter = new UsageSnapshotter({
+      outbox,
+      source: new PushedMeasures(outbox),
+      intervalMs: HOUR,
+      retryMs: 1_000,
+      logger: pino({ level: "silent" }),
+      health: new StreamHealth(pino({ level: "silent" }), "usage"),
+      onEnqueued() {},
+      now: () => now,
+      setClockTimeout: (callback, ms) => {
+        waits.push(ms);
+        return setTimeout(callback, ms);
+      },
+    });
+    snapshotter.start();
+    return snapshotter;
+  };
+  await start().stop(); // the window opens now
   now += 10 * 60_000;
-  snapshotter.start(); // ten minutes later (a restart): the rest of the hour, on the clock
-  await snapshotter.stop();
+  await start().stop(); // ten minutes later (a restart): the rest of the hour, on the clock
   outbox.close();
   assert.deepEqual(waits, [HOUR, 50 * 60_000]);
 });
