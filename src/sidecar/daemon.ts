@@ -92,7 +92,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions): Pr
     closers.add(() => pruning.close());
     const ownTelemetry = startOwnTelemetry(config, { url, localApi, egress, logger, logTap: options.logTap });
     closers.add(() => ownTelemetry.close());
-    const settling = settleHeapSoon();
+    const settling = settleHeapSoon({ quiet: () => localApi.quietFor(1_000) });
     closers.add(() => settling.close());
     closers.add(() => localApi.stopping());
     return url;

@@ -28,6 +28,8 @@ export class LocalApi {
   /** Set once the own telemetry's last export is in: new input gets 503 while the shippers drain. */
   #intakeClosed = false;
   #stopping = false;
+  /** performance.now() of the last request's arrival (the heap settles only once none has come for a while). */
+  #lastRequestAt = Number.NEGATIVE_INFINITY;
 
   constructor(config: AgentConfig, logger: Logger, metrics: AgentMetrics) {
     // The instance posts all day long: per-request log lines would drown what matters. Errors are still logged.
@@ -39,6 +41,7 @@ export class LocalApi {
     });
     metrics.httpServer(() => this.app.load);
     this.app.onRequest = (method) => {
+      this.#lastRequestAt = performance.now();
       if (this.#intakeClosed && method === "POST") {
         throw new HttpError(
           "EGRESS_ERR_STOPPING",
@@ -46,6 +49,11 @@ export class LocalApi {
         );
       }
     };
+  }
+
+  /** True when no request has arrived for `ms`. */
+  quietFor(ms: number): boolean {
+    return performance.now() - this.#lastRequestAt >= ms;
   }
 
   /** /readyz answers 503 from here on. */
