@@ -162,13 +162,13 @@ function runSequence(seed: number, steps: number): void {
         model.delivered.set(stream, (model.delivered.get(stream) ?? 0) + n);
         drop(some);
       } else if (op === "fail") {
-        outbox.fail(some, "503");
+        outbox.fail(stream, some, "503");
         model.settle(bodies, "pending", now, true);
         for (const r of some) assert.equal(r.attempts, model.records.find((m) => m.body === bodyText(r))!.attempts, where(step, op));
         drop(some);
       } else if (op === "deadLetter" || op === "release") {
-        if (op === "deadLetter") outbox.deadLetter(seqs, "422");
-        else outbox.release(seqs);
+        if (op === "deadLetter") outbox.deadLetter(stream, seqs, "422");
+        else outbox.release(stream, seqs);
         model.settle(bodies, op === "deadLetter" ? "failed" : "pending", now);
         drop(some);
       } else if (op === "discard") {

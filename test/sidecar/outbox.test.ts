@@ -19,9 +19,9 @@ test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-
     first.map((r) => r.recordId),
     ["id-0", "id-1", "id-2"],
   );
-  outbox.fail([first[0]!], "503");
+  outbox.fail("billing", [first[0]!], "503");
   assert.equal(first[0]!.attempts, 1, "the record held for a retry carries the stored count, which its next send reports");
-  outbox.deadLetter([first[1]!.seq], "422 bad tenant");
+  outbox.deadLetter("billing", [first[1]!.seq], "422 bad tenant");
   outbox.ack("billing", [first[2]!.seq]);
   const again = outbox.claim("billing", 10);
   assert.deepEqual(

@@ -19,7 +19,7 @@ test("status never shows the license key, a token or a control character, whatev
   const outbox = new Outbox(tempDir("status-redaction-"));
   outbox.enqueue("billing", [{ recordId: "r1", body: "{}" }]);
   const [record] = outbox.claim("billing", 1);
-  outbox.deadLetter([record!.seq], poisoned);
+  outbox.deadLetter("billing", [record!.seq], poisoned);
   const health = new StreamHealth(pino({ level: "silent" }), "billing");
   health.failure(poisoned);
   const license: LicenseStatus = {

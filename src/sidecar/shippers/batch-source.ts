@@ -40,7 +40,7 @@ export class BatchSource {
 
   /** Hands claimed records back to pending (not sent after all). */
   release(seqs: readonly number[]): void {
-    this.#outbox.release(seqs);
+    this.#outbox.release(this.#policy.stream, seqs);
   }
 
   /** Delivered: kept as completed (billing) or deleted (telemetry). */
@@ -52,11 +52,11 @@ export class BatchSource {
 
   /** A failed send: pending again with one more attempt counted (the records carry the stored count). */
   failed(records: OutboxRecord[], reason: string): void {
-    this.#outbox.fail(records, reason);
+    this.#outbox.fail(this.#policy.stream, records, reason);
   }
 
   /** Refused for good: kept as failed, never sent again. */
   deadLetter(record: OutboxRecord, reason: string): void {
-    this.#outbox.deadLetter([record.seq], reason);
+    this.#outbox.deadLetter(this.#policy.stream, [record.seq], reason);
   }
 }

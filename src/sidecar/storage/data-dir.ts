@@ -7,7 +7,6 @@ import {
   mkdtempSync,
   openSync,
   readFileSync,
-  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -21,6 +20,8 @@ import type { CodesWith } from "../../error-codes.ts";
 import { DataDirError, EgressError } from "../../errors.ts";
 import { Outbox, outboxPath } from "./outbox.ts";
 import { isDiskFull } from "./disk-space.ts";
+import { truncation } from "./sqlite-header.ts";
+import { replaceDamagedTelemetry } from "./telemetry-check.ts";
 
 /** Written at the first start: records that this data dir holds an outbox, and which one. */
 export const MARKER_FILE = "egress-agent.json";
@@ -83,6 +84,7 @@ export function openOutbox(dataDir: string, options: OpenOutboxOptions): Outbox 
 
   let outbox: Outbox;
   try {
+    replaceDamagedTelemetry(dataDir, options.logger, options.fullCheckMaxBytes ?? FULL_CHECK_MAX_BYTES);
     outbox = new Outbox(dataDir, { now });
   } catch (err) {
     throw isDiskFull(err) ? diskFullAtStart(dataDir) : err;
@@ -221,23 +223,6 @@ function openReadonly(db: string): Database.Database {
   } catch (err) {
     throw new EgressError("EGRESS_ERR_OUTBOX_OPEN", `cannot open ${db}: ${(err as Error).message}`);
   }
-}
-
-/** The header's page count against the file's size: a file cut short (by a copy, a restore) is caught in O(1). */
-function truncation(db: string, size: number): string | undefined {
-  const header = Buffer.alloc(100);
-  const fd = openSync(db, "r");
-  try {
-    if (readSync(fd, header, 0, 100, 0) < 100) return `${size} bytes, shorter than a database header`;
-  } finally {
-    closeSync(fd);
-  }
-  if (header.toString("latin1", 0, 16) !== "SQLite format 3\0") return undefined; // not SQLite at all: the open says so
-  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
-  const pages = header.readUInt32BE(28);
-  // The page count is valid when "version-valid-for" matches the change counter (always, for SQLite >= 3.7.0).
-  if (pages === 0 || header.readUInt32BE(92) !== header.readUInt32BE(24) || pages * pageSize <= size) return undefined;
-  return `truncated: its header counts ${pages} pages of ${pageSize} bytes (${pages * pageSize} bytes), the file has ${size}`;
 }
 
 function readMarker(path: string): Marker | null {

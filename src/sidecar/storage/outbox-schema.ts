@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../../errors.ts";
 
@@ -28,6 +28,8 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 const SCHEMA_VERSION = 3;
 
 export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
+/** The OTLP signals' queue (outbox.ts): the same schema in a file of its own, which syncs nothing. */
+export const telemetryPath = (dataDir: string) => join(dataDir, "telemetry.db");
 
 /** The outbox file of a data dir, opened read-only for a tool beside (or without) the sidecar. */
 export function openOutboxReadonly(dataDir: string): Database.Database {
@@ -38,28 +40,56 @@ export function openOutboxReadonly(dataDir: string): Database.Database {
 
 /** Read-only, for a tool that reads records (export): only a file of this schema version, which it cannot upgrade. */
 export function openOutboxToRead(dataDir: string): Database.Database {
-  const db = openOutboxReadonly(dataDir);
+  return ofThisVersion(openOutboxReadonly(dataDir));
+}
+
+/**
+ * telemetry.db read-only for a tool (preview); where there is none yet (a data dir of an older sidecar, or one that
+ * has never relayed), an empty queue in memory.
+ */
+export function openTelemetryToRead(dataDir: string): Database.Database {
+  const path = telemetryPath(dataDir);
+  if (existsSync(path)) return ofThisVersion(new Database(path, { readonly: true }));
+  const db = new Database(":memory:");
+  db.exec(schema);
+  return db;
+}
+
+function ofThisVersion(db: Database.Database): Database.Database {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version !== SCHEMA_VERSION) {
     db.close();
     throw new EgressError(
       "EGRESS_ERR_OUTBOX_VERSION",
-      `outbox.db has schema version ${version}, this tool reads ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`,
+      `${basename(db.name)} has schema version ${version}, this tool reads ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`,
     );
   }
   return db;
 }
 
-/** The sidecar's own connection: the file created, or upgraded in place from an older sidecar's. */
+/** The sidecar's own connection to outbox.db: the file created, or upgraded in place from an older sidecar's. */
 export function openOutboxToWrite(dataDir: string): Database.Database {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(outboxPath(dataDir));
+  // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
+  return openToWrite(outboxPath(dataDir), { synchronous: "FULL", cacheKiB: 8192 });
+}
+
+/**
+ * The sidecar's own connection to telemetry.db. Synchronous OFF: neither its commits nor its checkpoints wait for
+ * the disk, so relaying never does; a power cut may lose or damage what it holds, and a damaged file is replaced at
+ * start (data-dir.ts). Its page cache is small: its queries read the index heads and the rows being sent.
+ */
+export function openTelemetryToWrite(dataDir: string): Database.Database {
+  return openToWrite(telemetryPath(dataDir), { synchronous: "OFF", cacheKiB: 2048 });
+}
+
+function openToWrite(path: string, o: { synchronous: "FULL" | "OFF"; cacheKiB: number }): Database.Database {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
   // Taken by a new file only (an existing one keeps its own): 16 KiB pages made the billing intake's inserts and
   // commits a fifth to a third cheaper than SQLite's 4 KiB (bench/RESULTS.md).
   db.pragma("page_size = 16384");
   db.pragma("journal_mode = WAL");
-  // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
-  db.pragma("synchronous = FULL");
+  db.pragma(`synchronous = ${o.synchronous}`);
   db.pragma("busy_timeout = 5000");
   // A batch's savepoint journal stays in memory: past 64 KiB (four 16 KiB pages) SQLite spills it to a temp file, and
   // the image's root file system, temp dirs included, may be read-only. It holds only the pages one batch changes.
@@ -67,14 +97,14 @@ export function openOutboxToWrite(dataDir: string): Database.Database {
   // A page cache for the hot part of the id index (8 MiB: 32 and 16 raised the ingest peak, bench/, for no speed).
   // The WAL is checkpointed at 4 MiB (SQLite's default of 1,000 pages, in 4 KiB pages), well inside the 16 MiB the
   // data dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
-  db.pragma("cache_size = -8192");
+  db.pragma(`cache_size = -${o.cacheKiB}`);
   db.pragma(`wal_autocheckpoint = ${(4 * 2 ** 20) / (db.pragma("page_size", { simple: true }) as number)}`);
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
     db.close();
     throw new EgressError(
       "EGRESS_ERR_OUTBOX_VERSION",
-      `outbox.db has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`,
+      `${basename(path)} has schema version ${version}, newer than this sidecar (${SCHEMA_VERSION}); upgrade the sidecar`,
     );
   }
   db.transaction(() => {

@@ -1,112 +1,72 @@
 import type Database from "better-sqlite3";
 import type { Clock } from "../../clock.ts";
-import { Claims } from "./claims.ts";
-import { KeyValues } from "./key-values.ts";
-import { OutboxHistory } from "./outbox-history.ts";
-import { openOutboxToRead, openOutboxToWrite } from "./outbox-schema.ts";
-import { deliveredKey, OutboxStats } from "./outbox-stats.ts";
+import type { KeyValues } from "./key-values.ts";
+import { OutboxFile } from "./outbox-file.ts";
+import type { OutboxHistory } from "./outbox-history.ts";
+import { openOutboxToRead, openOutboxToWrite, openTelemetryToRead, openTelemetryToWrite } from "./outbox-schema.ts";
+import type { OutboxStats } from "./outbox-stats.ts";
+import { moveTelemetryRows } from "./telemetry-move.ts";
+import { type ByteCap, type CappedEnqueueResult, type OutboxRecord, type Stream, TELEMETRY_STREAMS } from "./outbox-types.ts";
 
 // The file's place and its read-only opening live with the schema; importers keep reaching them here.
-export { openOutboxReadonly, outboxPath } from "./outbox-schema.ts";
+export { openOutboxReadonly, outboxPath, telemetryPath } from "./outbox-schema.ts";
 export type { StreamCounts } from "./outbox-stats.ts";
+export * from "./outbox-types.ts";
 
-/** What the sidecar ships; each stream is shipped on its own. */
-export const STREAMS = ["billing", "metrics", "traces", "logs", "usage"] as const;
-export type Stream = (typeof STREAMS)[number];
+/** What status, metrics and the shippers read of each stream, wherever it is kept. */
+export type StreamStats = Pick<OutboxStats, "counts" | "deadLetters" | "head" | "pendingHead">;
+/** The records kept after delivery and their retention, over both files. */
+export type History = Pick<OutboxHistory, "records" | "pruneCompleted">;
 
-/**
- * A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter).
- * `sending` is held in memory (claims.ts): the file keeps a record being sent as pending.
- */
-export type RecordState = "pending" | "sending" | "completed" | "failed";
-
-export interface OutboxRecord {
-  seq: number;
-  recordId: string | null;
-  /**
-   * JSON text, as bytes when claimed (a Buffer, whether it is stored as text or, for telemetry, as a BLOB): it goes
-   * out as bytes too, with no conversion to a JavaScript string and back on the way (bench/: the relay, the drain).
-   */
-  body: string | Buffer;
-  /** Failed sends so far; billing sends it as num_failed_send_attempts. */
-  attempts: number;
-}
-
-/** A record's body as text (billing and usage bodies are stored as text already). */
-export const bodyText = (record: Pick<OutboxRecord, "body">): string =>
-  typeof record.body === "string" ? record.body : record.body.toString("utf8");
-
-/** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
-const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
+const telemetryStreams: ReadonlySet<Stream> = new Set(TELEMETRY_STREAMS);
 
 /**
- * The seqs of a batch, bound as one JSON array (`@seqs`): one statement per batch rather than one per record,
- * a quarter off an ack (bench/: the send path's bookkeeping is most of the sidecar's work in a drain).
- */
-const seqList = "SELECT value FROM json_each(@seqs)";
-
-/** A byte cap shared by some streams: over it, their oldest undelivered records are dropped first. */
-export interface ByteCap {
-  streams: readonly Stream[];
-  maxBytes: number;
-}
-
-export interface CappedEnqueueResult {
-  inserted: number;
-  /** Records (and their bytes) dropped to stay under the cap: older ones, or the new ones when they alone exceed it. */
-  droppedRecords: number;
-  droppedBytes: number;
-}
-
-/**
- * The sidecar's durable queue: one SQLite file (`outbox.db`, WAL, synchronous FULL). A record is on disk
- * before enqueue returns, so a caller may acknowledge it; nothing leaves the file except by ack or prune.
- * Beside the queue, on the same connection (their writes commit with it): `kv` (small values), `stats` (what it
- * holds), `history` (export and retention).
+ * The sidecar's queue, in two SQLite files of the data dir (WAL), one per promise:
+ * - `outbox.db` (synchronous FULL): billing and usage. A record is on disk before enqueue returns, so a caller may
+ *   acknowledge it; beside the queue, committing with it, `kv` (small values) and `history` (export and retention).
+ * - `telemetry.db` (synchronous OFF): the OTLP signals, best effort. Their commits and checkpoints wait for no disk
+ *   sync, which was a tenth of the relay's time (bench/RESULTS.md); a process crash keeps what they hold, a power cut
+ *   may lose it, and a file it damaged is replaced at the next start (data-dir.ts).
+ * Each stream lives in one file; the methods take the stream and go to its file.
  */
 export class Outbox {
+  readonly #main: OutboxFile;
+  readonly #telemetry: OutboxFile;
   readonly kv: KeyValues;
-  readonly stats: OutboxStats;
-  readonly history: OutboxHistory;
-  readonly #db: Database.Database;
-  readonly #now: Clock;
-  readonly #insert: Database.Statement;
-  readonly #records: Database.Statement;
-  readonly #claims = new Claims();
-  readonly #capStatements = new Map<string, { held: Database.Statement; oldest: Database.Statement }>();
-  readonly #setState: Database.Statement;
-  readonly #fail: Database.Statement;
-  readonly #delete: Database.Statement;
-  readonly #discard: Database.Statement;
-  /** Prepared once: db.pragma() compiles its statement on every call, and every send and OTLP request switches. */
-  readonly #syncNormal: Database.Statement;
-  readonly #syncFull: Database.Statement;
+  readonly history: History;
+  readonly stats: StreamStats;
 
-  /** `readonly`: for tools (export) that read beside a running sidecar and must not touch its state. */
+  /** `readonly`: for tools (export, preview) that read beside a running sidecar and must not touch its state. */
   constructor(dataDir: string, options: { now?: Clock; readonly?: boolean } = {}) {
-    this.#now = options.now ?? Date.now;
-    this.#db = options.readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
-    // An older sidecar wrote claims to the file ('sending'): nobody is sending them now.
-    if (!options.readonly)
-      this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
-    this.#insert = this.#db.prepare(
-      "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-    );
-    this.#records = this.#db.prepare(
-      `SELECT seq, record_id AS recordId, CAST(body AS BLOB) AS body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
-    );
-    this.#setState = this.#db.prepare(`UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`);
-    this.#fail = this.#db.prepare(
-      `UPDATE outbox SET state = 'pending', attempts = attempts + 1, updated_at = @now, last_error = @error WHERE seq IN (${seqList})
-       RETURNING seq, attempts`,
-    );
-    this.#delete = this.#db.prepare(`DELETE FROM outbox WHERE seq IN (${seqList})`);
-    this.#discard = this.#db.prepare("DELETE FROM outbox WHERE stream = ? AND state != 'completed'");
-    this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
-    this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
-    this.kv = new KeyValues(this.#db);
-    this.stats = new OutboxStats(this.#db, this.kv, this.#claims);
-    this.history = new OutboxHistory(this.#db, sqlList(STREAMS));
+    const { now, readonly } = options;
+    const mainDb = readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
+    let telemetryDb: Database.Database | undefined;
+    try {
+      telemetryDb = readonly ? openTelemetryToRead(dataDir) : openTelemetryToWrite(dataDir);
+      if (!readonly) moveTelemetryRows(mainDb, telemetryDb);
+    } catch (err) {
+      telemetryDb?.close();
+      mainDb.close();
+      throw err;
+    }
+    this.#main = new OutboxFile(mainDb, { now, readonly, durable: true });
+    this.#telemetry = new OutboxFile(telemetryDb, { now, readonly, durable: false });
+    this.kv = this.#main.kv;
+    this.history = {
+      records: (stream) => this.#file(stream).history.records(stream),
+      pruneCompleted: (before) => this.#main.history.pruneCompleted(before) + this.#telemetry.history.pruneCompleted(before),
+    };
+    const stats = (stream: Stream) => this.#file(stream).stats;
+    this.stats = {
+      counts: (stream) => stats(stream).counts(stream),
+      deadLetters: (stream, limit) => stats(stream).deadLetters(stream, limit),
+      head: (stream, limit) => stats(stream).head(stream, limit),
+      pendingHead: (stream, limit) => stats(stream).pendingHead(stream, limit),
+    };
+  }
+
+  #file(stream: Stream): OutboxFile {
+    return telemetryStreams.has(stream) ? this.#telemetry : this.#main;
   }
 
   /**
@@ -114,179 +74,85 @@ export class Outbox {
    * twice). Returns how many were new.
    */
   enqueue(stream: Stream, records: readonly { recordId?: string; body: string | Buffer; attempts?: number }[]): number {
-    const now = this.#now();
-    return this.#db.transaction(() => {
-      let inserted = 0;
-      for (const r of records) {
-        inserted += this.#insert.run(stream, r.recordId ?? null, r.body, r.attempts ?? 0, Buffer.byteLength(r.body), now, now).changes;
-      }
-      return inserted;
-    })();
+    return this.#file(stream).enqueue(stream, records);
   }
 
   /**
-   * Enqueues best-effort records under a byte cap shared by `cap.streams`: the oldest undelivered records of
-   * those streams (pending or dead-lettered, never one being sent) are deleted first to make room. New
-   * records that alone exceed the cap are not stored. One transaction: the cap holds after every commit.
+   * Enqueues best-effort records under a byte cap shared by `cap.streams` (streams of one file): the oldest
+   * undelivered records of those streams (pending or dead-lettered, never one being sent) are deleted first to make
+   * room. New records that alone exceed the cap are not stored. One transaction: the cap holds after every commit.
    */
   enqueueWithinCap(stream: Stream, records: readonly { body: string | Buffer }[], cap: ByteCap): CappedEnqueueResult {
     return this.enqueueAllWithinCap([{ stream, records }], cap)[0]!;
   }
 
-  /**
-   * enqueueWithinCap for several requests' records in one transaction, each with its own result, as if enqueued one
-   * after the other: concurrent OTLP requests share a commit (and the cap's sum is read once).
-   */
+  /** enqueueWithinCap for several requests' records in one transaction (concurrent OTLP requests share a commit). */
   enqueueAllWithinCap(
     entries: readonly { stream: Stream; records: readonly { body: string | Buffer }[] }[],
     cap: ByteCap,
   ): CappedEnqueueResult[] {
-    const queries = this.#capQueries(cap.streams);
-    // Best-effort telemetry is not fsynced: a process crash keeps it, a power cut may lose the last commits.
-    return this.#relaxed(() =>
-      this.#db.transaction(() => {
-        let held = (queries.held.get() as { held: number }).held;
-        return entries.map(({ stream, records }) => {
-          const incoming = records.reduce((total, r) => total + Buffer.byteLength(r.body), 0);
-          if (incoming > cap.maxBytes) return { inserted: 0, droppedRecords: records.length, droppedBytes: incoming };
-          const result = { inserted: 0, ...this.#makeRoom(queries.oldest, held + incoming - cap.maxBytes, cap.streams) };
-          result.inserted = this.enqueue(stream, records);
-          held += incoming - result.droppedBytes;
-          return result;
-        });
-      })(),
-    );
-  }
-
-  /** Deletes the oldest undelivered records of the capped streams (not one being sent) until `excess` bytes are gone. */
-  #makeRoom(oldest: Database.Statement, excess: number, streams: readonly Stream[]): { droppedRecords: number; droppedBytes: number } {
-    if (excess <= 0) return { droppedRecords: 0, droppedBytes: 0 };
-    const victims: number[] = [];
-    let droppedBytes = 0;
-    for (const row of oldest.iterate() as Iterable<{ seq: number; size: number }>) {
-      if (droppedBytes >= excess) break;
-      if (streams.some((stream) => this.#claims.has(stream, row.seq))) continue;
-      victims.push(row.seq);
-      droppedBytes += row.size;
-    }
-    this.#delete.run({ seqs: JSON.stringify(victims) });
-    return { droppedRecords: victims.length, droppedBytes };
-  }
-
-  /** The cap's two queries, prepared once per set of streams (every OTLP request runs them). */
-  #capQueries(streams: readonly Stream[]): { held: Database.Statement; oldest: Database.Statement } {
-    // Literal stream names, so the planner can use the partial size index (outbox_telemetry_size).
-    const list = sqlList(streams);
-    let queries = this.#capStatements.get(list);
-    if (!queries) {
-      queries = {
-        held: this.#db.prepare(`SELECT coalesce(sum(size), 0) AS held FROM outbox WHERE stream IN (${list}) AND state != 'completed'`),
-        oldest: this.#db.prepare(`SELECT seq, size FROM outbox WHERE stream IN (${list}) AND state IN ('pending', 'failed') ORDER BY seq`),
-      };
-      this.#capStatements.set(list, queries);
-    }
-    return queries;
+    const file = this.#file(cap.streams[0]!);
+    if (![...cap.streams, ...entries.map((e) => e.stream)].every((stream) => this.#file(stream) === file))
+      throw new Error("a byte cap covers streams of one outbox file");
+    return file.enqueueAllWithinCap(entries, cap);
   }
 
   /**
    * Marks up to `limit` of the oldest pending records (and about `maxBytes` of bodies; at least one record)
    * as sending and returns them, oldest first.
    */
-  claim(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
-    const records = this.peek(stream, limit, maxBytes);
-    this.#claims.add(
-      stream,
-      records.map((r) => r.seq),
-    );
-    return records;
+  claim(stream: Stream, limit: number, maxBytes?: number): OutboxRecord[] {
+    return this.#file(stream).claim(stream, limit, maxBytes);
   }
 
   /** The records `claim` would return now, left as they are (preview). */
-  peek(stream: Stream, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): OutboxRecord[] {
-    const seqs: number[] = [];
-    let bytes = 0;
-    for (const { seq, size } of this.stats.head(stream, limit)) {
-      bytes += size;
-      if (bytes > maxBytes && seqs.length > 0) break; // the first record goes whatever its size
-      seqs.push(seq);
-    }
-    return seqs.length === 0 ? [] : (this.#records.all({ seqs: JSON.stringify(seqs) }) as OutboxRecord[]);
+  peek(stream: Stream, limit: number, maxBytes?: number): OutboxRecord[] {
+    return this.#file(stream).peek(stream, limit, maxBytes);
   }
 
   /** Delivered: kept as completed until the retention period prunes it. */
   ack(stream: Stream, seqs: readonly number[]): void {
-    this.#delivered(stream, seqs, () =>
-      this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "completed", error: null }),
-    );
+    this.#file(stream).ack(stream, seqs);
   }
 
   /** Delivered, and not worth keeping (best-effort telemetry): deleted at once, still counted as delivered. */
   remove(stream: Stream, seqs: readonly number[]): void {
-    this.#delivered(stream, seqs, () => this.#delete.run({ seqs: JSON.stringify(seqs) }));
-  }
-
-  #delivered(stream: Stream, seqs: readonly number[], settle: () => Database.RunResult): void {
-    this.#relaxed(() =>
-      this.#db.transaction(() => {
-        const { changes } = settle();
-        this.kv.add(deliveredKey(stream), changes);
-      })(),
-    );
-    this.#claims.settle(seqs);
+    this.#file(stream).remove(stream, seqs);
   }
 
   /** Deletes every undelivered record of a stream (its switch was turned off). Returns how many went. */
   discard(stream: Stream): number {
-    const { changes } = this.#discard.run(stream);
-    this.#claims.clear(stream);
-    return changes;
+    return this.#file(stream).discard(stream);
   }
 
   /**
    * A failed send: back to pending with one more failed attempt and the reason. The only place the count
    * changes: `records` (held for the retry) are given the stored count, which their next send reports.
    */
-  fail(records: readonly OutboxRecord[], error: string): void {
-    const rows = this.#fail.all({ seqs: JSON.stringify(records.map((r) => r.seq)), now: this.#now(), error }) as {
-      seq: number;
-      attempts: number;
-    }[];
-    const stored = new Map(rows.map((row) => [row.seq, row.attempts]));
-    for (const record of records) record.attempts = stored.get(record.seq) ?? record.attempts;
-    this.#claims.giveBack(records.map((r) => r.seq));
+  fail(stream: Stream, records: readonly OutboxRecord[], error: string): void {
+    this.#file(stream).fail(records, error);
   }
 
   /** Refused for good by the receiver: kept on disk as failed (dead letter), shown in status, never sent again. */
-  deadLetter(seqs: readonly number[], error: string): void {
-    this.#setState.run({ seqs: JSON.stringify(seqs), now: this.#now(), state: "failed", error });
-    this.#claims.settle(seqs);
+  deadLetter(stream: Stream, seqs: readonly number[], error: string): void {
+    this.#file(stream).deadLetter(seqs, error);
   }
 
   /** Not sent after all (shutdown): pending again without counting an attempt. Memory only: it cannot fail. */
-  release(seqs: readonly number[]): void {
-    this.#claims.giveBack(seqs);
+  release(stream: Stream, seqs: readonly number[]): void {
+    this.#file(stream).release(seqs);
   }
 
-  /**
-   * Runs send-path bookkeeping (ack, remove) without waiting for fsync. Losing it to a power cut is harmless: a
-   * lost ack only re-sends records the beacon already holds, which it skips by id. Intake (enqueue) always commits
-   * with synchronous FULL, and that fsync also makes every earlier relaxed commit durable.
-   */
-  #relaxed<T>(work: () => T): T {
-    this.#syncNormal.run();
-    try {
-      return work();
-    } finally {
-      this.#syncFull.run();
-    }
-  }
-
-  /** Runs `work` in one transaction: every enqueue and setValue inside commits together or not at all. */
+  /** Runs `work` in one transaction of outbox.db: every enqueue (of its streams) and kv write inside commits together. */
   atomically<T>(work: () => T): T {
-    return this.#db.transaction(work)();
+    return this.#main.atomically(work);
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close();
+    try {
+      this.#telemetry.close();
+    } finally {
+      this.#main.close();
+    }
   }
 }

@@ -1,0 +1,18 @@
+import { closeSync, openSync, readSync } from "node:fs";
+
+/** The header's page count against the file's size: a file cut short (by a copy, a restore) is caught in O(1). */
+export function truncation(db: string, size: number): string | undefined {
+  const header = Buffer.alloc(100);
+  const fd = openSync(db, "r");
+  try {
+    if (readSync(fd, header, 0, 100, 0) < 100) return `${size} bytes, shorter than a database header`;
+  } finally {
+    closeSync(fd);
+  }
+  if (header.toString("latin1", 0, 16) !== "SQLite format 3\0") return undefined; // not SQLite at all: the open says so
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const pages = header.readUInt32BE(28);
+  // The page count is valid when "version-valid-for" matches the change counter (always, for SQLite >= 3.7.0).
+  if (pages === 0 || header.readUInt32BE(92) !== header.readUInt32BE(24) || pages * pageSize <= size) return undefined;
+  return `truncated: its header counts ${pages} pages of ${pageSize} bytes (${pages * pageSize} bytes), the file has ${size}`;
+}
