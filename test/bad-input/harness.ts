@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -142,14 +143,18 @@ function readOnly<T>(path: string, read: (db: Database.Database) => T): T {
 }
 
 /**
- * What the sidecar has kept from its inputs: how many outbox records were ever inserted (the AUTOINCREMENT
- * high-water mark, which delivery and pruning do not lower) and the pushed usage counts.
+ * What the sidecar has kept from its inputs: how many records were ever inserted into either file of its outbox
+ * (outbox.db, telemetry.db: the AUTOINCREMENT high-water marks, which delivery and pruning do not lower) and the
+ * pushed usage counts.
  */
 export function sidecarStored(dataDir: string): { inserted: number; pushedMeasures: string | null } {
+  const inserted = (db: Database.Database) =>
+    (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as { seq: number } | undefined)?.seq ?? 0;
+  const telemetry = join(dataDir, "telemetry.db");
   return readOnly(join(dataDir, "outbox.db"), (db) => {
-    const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as { seq: number } | undefined;
     const pushed = db.prepare("SELECT value FROM kv WHERE key = 'usage.pushedMeasures'").get() as { value: string } | undefined;
-    return { inserted: seq?.seq ?? 0, pushedMeasures: pushed?.value ?? null };
+    const otlp = existsSync(telemetry) ? readOnly(telemetry, inserted) : 0;
+    return { inserted: inserted(db) + otlp, pushedMeasures: pushed?.value ?? null };
   });
 }
 

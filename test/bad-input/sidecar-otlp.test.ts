@@ -94,9 +94,11 @@ describe("sidecar OTLP receiver: bad input", () => {
 
   test("garbage, truncated or 100,000-deep protobuf is 400 with a protobuf Status", async () => {
     const valid = encodeLogs(logsRequest());
+    const beforeValid = sidecarStored(pair.agentFixture.dataDir);
     const accepted = await send(url("logs"), valid, PROTOBUF);
     assert.equal(accepted.status, 200, "the untruncated request is fine");
     storedBefore = sidecarStored(pair.agentFixture.dataDir);
+    assert.equal(storedBefore.inserted, beforeValid.inserted + 1, "the untruncated request is queued: the count sees it");
     for (const signal of SIGNALS) {
       const bodies = [
         new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]),

@@ -4,21 +4,24 @@ import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  closeSync,
   cpSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
   truncateSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { MARKER_FILE } from "../../src/sidecar/storage/data-dir.ts";
-import { testLicense, traceTransactions } from "../helpers/fixtures.ts";
+import { metricsRequestOfPoints, testLicense, traceTransactions } from "../helpers/fixtures.ts";
 import {
   agentConfig,
   getJson,
@@ -137,6 +140,46 @@ describe("data dir checks at start: a missing, damaged or swapped outbox is refu
     assert.match(stderr, /not a database/);
     assert.match(stderr, /restore outbox\.db from a backup/);
     assert.match(stderr, /\.recover/);
+  });
+
+  test("a damaged telemetry.db (it syncs nothing: a power cut's damage) is replaced at start, with a warning; billing untouched", async () => {
+    const fixture = copyOfTemplate();
+    const metricsPending = async (url: string) => {
+      const { metrics } = (await getJson(`${url}/v1/status`)).streams;
+      return metrics.pending + metrics.sending;
+    };
+    const relay = async (url: string) => {
+      for (let i = 0; i < 20; i++) {
+        const request = metricsRequestOfPoints(50, () => [{ key: "method", value: { stringValue: "GET" } }]);
+        assert.equal((await postJson(`${url}/v1/metrics`, request)).status, 200);
+      }
+    };
+    const first = await startAgentProcess(fixture, env);
+    try {
+      await relay(first.url);
+      assert.ok((await metricsPending(first.url)) > 0, "telemetry held while the beacon is away");
+    } finally {
+      await first.stop();
+    }
+    const db = join(fixture.dataDir, "telemetry.db");
+    const size = statSync(db).size;
+    assert.ok(size > 16_384, `telemetry.db holds its records (${size} bytes)`);
+    // Every page but the first (the header and the schema) overwritten: what a write cut off mid-checkpoint leaves.
+    const fd = openSync(db, "r+");
+    writeSync(fd, Buffer.alloc(size - 16_384, "torn page "), 0, size - 16_384, 16_384);
+    closeSync(fd);
+
+    const second = await startAgentProcess(fixture, env);
+    try {
+      assert.match(second.output(), /telemetry\.db was damaged .*replaced by an empty one/);
+      const status = await getJson(`${second.url}/v1/status`);
+      assert.equal(undelivered(status), 900, "every billing record still held");
+      assert.equal(await metricsPending(second.url), 0, "the damaged file's telemetry is gone");
+      await relay(second.url);
+      assert.ok((await metricsPending(second.url)) > 0, "telemetry is taken and held again");
+    } finally {
+      await second.stop();
+    }
   });
 
   test("truncated outbox.db (cut in half, or to nothing): refused as damaged", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
@@ -198,4 +198,78 @@ test("outbox: requests enqueued together under the cap end as if enqueued one af
   assert.ok(alone.some((r) => r.droppedRecords > 0) && alone.some((r) => r.inserted === 0), "the case drops old records and refuses one");
   oneByOne.close();
   grouped.close();
+});
+
+test("outbox: the OTLP signals' records are kept in telemetry.db, billing and usage in outbox.db; each survives a reopen", () => {
+  const dir = tempDir();
+  const outbox = new Outbox(dir);
+  outbox.enqueue("billing", [{ recordId: "b-1", body: "{}" }]);
+  outbox.enqueue("usage", [{ recordId: "u-1", body: "{}" }]);
+  outbox.enqueueWithinCap("metrics", [{ body: Buffer.from('{"resourceMetrics":[]}') }], {
+    streams: ["metrics", "traces", "logs"],
+    maxBytes: 1_000,
+  });
+  outbox.enqueue("logs", [{ body: "{}" }]);
+  outbox.close();
+  const streamsIn = (file: string) => {
+    const db = new Database(join(dir, file), { readonly: true });
+    try {
+      return (db.prepare("SELECT stream FROM outbox ORDER BY stream").all() as { stream: string }[]).map((r) => r.stream);
+    } finally {
+      db.close();
+    }
+  };
+  assert.deepEqual(streamsIn("outbox.db"), ["billing", "usage"]);
+  assert.deepEqual(streamsIn("telemetry.db"), ["logs", "metrics"]);
+  const reopened = new Outbox(dir);
+  assert.deepEqual(
+    ["billing", "usage", "metrics", "logs"].map((s) => reopened.stats.counts(s as "billing").pending),
+    [1, 1, 1, 1],
+  );
+  reopened.close();
+});
+
+test("outbox: an older outbox.db's telemetry moves to telemetry.db once, with its states, attempts and delivered counts; a move cut short resumes without doubles", () => {
+  const dir = tempDir();
+  const seed = new Outbox(dir);
+  seed.close();
+  // What an older sidecar left: telemetry rows (one failed twice, one dead-lettered) and counts in outbox.db.
+  const old = new Database(outboxPath(dir));
+  const insert = old.prepare(
+    "INSERT INTO outbox (stream, record_id, body, state, attempts, size, enqueued_at, updated_at, last_error) VALUES (?, ?, ?, ?, ?, ?, 5, 6, ?)",
+  );
+  insert.run("billing", "b-1", "{}", "pending", 0, 2, null);
+  insert.run("metrics", null, Buffer.from('{"m":1}'), "pending", 2, 7, "503");
+  insert.run("traces", null, Buffer.from('{"t":1}'), "failed", 1, 7, "400 refused");
+  insert.run("logs", null, Buffer.from('{"l":1}'), "pending", 0, 7, null);
+  old.prepare("INSERT INTO kv (key, value) VALUES ('delivered.metrics', '40'), ('delivered.billing', '9')").run();
+  old.close();
+  rmSync(join(dir, "telemetry.db"));
+
+  const outbox = new Outbox(dir);
+  assert.deepEqual(outbox.stats.counts("metrics"), { pending: 1, sending: 0, completed: 0, failed: 0, oldestPendingAt: 5, delivered: 40 });
+  assert.deepEqual(outbox.stats.deadLetters("traces"), [{ recordId: null, error: "400 refused", attempts: 1 }]);
+  assert.deepEqual(
+    outbox.claim("metrics", 10).map((r) => [bodyText(r), r.attempts]),
+    [['{"m":1}', 2]],
+  );
+  assert.equal(outbox.stats.counts("billing").delivered, 9, "billing's own count stays in outbox.db");
+  outbox.close();
+  const main = new Database(outboxPath(dir), { readonly: true });
+  assert.deepEqual(main.prepare("SELECT stream FROM outbox").all(), [{ stream: "billing" }], "outbox.db keeps billing only");
+  main.close();
+
+  // A crash after the copy committed and before outbox.db let go: the rows are in both files at the next start.
+  const again = new Database(outboxPath(dir));
+  again
+    .prepare(
+      "INSERT INTO outbox (seq, stream, body, state, attempts, size, enqueued_at, updated_at) VALUES (4, 'logs', ?, 'pending', 0, 7, 5, 6)",
+    )
+    .run(Buffer.from('{"l":1}'));
+  again.prepare("INSERT INTO kv (key, value) VALUES ('delivered.metrics', '40')").run();
+  again.close();
+  const resumed = new Outbox(dir);
+  assert.equal(resumed.stats.counts("logs").pending, 1, "the log record once, not twice");
+  assert.equal(resumed.stats.counts("metrics").delivered, 40, "the count once");
+  resumed.close();
 });
