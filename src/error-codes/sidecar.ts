@@ -70,7 +70,8 @@ export const SIDECAR_ERRORS = {
   },
   EGRESS_ERR_OUTBOX_VERSION: {
     exit: 1,
-    meaning: "`outbox.db` has another schema version: newer than this sidecar, or not the one this tool (`export`) reads.",
+    meaning:
+      "`outbox.db` (or `telemetry.db`, at the sidecar's start) has another schema version: newer than this sidecar, or not the one this tool (`export`) reads.",
     fix: "Upgrade the sidecar; for `export`, start the sidecar of the tool's version once, or use the tool of the sidecar's version.",
   },
   EGRESS_ERR_NO_OUTBOX: {

@@ -4,7 +4,7 @@ import type { HttpServer } from "../../http/server.ts";
 import { OTLP_SIGNALS, otlpSignals, PROTOBUF_MEDIA_TYPE, type OtlpSignal } from "../../protocol/otlp.ts";
 import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import type { AgentMetrics } from "../local-api/metrics.ts";
-import type { ByteCap, CappedEnqueueResult, Outbox, Stream } from "../storage/outbox.ts";
+import type { ByteCap, CappedEnqueueResult, Outbox } from "../storage/outbox.ts";
 import { GroupCommit } from "../../group-commit.ts";
 import type { PrivacyPolicy } from "../privacy/policy.ts";
 import { processExport } from "./otlp-export.ts";
@@ -15,14 +15,14 @@ export interface OtlpReceiverOptions {
   /** Which signals may leave; the others are accepted (so the instance logs no errors) and dropped at once. */
   enabled: Record<OtlpSignal, boolean>;
   privacy: PrivacyPolicy;
-  cap: ByteCap;
+  cap: ByteCap<OtlpSignal>;
   metrics: AgentMetrics;
   /** Below twice the data dir's delivery reserve telemetry is not kept (billing gets the rest of the disk). */
   space: DataDirSpace;
   onEnqueued(signal: OtlpSignal): void;
 }
 
-type Entry = { stream: Stream; records: { body: Buffer }[] };
+type Entry = { stream: OtlpSignal; records: { body: Buffer }[] };
 
 /** Per the OTLP/HTTP spec, an answer is encoded like the request: protobuf for protobuf, JSON otherwise. */
 function answer(protobuf: boolean, status: number, json: unknown, encode: () => Uint8Array): Answer {

@@ -20,7 +20,7 @@ import type { CodesWith } from "../../error-codes.ts";
 import { DataDirError, EgressError } from "../../errors.ts";
 import { Outbox, outboxPath } from "./outbox.ts";
 import { isDiskFull } from "./disk-space.ts";
-import { truncation } from "./sqlite-header.ts";
+import { truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
 import { replaceDamagedTelemetry } from "./telemetry-check.ts";
 
 /** Written at the first start: records that this data dir holds an outbox, and which one. */
@@ -33,8 +33,6 @@ const OUTBOX_ID_KEY = "outbox.id";
  * 1M-record outbox (650 MiB) takes 0.6 s warm and 9 s cold to check in full.
  */
 export const FULL_CHECK_MAX_BYTES = 32 * 2 ** 20;
-/** A WAL file of only its 32-byte header holds no transaction. */
-const WAL_HEADER_BYTES = 32;
 
 interface Marker {
   outboxId: string;
@@ -85,7 +83,7 @@ export function openOutbox(dataDir: string, options: OpenOutboxOptions): Outbox 
   let outbox: Outbox;
   try {
     replaceDamagedTelemetry(dataDir, options.logger, options.fullCheckMaxBytes ?? FULL_CHECK_MAX_BYTES);
-    outbox = new Outbox(dataDir, { now });
+    outbox = new Outbox(dataDir, { now, logger: options.logger });
   } catch (err) {
     throw isDiskFull(err) ? diskFullAtStart(dataDir) : err;
   }

@@ -232,9 +232,9 @@ export class OutboxFile {
   }
 
   /**
-   * Runs send-path bookkeeping (ack, remove) without waiting for fsync. Losing it to a power cut is harmless: a
-   * lost ack only re-sends records the beacon already holds, which it skips by id. Intake (enqueue) always commits
-   * with synchronous FULL, and that fsync also makes every earlier relaxed commit durable.
+   * Runs send-path bookkeeping (ack, remove) without waiting for fsync, in a durable file. Losing it to a power cut
+   * is harmless: a lost ack only re-sends records the beacon already holds, which it skips by id. There intake
+   * (enqueue) always commits with synchronous FULL, and that fsync also makes every earlier relaxed commit durable.
    */
   #relaxed<T>(work: () => T): T {
     if (!this.#syncNormal) return work();

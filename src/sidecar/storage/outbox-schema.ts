@@ -44,12 +44,22 @@ export function openOutboxToRead(dataDir: string): Database.Database {
 }
 
 /**
- * telemetry.db read-only for a tool (preview); where there is none yet (a data dir of an older sidecar, or one that
- * has never relayed), an empty queue in memory.
+ * telemetry.db read-only for a tool (preview); an empty queue in memory where there is none yet (a data dir of an
+ * older sidecar, or one that has never relayed) or it cannot be read: it is best effort, the next start replaces a
+ * damaged one (so nothing of it would be sent), and billing's tools (export) must not fail over it.
  */
 export function openTelemetryToRead(dataDir: string): Database.Database {
   const path = telemetryPath(dataDir);
-  if (existsSync(path)) return ofThisVersion(new Database(path, { readonly: true }));
+  let file: Database.Database | undefined;
+  try {
+    if (existsSync(path)) {
+      file = ofThisVersion(new Database(path, { readonly: true }));
+      file.prepare("SELECT max(seq) FROM outbox").get();
+      return file;
+    }
+  } catch {
+    if (file?.open) file.close(); // an empty queue, below
+  }
   const db = new Database(":memory:");
   db.exec(schema);
   return db;

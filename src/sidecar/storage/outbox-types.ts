@@ -5,6 +5,7 @@ export const STREAMS = ["billing", "metrics", "traces", "logs", "usage"] as cons
 export type Stream = (typeof STREAMS)[number];
 /** The streams kept in telemetry.db (the OTLP signals): best effort, committed without a sync (outbox.ts says why). */
 export const TELEMETRY_STREAMS = ["metrics", "traces", "logs"] as const satisfies readonly Stream[];
+export type TelemetryStream = (typeof TELEMETRY_STREAMS)[number];
 
 /**
  * A record's life: pending -> sending -> completed, or back to pending on a failed send, or failed (dead letter).
@@ -29,8 +30,8 @@ export const bodyText = (record: Pick<OutboxRecord, "body">): string =>
   typeof record.body === "string" ? record.body : record.body.toString("utf8");
 
 /** A byte cap shared by some streams: over it, their oldest undelivered records are dropped first. */
-export interface ByteCap {
-  streams: readonly Stream[];
+export interface ByteCap<S extends Stream = Stream> {
+  streams: readonly S[];
   maxBytes: number;
 }
 

@@ -1,12 +1,21 @@
 import type Database from "better-sqlite3";
+import type { Logger } from "pino";
 import type { Clock } from "../../clock.ts";
 import type { KeyValues } from "./key-values.ts";
 import { OutboxFile } from "./outbox-file.ts";
 import type { OutboxHistory } from "./outbox-history.ts";
 import { openOutboxToRead, openOutboxToWrite, openTelemetryToRead, openTelemetryToWrite } from "./outbox-schema.ts";
 import type { OutboxStats } from "./outbox-stats.ts";
+import { closeCleanly, markOpen } from "./telemetry-check.ts";
 import { moveTelemetryRows } from "./telemetry-move.ts";
-import { type ByteCap, type CappedEnqueueResult, type OutboxRecord, type Stream, TELEMETRY_STREAMS } from "./outbox-types.ts";
+import {
+  type ByteCap,
+  type CappedEnqueueResult,
+  type OutboxRecord,
+  type Stream,
+  TELEMETRY_STREAMS,
+  type TelemetryStream,
+} from "./outbox-types.ts";
 
 // The file's place and its read-only opening live with the schema; importers keep reaching them here.
 export { openOutboxReadonly, outboxPath, telemetryPath } from "./outbox-schema.ts";
@@ -32,25 +41,31 @@ const telemetryStreams: ReadonlySet<Stream> = new Set(TELEMETRY_STREAMS);
 export class Outbox {
   readonly #main: OutboxFile;
   readonly #telemetry: OutboxFile;
+  /** Kept to mark telemetry.db as closed cleanly (a tool's read-only view marks nothing). */
+  readonly #telemetryToMark: Database.Database | undefined;
   readonly kv: KeyValues;
   readonly history: History;
   readonly stats: StreamStats;
 
   /** `readonly`: for tools (export, preview) that read beside a running sidecar and must not touch its state. */
-  constructor(dataDir: string, options: { now?: Clock; readonly?: boolean } = {}) {
+  constructor(dataDir: string, options: { now?: Clock; readonly?: boolean; logger?: Logger } = {}) {
     const { now, readonly } = options;
     const mainDb = readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
     let telemetryDb: Database.Database | undefined;
     try {
       telemetryDb = readonly ? openTelemetryToRead(dataDir) : openTelemetryToWrite(dataDir);
-      if (!readonly) moveTelemetryRows(mainDb, telemetryDb);
+      if (!readonly) {
+        moveTelemetryRows(mainDb, telemetryDb, options.logger);
+        markOpen(telemetryDb);
+      }
+      this.#main = new OutboxFile(mainDb, { now, readonly, durable: true });
+      this.#telemetry = new OutboxFile(telemetryDb, { now, readonly, durable: false });
+      this.#telemetryToMark = readonly ? undefined : telemetryDb;
     } catch (err) {
       telemetryDb?.close();
       mainDb.close();
       throw err;
     }
-    this.#main = new OutboxFile(mainDb, { now, readonly, durable: true });
-    this.#telemetry = new OutboxFile(telemetryDb, { now, readonly, durable: false });
     this.kv = this.#main.kv;
     this.history = {
       records: (stream) => this.#file(stream).history.records(stream),
@@ -78,23 +93,24 @@ export class Outbox {
   }
 
   /**
-   * Enqueues best-effort records under a byte cap shared by `cap.streams` (streams of one file): the oldest
-   * undelivered records of those streams (pending or dead-lettered, never one being sent) are deleted first to make
-   * room. New records that alone exceed the cap are not stored. One transaction: the cap holds after every commit.
+   * Enqueues best-effort telemetry under a byte cap shared by `cap.streams`: the oldest undelivered records of those
+   * streams (pending or dead-lettered, never one being sent) are deleted first to make room. New records that alone
+   * exceed the cap are not stored. One transaction: the cap holds after every commit.
    */
-  enqueueWithinCap(stream: Stream, records: readonly { body: string | Buffer }[], cap: ByteCap): CappedEnqueueResult {
+  enqueueWithinCap(
+    stream: TelemetryStream,
+    records: readonly { body: string | Buffer }[],
+    cap: ByteCap<TelemetryStream>,
+  ): CappedEnqueueResult {
     return this.enqueueAllWithinCap([{ stream, records }], cap)[0]!;
   }
 
   /** enqueueWithinCap for several requests' records in one transaction (concurrent OTLP requests share a commit). */
   enqueueAllWithinCap(
-    entries: readonly { stream: Stream; records: readonly { body: string | Buffer }[] }[],
-    cap: ByteCap,
+    entries: readonly { stream: TelemetryStream; records: readonly { body: string | Buffer }[] }[],
+    cap: ByteCap<TelemetryStream>,
   ): CappedEnqueueResult[] {
-    const file = this.#file(cap.streams[0]!);
-    if (![...cap.streams, ...entries.map((e) => e.stream)].every((stream) => this.#file(stream) === file))
-      throw new Error("a byte cap covers streams of one outbox file");
-    return file.enqueueAllWithinCap(entries, cap);
+    return this.#telemetry.enqueueAllWithinCap(entries, cap);
   }
 
   /**
@@ -150,6 +166,7 @@ export class Outbox {
 
   close(): void {
     try {
+      if (this.#telemetryToMark?.open) closeCleanly(this.#telemetryToMark);
       this.#telemetry.close();
     } finally {
       this.#main.close();

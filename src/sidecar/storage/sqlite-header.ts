@@ -1,5 +1,8 @@
 import { closeSync, openSync, readSync } from "node:fs";
 
+/** A WAL file of only its 32-byte header holds no transaction. */
+export const WAL_HEADER_BYTES = 32;
+
 /** The header's page count against the file's size: a file cut short (by a copy, a restore) is caught in O(1). */
 export function truncation(db: string, size: number): string | undefined {
   const header = Buffer.alloc(100);

@@ -2,16 +2,50 @@ import { existsSync, rmSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { telemetryPath } from "./outbox-schema.ts";
-import { truncation } from "./sqlite-header.ts";
-
-/** A WAL file of only its 32-byte header holds no transaction. */
-const WAL_HEADER_BYTES = 32;
+import { KeyValues } from "./key-values.ts";
+import { truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
 
 /**
- * telemetry.db syncs nothing (outbox.ts), so a power cut can leave it damaged. Checked at start as outbox.db is (in
- * full up to `fullCheckMaxBytes`, else its header and last page); a damaged one is deleted with its side files, and
- * the sidecar starts with an empty one: it held only best-effort telemetry, and refusing to start over it would stop
- * billing too. Said in a warning. Any other failure to read it is left for the open to report.
+ * In telemetry.db, synced: "open" while a sidecar may be writing it unsynced, "clean" once one closed it with a
+ * synced checkpoint. Only a file left "open" can have been damaged by a power cut.
+ */
+const STATE = "telemetry.state";
+
+/** Marks telemetry.db as being written, with a synced commit, before any unsynced one. */
+export function markOpen(db: Database.Database): void {
+  synced(db, () => new KeyValues(db).set(STATE, "open"));
+}
+
+/**
+ * Marks telemetry.db as closed cleanly and checkpoints it, both synced: its next start need not read it in full.
+ * Best effort (a full disk, a reader holding the WAL): a file left "open" is only checked in full at the next start.
+ */
+export function closeCleanly(db: Database.Database): void {
+  try {
+    synced(db, () => {
+      new KeyValues(db).set(STATE, "clean");
+      db.pragma("wal_checkpoint(TRUNCATE)");
+    });
+  } catch {
+    // left "open": checked in full at the next start
+  }
+}
+
+function synced(db: Database.Database, work: () => void): void {
+  db.pragma("synchronous = FULL");
+  try {
+    work();
+  } finally {
+    db.pragma("synchronous = OFF");
+  }
+}
+
+/**
+ * telemetry.db syncs nothing (outbox.ts), so a power cut can leave it damaged. Checked at start: in full when the
+ * last sidecar did not close it cleanly (whatever its size), else as outbox.db is (in full up to `fullCheckMaxBytes`,
+ * else its header and last page). A damaged one is deleted with its side files, and the sidecar starts with an empty
+ * one: it held only best-effort telemetry, and refusing to start over it would stop billing too. Said in a warning.
+ * Any other failure to read it (permissions, a lock) deletes nothing and is left for the open to report.
  */
 export function replaceDamagedTelemetry(dataDir: string, logger: Logger, fullCheckMaxBytes: number): void {
   const path = telemetryPath(dataDir);
@@ -35,7 +69,8 @@ function damage(path: string, fullCheckMaxBytes: number): string | undefined {
   try {
     conn = new Database(path, { readonly: true, fileMustExist: true });
     conn.pragma("user_version");
-    if (size <= fullCheckMaxBytes) {
+    const clean = new KeyValues(conn).get(STATE) === "clean";
+    if (!clean || size <= fullCheckMaxBytes) {
       const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
       if (rows[0]?.quick_check !== "ok") return `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
     } else conn.prepare("SELECT max(seq) FROM outbox").get();

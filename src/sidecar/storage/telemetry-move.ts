@@ -1,4 +1,6 @@
 import type Database from "better-sqlite3";
+import type { Logger } from "pino";
+import { isDiskFull } from "./disk-space.ts";
 import { KeyValues } from "./key-values.ts";
 import { deliveredKey } from "./outbox-stats.ts";
 import { TELEMETRY_STREAMS } from "./outbox-types.ts";
@@ -8,17 +10,21 @@ const MOVED_UP_TO = "moved.fromOutbox.upToSeq";
 
 /**
  * An outbox.db written by an older sidecar holds the OTLP signals' records too: they move to telemetry.db, once,
- * with their attempts, states and delivered counts. The copy commits (synced, this once) before the rows leave
- * outbox.db, and records how far it got, so a crash in between neither loses nor copies a record twice.
- * Returns how many records moved.
+ * with their attempts, states and delivered counts. The copy is committed and checkpointed with full syncs (into
+ * telemetry.db itself: its WAL would otherwise keep the whole copy, and a power cut could take it) before the rows
+ * leave outbox.db, and it records how far it got, so a crash in between neither loses nor copies a record twice.
+ * On a disk too full for the copy they are dropped instead (best effort, said in a warning): billing must start.
  */
-export function moveTelemetryRows(main: Database.Database, telemetry: Database.Database): number {
+export function moveTelemetryRows(main: Database.Database, telemetry: Database.Database, logger?: Logger): void {
   const list = TELEMETRY_STREAMS.map((stream) => `'${stream}'`).join(", ");
   const keys = TELEMETRY_STREAMS.map(deliveredKey);
   const keyList = keys.map((key) => `'${key}'`).join(", ");
-  const left = main.prepare(`SELECT max(seq) AS last FROM outbox WHERE stream IN (${list})`).get() as { last: number | null };
+  const left = main.prepare(`SELECT max(seq) AS last, count(*) AS n FROM outbox WHERE stream IN (${list})`).get() as {
+    last: number | null;
+    n: number;
+  };
   const counters = main.prepare(`SELECT key, value FROM kv WHERE key IN (${keyList})`).all() as { key: string; value: string }[];
-  if (left.last === null && counters.length === 0) return 0;
+  if (left.last === null && counters.length === 0) return;
 
   const kv = new KeyValues(telemetry);
   const movedUpTo = kv.get(MOVED_UP_TO);
@@ -39,6 +45,10 @@ export function moveTelemetryRows(main: Database.Database, telemetry: Database.D
       if (movedUpTo === undefined) for (const { key, value } of counters) kv.add(key, Number(value));
       kv.set(MOVED_UP_TO, String(Math.max(left.last ?? 0, Number(movedUpTo ?? 0))));
     })();
+    telemetry.pragma("wal_checkpoint(TRUNCATE)");
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    logger?.warn({ records: left.n }, "the data dir is too full to move operational telemetry into telemetry.db: dropped (best effort)");
   } finally {
     telemetry.pragma("synchronous = OFF");
   }
@@ -46,5 +56,5 @@ export function moveTelemetryRows(main: Database.Database, telemetry: Database.D
     main.prepare(`DELETE FROM outbox WHERE stream IN (${list})`).run();
     main.prepare(`DELETE FROM kv WHERE key IN (${keyList})`).run();
   })();
-  return moved;
+  if (moved > 0) logger?.info({ records: moved }, "operational telemetry moved from outbox.db to telemetry.db");
 }
