@@ -57,48 +57,74 @@ function pathOnly(value: string): string {
     // Drop the authority (host, port, credentials): everything up to the first "/" after it.
     const authorityStart = scheme ? scheme[0].length : 2;
     const slash = path.indexOf("/", authorityStart);
-    const query = firstOf(path, "?#", authorityStart);
+    const query = queryOrFragment(path, authorityStart);
     path = slash === -1 || (query !== -1 && query < slash) ? "/" : path.slice(slash);
   }
-  const end = firstOf(path, "?#", 0);
+  const end = queryOrFragment(path, 0);
   return end === -1 ? path : path.slice(0, end);
 }
 
 // The regexes run only on segments that start as their matches must ("{", "v"): every data point has an endpoint.
 const OPEN_BRACE = 0x7b;
 const LOWER_V = 0x76;
+/** The longest version segment versionSegment matches ("v12alpha1"). */
+const LONGEST_VERSION = 9;
 
-function templatePath(path: string, routes: ReadonlySet<string>): string {
-  const segments = path.split("/");
-  let previous: string | undefined;
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i]!;
-    const placeholder = previous === undefined ? undefined : collectionPlaceholders.get(previous);
-    previous = undefined;
-    const first = segment.charCodeAt(0);
-    // An already templated segment stays only when it names a placeholder the filter itself writes: "{johnsmith}"
-    // is a name in braces.
-    if (
-      segment === "" ||
-      (first === OPEN_BRACE && templatedSegment.test(segment) && (placeholderNames.has(segment) || routes.has(segment)))
-    ) {
-      continue;
-    }
-    // A route word wins over an item of the collection before it: "/runs/stream", "/threads/search".
-    if (collectionPlaceholders.has(segment) || (first === LOWER_V && versionSegment.test(segment)) || routes.has(segment)) {
-      previous = segment;
-      continue;
-    }
-    segments[i] = placeholder ?? "{param}";
+/**
+ * Per routes set, the longest segment templatePath could keep: a longer one (an id, a UUID) becomes a parameter
+ * without being cut out of the path and looked up.
+ */
+const longestKeptOf = new WeakMap<ReadonlySet<string>, number>();
+function longestKept(routes: ReadonlySet<string>): number {
+  let longest = longestKeptOf.get(routes);
+  if (longest === undefined) {
+    longest = LONGEST_VERSION;
+    for (const word of [...routes, ...collectionPlaceholders.keys(), ...placeholderNames]) longest = Math.max(longest, word.length);
+    longestKeptOf.set(routes, longest);
   }
-  return segments.join("/");
+  return longest;
 }
 
-function firstOf(text: string, chars: string, from: number): number {
-  let first = -1;
-  for (const c of chars) {
-    const at = text.indexOf(c, from);
-    if (at !== -1 && (first === -1 || at < first)) first = at;
+/** One scan, segment by segment, writing the template as it goes (a split and a join cost twice as much per point). */
+function templatePath(path: string, routes: ReadonlySet<string>): string {
+  const longest = longestKept(routes);
+  let template = "";
+  let previous: string | undefined;
+  for (let start = 0; ; ) {
+    const slash = path.indexOf("/", start);
+    const end = slash === -1 ? path.length : slash;
+    const placeholder = previous === undefined ? undefined : collectionPlaceholders.get(previous);
+    previous = undefined;
+    if (end - start > longest) template += placeholder ?? "{param}";
+    else {
+      const segment = path.slice(start, end);
+      const first = segment.charCodeAt(0);
+      // An already templated segment stays only when it names a placeholder the filter itself writes: "{johnsmith}"
+      // is a name in braces.
+      if (
+        segment === "" ||
+        (first === OPEN_BRACE && templatedSegment.test(segment) && (placeholderNames.has(segment) || routes.has(segment)))
+      ) {
+        template += segment;
+      } else if (
+        // A route word wins over an item of the collection before it: "/runs/stream", "/threads/search".
+        collectionPlaceholders.has(segment) ||
+        (first === LOWER_V && versionSegment.test(segment)) ||
+        routes.has(segment)
+      ) {
+        previous = segment;
+        template += segment;
+      } else template += placeholder ?? "{param}";
+    }
+    if (slash === -1) return template;
+    template += "/";
+    start = slash + 1;
   }
-  return first;
+}
+
+/** Where the query or the fragment starts ("?" or "#", whichever comes first), or -1. */
+function queryOrFragment(text: string, from: number): number {
+  const query = text.indexOf("?", from);
+  const fragment = text.indexOf("#", from);
+  return query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
 }
