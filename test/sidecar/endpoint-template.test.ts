@@ -42,6 +42,10 @@ test("the operator's privacy.vocabulary adds route words; nothing else does", ()
   assert.equal(endpointTemplate("/v1/users/42/avatar", vocabulary), "/v1/users/{param}/avatar");
   assert.equal(endpointTemplate("/v1/users/johnsmith", vocabulary), "/v1/users/{param}");
   assert.equal(endpointTemplate("/v1/users/42/avatar"), "/v1/{param}/{param}/{param}", "the built-in vocabulary is unchanged");
+  // Longer than any built-in route word: a segment that long is still looked up when the operator has such a word.
+  const long = createVocabulary(["customer-onboarding-workflows"]);
+  assert.equal(endpointTemplate("/v1/customer-onboarding-workflows/7", long), "/v1/customer-onboarding-workflows/{param}");
+  assert.equal(endpointTemplate("/v1/customer-onboarding-workflows/7"), "/v1/{param}/{param}");
 });
 
 test("scheme, host, credentials, query and fragment never reach the template", () => {
