@@ -61,8 +61,9 @@ test("telemetry.db check at start: a file the last sidecar did not close is read
   // Left "open" (the sidecar was killed, or the power went): even over the full-check limit the torn pages are found.
   const crashed = withTelemetry(40);
   const file = join(crashed, "telemetry.db");
-  const db = new Database(file);
-  db.prepare("UPDATE kv SET value = 'open' WHERE key = 'telemetry.state'").run();
+  const db = new Database(outboxPath(crashed));
+  assert.equal(db.prepare("SELECT value FROM kv WHERE key = 'telemetry.state'").pluck().get(), "clean", "a clean stop says so");
+  db.prepare("UPDATE kv SET value = 'open' WHERE key = 'telemetry.state'").run(); // as a sidecar that never stopped left it
   db.close();
   tear(file);
   const open = logged();
@@ -123,4 +124,37 @@ test("telemetry moved from an older outbox.db is in telemetry.db's own file at o
   } finally {
     survivor.close();
   }
+});
+
+test("telemetry.db is marked clean only after a complete synced checkpoint: a reader holding its log at the stop leaves it to be checked in full", () => {
+  const dir = withTelemetry(5);
+  const outbox = new Outbox(dir);
+  outbox.enqueueWithinCap("metrics", [{ body: Buffer.from('{"resourceMetrics":[]}') }], CAP);
+  const reader = new Database(join(dir, "telemetry.db"), { readonly: true });
+  reader.exec("BEGIN");
+  reader.prepare("SELECT count(*) FROM outbox").get(); // a tool's read, open across the stop
+  outbox.close();
+  reader.close();
+  const state = new Database(outboxPath(dir), { readonly: true });
+  try {
+    assert.equal(state.prepare("SELECT value FROM kv WHERE key = 'telemetry.state'").pluck().get(), "open");
+  } finally {
+    state.close();
+  }
+});
+
+test("a telemetry.db without its table (cut off before its first commit reached the disk) is replaced, not a refused start", () => {
+  const dir = withTelemetry(1);
+  const file = join(dir, "telemetry.db");
+  rmSync(file);
+  const stray = new Database(file);
+  stray.exec("CREATE TABLE unrelated (a)");
+  stray.close();
+  const { logger, lines } = logged();
+  replaceDamagedTelemetry(dir, logger, 32 * 2 ** 20);
+  assert.ok(lines.some((line) => /no outbox table.*telemetry\.db was damaged/.test(line)));
+  const outbox = new Outbox(dir);
+  outbox.enqueue("logs", [{ body: "{}" }]);
+  assert.equal(outbox.stats.counts("logs").pending, 1);
+  outbox.close();
 });

@@ -54,11 +54,9 @@ export class Outbox {
     let telemetryDb: Database.Database | undefined;
     try {
       telemetryDb = readonly ? openTelemetryToRead(dataDir) : openTelemetryToWrite(dataDir);
-      if (!readonly) {
-        moveTelemetryRows(mainDb, telemetryDb, options.logger);
-        markOpen(telemetryDb);
-      }
+      if (!readonly) moveTelemetryRows(mainDb, telemetryDb, options.logger);
       this.#main = new OutboxFile(mainDb, { now, readonly, durable: true });
+      if (!readonly) markOpen(this.#main.kv);
       this.#telemetry = new OutboxFile(telemetryDb, { now, readonly, durable: false });
       this.#telemetryToMark = readonly ? undefined : telemetryDb;
     } catch (err) {
@@ -166,7 +164,7 @@ export class Outbox {
 
   close(): void {
     try {
-      if (this.#telemetryToMark?.open) closeCleanly(this.#telemetryToMark);
+      if (this.#telemetryToMark?.open) closeCleanly(this.#telemetryToMark, this.kv);
       this.#telemetry.close();
     } finally {
       this.#main.close();

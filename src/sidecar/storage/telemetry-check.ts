@@ -1,42 +1,34 @@
 import { existsSync, rmSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { telemetryPath } from "./outbox-schema.ts";
+import { outboxPath, telemetryPath } from "./outbox-schema.ts";
 import { KeyValues } from "./key-values.ts";
 import { truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
 
 /**
- * In telemetry.db, synced: "open" while a sidecar may be writing it unsynced, "clean" once one closed it with a
- * synced checkpoint. Only a file left "open" can have been damaged by a power cut.
+ * Whether telemetry.db was left safe, kept in outbox.db (synced) and not in telemetry.db itself, whose unsynced
+ * checkpoints could bring back an older page after a power cut: "open" while a sidecar may write it unsynced, "clean"
+ * once one has closed it with a complete, synced checkpoint. Only a file not left "clean" can have been damaged by a
+ * power cut.
  */
-const STATE = "telemetry.state";
+export const TELEMETRY_STATE = "telemetry.state";
 
-/** Marks telemetry.db as being written, with a synced commit, before any unsynced one. */
-export function markOpen(db: Database.Database): void {
-  synced(db, () => new KeyValues(db).set(STATE, "open"));
+/** Marks telemetry.db as being written (in outbox.db's `kv`, a synced commit) before any unsynced write to it. */
+export function markOpen(state: KeyValues): void {
+  state.set(TELEMETRY_STATE, "open");
 }
 
 /**
- * Marks telemetry.db as closed cleanly and checkpoints it, both synced: its next start need not read it in full.
- * Best effort (a full disk, a reader holding the WAL): a file left "open" is only checked in full at the next start.
+ * Checkpoints telemetry.db in full with syncs and, only when that worked (no reader held the log, the disk had room),
+ * marks it clean: its next start need not read it in full. Otherwise it stays "open" and is checked in full then.
  */
-export function closeCleanly(db: Database.Database): void {
+export function closeCleanly(db: Database.Database, state: KeyValues): void {
   try {
-    synced(db, () => {
-      new KeyValues(db).set(STATE, "clean");
-      db.pragma("wal_checkpoint(TRUNCATE)");
-    });
+    db.pragma("synchronous = FULL");
+    const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number; checkpointed: number }[];
+    if (result && result.busy === 0 && result.log === result.checkpointed) state.set(TELEMETRY_STATE, "clean");
   } catch {
     // left "open": checked in full at the next start
-  }
-}
-
-function synced(db: Database.Database, work: () => void): void {
-  db.pragma("synchronous = FULL");
-  try {
-    work();
-  } finally {
-    db.pragma("synchronous = OFF");
   }
 }
 
@@ -50,13 +42,28 @@ function synced(db: Database.Database, work: () => void): void {
 export function replaceDamagedTelemetry(dataDir: string, logger: Logger, fullCheckMaxBytes: number): void {
   const path = telemetryPath(dataDir);
   if (!existsSync(path)) return;
-  const problem = damage(path, fullCheckMaxBytes);
+  const problem = damage(path, closedCleanly(dataDir) ? fullCheckMaxBytes : Number.POSITIVE_INFINITY);
   if (!problem) return;
   for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
   logger.warn(
     { file: path, problem },
     "telemetry.db was damaged (a power cut while it held records?): replaced by an empty one; the operational telemetry it held is lost, billing is not affected",
   );
+}
+
+/** What outbox.db says of how telemetry.db was left (false when it says nothing, or cannot be read: check in full). */
+function closedCleanly(dataDir: string): boolean {
+  const outbox = outboxPath(dataDir);
+  if (!existsSync(outbox)) return false;
+  let conn: Database.Database | undefined;
+  try {
+    conn = new Database(outbox, { readonly: true, fileMustExist: true });
+    return new KeyValues(conn).get(TELEMETRY_STATE) === "clean";
+  } catch {
+    return false;
+  } finally {
+    conn?.close();
+  }
 }
 
 function damage(path: string, fullCheckMaxBytes: number): string | undefined {
@@ -69,8 +76,9 @@ function damage(path: string, fullCheckMaxBytes: number): string | undefined {
   try {
     conn = new Database(path, { readonly: true, fileMustExist: true });
     conn.pragma("user_version");
-    const clean = new KeyValues(conn).get(STATE) === "clean";
-    if (!clean || size <= fullCheckMaxBytes) {
+    // A file cut off before its schema's first commit reached the disk has nothing to lose: replaced too.
+    if (!conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").get()) return "no outbox table";
+    if (size <= fullCheckMaxBytes) {
       const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
       if (rows[0]?.quick_check !== "ok") return `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
     } else conn.prepare("SELECT max(seq) FROM outbox").get();

@@ -37,6 +37,7 @@ export function moveTelemetryRows(main: Database.Database, telemetry: Database.D
     `SELECT stream, record_id, body, state, attempts, size, enqueued_at, updated_at, last_error
      FROM outbox WHERE stream IN (${list}) AND seq > ? ORDER BY seq`,
   );
+  let copied = true;
   telemetry.pragma("synchronous = FULL");
   try {
     telemetry.transaction(() => {
@@ -45,13 +46,20 @@ export function moveTelemetryRows(main: Database.Database, telemetry: Database.D
       if (movedUpTo === undefined) for (const { key, value } of counters) kv.add(key, Number(value));
       kv.set(MOVED_UP_TO, String(Math.max(left.last ?? 0, Number(movedUpTo ?? 0))));
     })();
-    telemetry.pragma("wal_checkpoint(TRUNCATE)");
   } catch (err) {
     if (!isDiskFull(err)) throw err;
+    [copied, moved] = [false, 0];
     logger?.warn({ records: left.n }, "the data dir is too full to move operational telemetry into telemetry.db: dropped (best effort)");
+  }
+  try {
+    // Into the file itself while still synced: its later, unsynced checkpoints must not be what keeps the copy.
+    if (copied) telemetry.pragma("wal_checkpoint(TRUNCATE)");
+  } catch (err) {
+    if (!isDiskFull(err)) throw err; // the copy is committed in the synced log all the same
   } finally {
     telemetry.pragma("synchronous = OFF");
   }
+  // On a disk too full even for these deletes, the start fails as any start on a full disk does (diskFullAtStart).
   main.transaction(() => {
     main.prepare(`DELETE FROM outbox WHERE stream IN (${list})`).run();
     main.prepare(`DELETE FROM kv WHERE key IN (${keyList})`).run();
