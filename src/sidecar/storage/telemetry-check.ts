@@ -25,6 +25,7 @@ export function markOpen(state: KeyValues): void {
 export function closeCleanly(db: Database.Database, state: KeyValues): void {
   try {
     db.pragma("synchronous = FULL");
+    db.pragma("busy_timeout = 0"); // a reader at the stop is not waited for: the stop has a deadline, the next start checks
     const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number; checkpointed: number }[];
     if (result && result.busy === 0 && result.log === result.checkpointed) state.set(TELEMETRY_STATE, "clean");
   } catch {
