@@ -72,7 +72,8 @@ const LONGEST_VERSION = 9;
 
 /**
  * Per routes set, the longest segment templatePath could keep: a longer one (an id, a UUID) becomes a parameter
- * without being cut out of the path and looked up.
+ * without being cut out of the path and looked up. A vocabulary's sets are built once and never changed
+ * (vocabulary.ts); were one changed, a new long word would only be templated, never leak.
  */
 const longestKeptOf = new WeakMap<ReadonlySet<string>, number>();
 function longestKept(routes: ReadonlySet<string>): number {
