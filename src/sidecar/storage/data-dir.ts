@@ -20,7 +20,7 @@ import type { CodesWith } from "../../error-codes.ts";
 import { DataDirError, EgressError } from "../../errors.ts";
 import { Outbox, outboxPath } from "./outbox.ts";
 import { isDiskFull } from "./disk-space.ts";
-import { truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
+import { damageOf, quickCheckProblem, truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
 import { replaceDamagedTelemetry } from "./telemetry-check.ts";
 
 /** Written at the first start: records that this data dir holds an outbox, and which one. */
@@ -170,10 +170,7 @@ function check(db: string, dbSize: number, fullCheckMaxBytes: number, marker: Ma
   const conn = openReadonly(db);
   try {
     conn.pragma("user_version");
-    if (dbSize <= fullCheckMaxBytes) {
-      const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
-      if (rows[0]?.quick_check !== "ok") problem = `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
-    }
+    if (dbSize <= fullCheckMaxBytes) problem = quickCheckProblem(conn);
     const tables = new Set(
       (conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name),
     );
@@ -182,12 +179,12 @@ function check(db: string, dbSize: number, fullCheckMaxBytes: number, marker: Ma
     if (tables.has("kv"))
       outboxId = (conn.prepare("SELECT value FROM kv WHERE key = ?").get(OUTBOX_ID_KEY) as { value: string } | undefined)?.value ?? null;
   } catch (err) {
-    const code = String((err as { code?: unknown }).code ?? "");
     if (isDiskFull(err)) throw err;
-    if (!code.startsWith("SQLITE_CORRUPT") && code !== "SQLITE_NOTADB") {
+    problem = damageOf(err);
+    if (!problem) {
+      const code = String((err as { code?: unknown }).code ?? "");
       throw new EgressError("EGRESS_ERR_OUTBOX_OPEN", `cannot read ${db}: ${(err as Error).message} (${code || "error"})`);
     }
-    problem = `${(err as Error).message} (${code})`;
   } finally {
     conn.close();
   }

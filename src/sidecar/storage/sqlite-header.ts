@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from "node:fs";
+import type Database from "better-sqlite3";
 
 /** A WAL file of only its 32-byte header holds no transaction. */
 export const WAL_HEADER_BYTES = 32;
@@ -18,4 +19,16 @@ export function truncation(db: string, size: number): string | undefined {
   // The page count is valid when "version-valid-for" matches the change counter (always, for SQLite >= 3.7.0).
   if (pages === 0 || header.readUInt32BE(92) !== header.readUInt32BE(24) || pages * pageSize <= size) return undefined;
   return `truncated: its header counts ${pages} pages of ${pageSize} bytes (${pages * pageSize} bytes), the file has ${size}`;
+}
+
+/** What `PRAGMA quick_check` found wrong (its first few findings), or undefined when it says ok. */
+export function quickCheckProblem(conn: Database.Database): string | undefined {
+  const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
+  return rows[0]?.quick_check === "ok" ? undefined : `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
+}
+
+/** SQLite's words when an error says the file is damaged or no database; undefined for any other failure. */
+export function damageOf(err: unknown): string | undefined {
+  const code = String((err as { code?: unknown }).code ?? "");
+  return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB" ? `${(err as Error).message} (${code})` : undefined;
 }

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { outboxPath, telemetryPath } from "./outbox-schema.ts";
 import { KeyValues } from "./key-values.ts";
-import { truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
+import { damageOf, quickCheckProblem, truncation, WAL_HEADER_BYTES } from "./sqlite-header.ts";
 
 /**
  * Whether telemetry.db was left safe, kept in outbox.db (synced) and not in telemetry.db itself, whose unsynced
@@ -79,14 +79,12 @@ function damage(path: string, fullCheckMaxBytes: number): string | undefined {
     conn.pragma("user_version");
     // A file cut off before its schema's first commit reached the disk has nothing to lose: replaced too.
     if (!conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").get()) return "no outbox table";
-    if (size <= fullCheckMaxBytes) {
-      const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
-      if (rows[0]?.quick_check !== "ok") return `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
-    } else conn.prepare("SELECT max(seq) FROM outbox").get();
+    if (size <= fullCheckMaxBytes) return quickCheckProblem(conn);
+    conn.prepare("SELECT max(seq) FROM outbox").get();
     return undefined;
   } catch (err) {
-    const code = String((err as { code?: unknown }).code ?? "");
-    if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") return `${(err as Error).message} (${code})`;
+    const damaged = damageOf(err);
+    if (damaged) return damaged;
     throw err;
   } finally {
     conn?.close();
