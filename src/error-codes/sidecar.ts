@@ -20,6 +20,15 @@ export const SIDECAR_ERRORS = {
       "the batch was stored (507). At start, the outbox cannot even be opened (exit 1).",
     fix: "Free space on the data dir's volume (or grow it), then send the batch again, or start again.",
   },
+  EGRESS_ERR_OUTBOX_SYNC: {
+    status: 503,
+    meaning:
+      "The batch was written to the outbox but the disk did not confirm it (its fsync failed; the message names the " +
+      "error): it is not acknowledged. Its records may already be queued, and sent.",
+    fix:
+      "Send the batch again: records the outbox already holds are kept once (answered as duplicates), never sent twice. " +
+      "If it repeats, look at the data dir's volume.",
+  },
   EGRESS_ERR_DATA_DIR_IN_USE: {
     exit: 3,
     meaning: "Another sidecar holds the data dir (the message names its pid, host and start time).",

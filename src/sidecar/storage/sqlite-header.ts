@@ -23,7 +23,15 @@ export function truncation(db: string, size: number): string | undefined {
 
 /** What `PRAGMA quick_check` found wrong (its first few findings), or undefined when it says ok. */
 export function quickCheckProblem(conn: Database.Database): string | undefined {
-  const rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
+  let rows: { quick_check: string }[];
+  try {
+    rows = conn.pragma("quick_check(5)") as { quick_check: string }[];
+  } catch (err) {
+    // A page too damaged for the check to go on past it: still what the check found.
+    const damaged = damageOf(err);
+    if (damaged) return `PRAGMA quick_check: ${damaged}`;
+    throw err;
+  }
   return rows[0]?.quick_check === "ok" ? undefined : `PRAGMA quick_check: ${rows.map((r) => r.quick_check).join("; ")}`;
 }
 
