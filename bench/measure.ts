@@ -78,6 +78,12 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The run whose `ratio` is the median of the runs' (the upper one of an even count): its figures are reported whole. */
+export function medianRun<T>(runs: readonly T[], ratio: (run: T) => number): T {
+  const sorted = [...runs].sort((a, b) => ratio(a) - ratio(b));
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 let collections: { start: number; duration: number }[] | undefined;
 
 /**
