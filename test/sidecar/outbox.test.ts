@@ -273,3 +273,25 @@ test("outbox: an older outbox.db's telemetry moves to telemetry.db once, with it
   assert.equal(resumed.stats.counts("metrics").delivered, 40, "the count once");
   resumed.close();
 });
+
+test("outbox: the pending head stops reading at a batch's bytes, skips what is being sent, and counts as before without a byte bound", () => {
+  let now = 1;
+  const outbox = new Outbox(tempDir(), { now: () => now });
+  try {
+    for (let i = 0; i < 10; i++) {
+      now = 100 + i;
+      outbox.enqueueWithinCap("metrics", [{ body: "x".repeat(100) }], { streams: ["metrics"], maxBytes: 2 ** 20 });
+    }
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 1000, 250), { count: 3, bytes: 300, oldestAt: 100 }, "stops at the third");
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 1000), { count: 10, bytes: 1000, oldestAt: 100 });
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 4, 10_000), { count: 4, bytes: 400, oldestAt: 100 }, "and at the count");
+    const [first, second] = outbox.claim("metrics", 2);
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 1000, 250), { count: 3, bytes: 300, oldestAt: 102 }, "after those being sent");
+    outbox.release("metrics", [first!.seq]); // pending again, before the one still being sent
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 1000, 250), { count: 3, bytes: 300, oldestAt: 100 }, "the 1st, 3rd and 4th");
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 1000), { count: 9, bytes: 900, oldestAt: 100 }, "all but the 2nd");
+    assert.ok(second);
+  } finally {
+    outbox.close();
+  }
+});

@@ -22,7 +22,7 @@ export class BatchSource {
   /** When the next batch is due: at once when full, else once its oldest record has waited flushMs; Infinity when empty. */
   dueInMs(): number {
     const { stream, batchSize, batchBytes } = this.#policy;
-    const { count, bytes, oldestAt } = this.#outbox.stats.pendingHead(stream, batchSize);
+    const { count, bytes, oldestAt } = this.#outbox.stats.pendingHead(stream, batchSize, batchBytes);
     if (count === 0) return Infinity;
     return count >= batchSize || bytes >= (batchBytes ?? Infinity) ? 0 : oldestAt! + this.#flushMs - this.#now();
   }

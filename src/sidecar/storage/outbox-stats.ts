@@ -87,21 +87,29 @@ export class OutboxStats {
     return skip === 0 ? rows : rows.filter((row) => !this.#claims.has(stream, row.seq)).slice(0, limit);
   }
 
-  /** The oldest `limit` pending records of a stream not being sent: how many (at most `limit`), their bytes, the oldest's enqueue time. */
-  pendingHead(stream: Stream, limit: number): { count: number; bytes: number; oldestAt: number | null } {
+  /**
+   * The oldest `limit` pending records of a stream not being sent: how many (at most `limit`), their bytes, the
+   * oldest's enqueue time. With `maxBytes` the reading stops at the record that takes the bytes to it: a backlog of
+   * large telemetry records fills a batch's bytes in a few dozen, and the shipper asks on every OTLP request.
+   */
+  pendingHead(stream: Stream, limit: number, maxBytes = Infinity): { count: number; bytes: number; oldestAt: number | null } {
     const from = this.#claims.scanFrom(stream);
-    if (this.#claims.countFrom(stream, from) === 0) {
-      // The shipper asks before every batch: summed by SQLite from the index, no row made for JavaScript.
+    const skip = this.#claims.countFrom(stream, from);
+    if (skip === 0 && maxBytes === Infinity) {
+      // Summed by SQLite from the index, no row made for JavaScript.
       const row = this.#headSummary.get(stream, from, limit) as { n: number; bytes: number; oldest: number | null };
       return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
     }
-    const head = this.head(stream, limit);
+    let count = 0;
     let bytes = 0;
     let oldestAt: number | null = null;
-    for (const entry of head) {
+    for (const entry of this.#head.iterate(stream, from, limit + skip) as Iterable<HeadEntry>) {
+      if (skip > 0 && this.#claims.has(stream, entry.seq)) continue;
+      count++;
       bytes += entry.size;
       oldestAt = Math.min(oldestAt ?? entry.enqueuedAt, entry.enqueuedAt); // a clock set back makes a later seq older
+      if (count >= limit || bytes >= maxBytes) break;
     }
-    return { count: head.length, bytes, oldestAt };
+    return { count, bytes, oldestAt };
   }
 }

@@ -78,7 +78,7 @@ export class Outbox {
       counts: (stream) => stats(stream).counts(stream),
       deadLetters: (stream, limit) => stats(stream).deadLetters(stream, limit),
       head: (stream, limit) => stats(stream).head(stream, limit),
-      pendingHead: (stream, limit) => stats(stream).pendingHead(stream, limit),
+      pendingHead: (stream, limit, maxBytes) => stats(stream).pendingHead(stream, limit, maxBytes),
     };
   }
 
