@@ -23,11 +23,12 @@ export const SIDECAR_ERRORS = {
   EGRESS_ERR_OUTBOX_SYNC: {
     status: 503,
     meaning:
-      "The batch was written to the outbox but the disk did not confirm it (its fsync failed; the message names the " +
-      "error): it is not acknowledged. Its records may already be queued, and sent.",
+      "The disk reported a write error on outbox.db (an fsync failed; the message names the error): the batch is not " +
+      "acknowledged, and every batch after it gets this answer, with /healthz failing, until the sidecar restarts: " +
+      "what was written since the last good sync may not be on disk, and only a restart reads back what is.",
     fix:
-      "Send the batch again: records the outbox already holds are kept once (answered as duplicates), never sent twice. " +
-      "If it repeats, look at the data dir's volume.",
+      "Look at the data dir's volume (the kernel log names the device); restart the sidecar (Kubernetes does, on the " +
+      "failing liveness probe), then send the batch again: records the outbox holds are kept once, never sent twice.",
   },
   EGRESS_ERR_DATA_DIR_IN_USE: {
     exit: 3,

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
+import { readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import pino from "pino";
 import { EgressError } from "../../src/errors.ts";
 import { defaultHttpLimits } from "../../src/http/limits.ts";
 import { HttpServer } from "../../src/http/server.ts";
+import { registerOperatorRoutes } from "../../src/sidecar/local-api/operator-routes.ts";
 import { billingCommits, registerTransactionsSource } from "../../src/sidecar/sources/transactions.ts";
 import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
 import { FileSync } from "../../src/sidecar/storage/file-sync.ts";
@@ -13,19 +15,22 @@ import { traceTransactions } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 /**
- * An fsync the test finishes by hand: each call waits in `pending` until the test resolves or fails it; after
- * `release()`, later calls succeed at once (so a wrong extra sync makes a test fail, not hang).
+ * An fsync the test finishes by hand: each call waits in `pending` (with what `seen` read when it was called) until
+ * the test resolves or fails it; after `release()`, later calls succeed at once (so a wrong extra sync makes a test
+ * fail, not hang).
  */
-function heldFsync() {
-  const pending: { path: string; done: () => void; fail: (err: Error) => void }[] = [];
+function heldFsync(seen: () => unknown = () => undefined) {
+  const pending: { fd: number; seen: unknown; done: () => void; fail: (err: Error) => void }[] = [];
   let held = true;
-  const fsync = (path: string) =>
+  const fsync = (fd: number) =>
     new Promise<void>((resolve, reject) => {
-      pending.push({ path, done: resolve, fail: reject });
+      pending.push({ fd, seen: seen(), done: resolve, fail: reject });
       if (!held) resolve();
     });
   return { pending, fsync, release: () => (held = false) };
 }
+
+const eio = () => Object.assign(new Error("I/O error"), { code: "EIO" });
 
 const settled = async <T>(promise: Promise<T>) => {
   let state = "pending";
@@ -37,9 +42,15 @@ const settled = async <T>(promise: Promise<T>) => {
   return state;
 };
 
+function aFile(): string {
+  const file = join(tempDir(), "outbox.db-wal");
+  writeFileSync(file, "");
+  return file;
+}
+
 test("file sync: a caller that comes while a sync runs waits for the next, begun after it; callers meanwhile share that one", async () => {
   const { pending, fsync } = heldFsync();
-  const sync = new FileSync("/data/outbox.db-wal", fsync);
+  const sync = new FileSync(aFile(), { fsync });
   const first = sync.sync();
   assert.equal(pending.length, 1, "an idle file syncs at once");
   // Two commits land while the first sync runs: it may have begun before them, so they wait for another.
@@ -50,55 +61,62 @@ test("file sync: a caller that comes while a sync runs waits for the next, begun
   assert.equal(await settled(first), "resolved");
   assert.equal(await settled(second), "pending", "the first sync does not count for a later commit");
   assert.equal(pending.length, 2, "the next sync starts once the first has ended");
-  assert.equal(pending[1]!.path, "/data/outbox.db-wal");
   pending[1]!.done();
   assert.equal(await settled(second), "resolved");
   assert.equal(await settled(third), "resolved", "one sync for both");
   assert.equal(pending.length, 2);
+  sync.close();
 });
 
-test("file sync: a failed sync fails its own callers; the next caller gets a new attempt", async () => {
-  const { pending, fsync } = heldFsync();
-  const sync = new FileSync("/data/outbox.db-wal", fsync);
+test("file sync: the first failure is final: the callers waiting for the next sync and every later one are refused, none tried", async () => {
+  const failures: EgressError[] = [];
+  const { pending, fsync, release } = heldFsync();
+  const sync = new FileSync(aFile(), { fsync, onFailure: (failure) => failures.push(failure) });
   const first = sync.sync();
-  const second = sync.sync();
-  pending[0]!.fail(Object.assign(new Error("EIO"), { code: "EIO" }));
-  await assert.rejects(first, /EIO/);
-  assert.equal(await settled(second), "pending", "the queued caller is not failed by a sync that began before it");
-  pending[1]!.done();
-  assert.equal(await settled(second), "resolved");
-  const third = sync.sync();
-  assert.equal(pending.length, 3);
-  pending[2]!.fail(new Error("EIO again"));
-  await assert.rejects(third);
+  const queued = sync.sync();
+  release(); // were another sync tried, it would succeed: after a failed write-back the pages are clean, unwritten
+  pending[0]!.fail(eio());
+  for (const caller of [first, queued, sync.sync()]) {
+    await assert.rejects(
+      caller,
+      (err: unknown) => err instanceof EgressError && err.code === "EGRESS_ERR_OUTBOX_SYNC" && /EIO/.test(err.message),
+    );
+  }
+  assert.equal(pending.length, 1, "no sync after the failure");
+  assert.equal(failures.length, 1, "told once");
+  assert.match(sync.failure!.message, /until the sidecar restarts/);
+  sync.close();
 });
 
-test("outbox: commitDurably resolves only once outbox.db's WAL is synced; the commit is visible before, and stands if the sync fails", async () => {
+test("outbox: commitDurably syncs outbox.db's WAL after the commit and resolves only then; after a failed sync it commits nothing more", async () => {
   const dir = tempDir();
-  const { pending, fsync } = heldFsync();
-  const outbox = new Outbox(dir, { fsync });
+  let outbox: Outbox | undefined;
+  const { pending, fsync } = heldFsync(() => outbox!.stats.counts("billing").pending);
+  outbox = new Outbox(dir, { fsync });
   try {
-    const committed = outbox.commitDurably(() => outbox.enqueue("billing", [{ recordId: "a", body: "{}" }]));
-    assert.equal(outbox.stats.counts("billing").pending, 1, "committed (a crash of the process keeps it)");
+    const committed = outbox.commitDurably(() => outbox!.enqueue("billing", [{ recordId: "a", body: "{}" }]));
     assert.equal(await settled(committed), "pending", "not on disk until the sync");
-    assert.deepEqual(
-      pending.map((p) => p.path),
-      [join(dir, "outbox.db-wal")],
-    );
+    assert.equal(pending.length, 1);
+    assert.equal(pending[0]!.seen, 1, "the sync began after the commit");
+    assert.equal(readlinkSync(`/proc/self/fd/${pending[0]!.fd}`), join(dir, "outbox.db-wal"), "the WAL's own descriptor");
     pending[0]!.done();
     assert.equal(await committed, 1);
+    assert.equal(outbox.writeFailure, undefined);
 
-    const unconfirmed = outbox.commitDurably(() => outbox.enqueue("billing", [{ recordId: "b", body: "{}" }]));
-    pending[1]!.fail(Object.assign(new Error("no space"), { code: "ENOSPC" }));
+    const unconfirmed = outbox.commitDurably(() => outbox!.enqueue("billing", [{ recordId: "b", body: "{}" }]));
+    pending[1]!.fail(eio());
+    await assert.rejects(unconfirmed, (err: unknown) => err instanceof EgressError && err.code === "EGRESS_ERR_OUTBOX_SYNC");
+    assert.match(outbox.writeFailure ?? "", /fsync: EIO/);
     await assert.rejects(
-      unconfirmed,
-      (err: unknown) => err instanceof EgressError && err.code === "EGRESS_ERR_OUTBOX_SYNC" && /ENOSPC/.test(err.message),
+      outbox.commitDurably(() => outbox!.enqueue("billing", [{ recordId: "c", body: "{}" }])),
+      (err: unknown) => err instanceof EgressError && err.code === "EGRESS_ERR_OUTBOX_SYNC",
     );
-    assert.equal(outbox.stats.counts("billing").pending, 2, "the commit stands: its records are kept, once");
+    assert.equal(outbox.stats.counts("billing").pending, 2, "c was not committed");
+    assert.equal(pending.length, 2, "nor synced");
   } finally {
     outbox.close();
   }
-  // With the real fsync: the WAL file is there to sync, and what was committed is there after a reopen.
+  // With the real fsync: what was committed is there after a reopen, and the next start takes intake again.
   const real = new Outbox(dir);
   try {
     assert.equal(await real.commitDurably(() => real.enqueue("billing", [{ recordId: "c", body: "{}" }])), 1);
@@ -110,7 +128,7 @@ test("outbox: commitDurably resolves only once outbox.db's WAL is synced; the co
   reopened.close();
 });
 
-test("POST /v1/transactions: answered 202 only after the disk confirms; an unconfirmed commit is a 503, and the batch sent again is kept once", async () => {
+test("POST /v1/transactions: 202 only after the disk confirms; after a write error every batch is 503, and /healthz and /readyz fail", async () => {
   const dir = tempDir();
   const { pending, fsync } = heldFsync();
   const outbox = new Outbox(dir, { fsync });
@@ -119,6 +137,14 @@ test("POST /v1/transactions: answered 202 only after the disk confirms; an uncon
   const limits = { ...defaultHttpLimits, bodyBudgets: { billing: 2 ** 20 } };
   const app = new HttpServer({ logger, bodyLimit: { bytes: 2 ** 20 }, limits });
   registerTransactionsSource(app, outbox, () => {}, space);
+  const unused = () => assert.fail("not read by the probes");
+  registerOperatorRoutes(app, {
+    status: unused,
+    audit: unused as never,
+    metrics: unused as never,
+    ready: () => true,
+    failure: () => outbox.writeFailure,
+  });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   const post = (body: unknown) =>
     fetch(`${url}/v1/transactions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -133,22 +159,21 @@ test("POST /v1/transactions: answered 202 only after the disk confirms; an uncon
     assert.equal(await settled(answer), "pending", "no 202 before the sync");
     sync.done();
     assert.equal((await answer).status, 202);
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
 
     const batch = { trace_transactions: traceTransactions(2) };
     answer = post(batch);
-    (await nextSync()).fail(Object.assign(new Error("I/O error"), { code: "EIO" }));
-    const refused = await answer;
-    assert.equal(refused.status, 503);
-    const body = (await refused.json()) as { code: string; detail: string };
-    assert.equal(body.code, "EGRESS_ERR_OUTBOX_SYNC");
-    assert.match(body.detail, /fsync failed: EIO.*send it again/);
-
-    answer = post(batch);
-    (await nextSync()).done();
-    const retried = await answer;
-    assert.equal(retried.status, 202);
-    assert.deepEqual(await retried.json(), { accepted: 2, duplicates: 2 });
-    assert.equal(outbox.stats.counts("billing").pending, 5, "each record once");
+    (await nextSync()).fail(eio());
+    for (const refused of [await answer, await post(batch)]) {
+      assert.equal(refused.status, 503, "the batch sent again is refused too, not answered as duplicates");
+      const body = (await refused.json()) as { code: string; detail: string };
+      assert.equal(body.code, "EGRESS_ERR_OUTBOX_SYNC");
+      assert.match(body.detail, /fsync: EIO.*restarts/);
+    }
+    const health = await fetch(`${url}/healthz`);
+    assert.equal(health.status, 503);
+    assert.match(((await health.json()) as { reason: string }).reason, /write error/);
+    assert.equal((await fetch(`${url}/readyz`)).status, 503);
   } finally {
     await app.close();
     outbox.close();
@@ -157,15 +182,14 @@ test("POST /v1/transactions: answered 202 only after the disk confirms; an uncon
 
 test("billing commits: batches that shared an unconfirmed commit all fail, none re-committed alone (which would call its records duplicates)", async () => {
   const dir = tempDir();
-  const { pending, fsync, release } = heldFsync();
+  const { pending, fsync } = heldFsync();
   const outbox = new Outbox(dir, { fsync });
   try {
     const commits = billingCommits(outbox);
     const batch = (id: string) => [{ recordId: id, body: "{}" }];
     const together = [commits.submit(batch("a")), commits.submit(batch("b"))];
     while (pending.length === 0) await new Promise((resolve) => setImmediate(resolve));
-    pending[0]!.fail(Object.assign(new Error("I/O error"), { code: "EIO" }));
-    release();
+    pending[0]!.fail(eio());
     for (const result of await Promise.allSettled(together)) {
       assert.equal(result.status, "rejected");
       assert.equal((result.reason as EgressError).code, "EGRESS_ERR_OUTBOX_SYNC");

@@ -111,6 +111,7 @@ export class LocalApi {
       audit: storage.audit,
       metrics,
       ready: () => !this.#stopping,
+      failure: () => outbox.writeFailure,
     });
     return this.app.listen(config.listen);
   }

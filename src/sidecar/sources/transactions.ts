@@ -26,8 +26,8 @@ const unconfirmed = (err: unknown): err is EgressError => err instanceof EgressE
  * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox before
  * the 202 (batches arriving together share one commit); a bad batch is 422 and stores nothing; an id already
  * held is not stored (or sent) twice. Below the data dir's delivery reserve (or on a full disk) it is 507
- * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room. A commit the disk does not
- * confirm (its fsync failed) is 503 EGRESS_ERR_OUTBOX_SYNC: not acknowledged, to be sent again.
+ * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room. Once the disk reports a
+ * write error (a failed fsync) every batch is 503 EGRESS_ERR_OUTBOX_SYNC until the sidecar restarts (file-sync.ts).
  */
 export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
   const commits = billingCommits(outbox);
@@ -43,8 +43,7 @@ export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEn
         );
       } catch (err) {
         if (isDiskFull(err)) throw space.full();
-        if (unconfirmed(err))
-          throw new HttpError("EGRESS_ERR_OUTBOX_SYNC", `${err.message}: this batch is not acknowledged, send it again`);
+        if (unconfirmed(err)) throw new HttpError("EGRESS_ERR_OUTBOX_SYNC", `this batch is not acknowledged: ${err.message}`);
         throw err;
       }
       onEnqueued();

@@ -1,6 +1,5 @@
 import type Database from "better-sqlite3";
 import type { Clock } from "../../clock.ts";
-import { EgressError } from "../../errors.ts";
 import { Claims } from "./claims.ts";
 import { FileSync } from "./file-sync.ts";
 import { KeyValues } from "./key-values.ts";
@@ -19,7 +18,8 @@ const seqList = "SELECT value FROM json_each(@seqs)";
 
 /**
  * One file of the outbox (outbox.ts): a queue of records in SQLite (WAL). In a durable file (outbox.db, synchronous
- * FULL) a record is on disk before enqueue returns, so a caller may acknowledge it; in telemetry.db (synchronous OFF)
+ * FULL) a record is on disk before enqueue returns (in commitDurably, when its promise resolves), so a caller may
+ * acknowledge it; in telemetry.db (synchronous OFF)
  * it has reached the operating system. Nothing leaves the file except by ack or prune. Beside the queue, on the same
  * connection (their writes commit with it): `kv` (small values), `stats` (what it holds), `history` (export and
  * retention).
@@ -48,11 +48,11 @@ export class OutboxFile {
    * `db`: the file's connection, opened by outbox-schema.ts (the file takes it over). `durable`: commits are synced
    * (synchronous FULL, send-path bookkeeping NORMAL); otherwise the file syncs nothing and the connection is left as
    * it was set. `readonly`: for tools (export) that read beside a running sidecar and must not touch its state.
-   * `fsync`: how commitDurably syncs the WAL (file-sync.ts; a test passes one it controls).
+   * `sync`: how commitDurably syncs the WAL, and whom it tells when the disk fails it (file-sync.ts).
    */
   constructor(
     db: Database.Database,
-    options: { now?: Clock; readonly?: boolean; durable: boolean; fsync?: (path: string) => Promise<void> },
+    options: { now?: Clock; readonly?: boolean; durable: boolean; sync?: ConstructorParameters<typeof FileSync>[1] },
   ) {
     this.#now = options.now ?? Date.now;
     this.#db = db;
@@ -75,7 +75,7 @@ export class OutboxFile {
     if (options.durable) {
       this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
       this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
-      this.#walSync = new FileSync(`${db.name}-wal`, options.fsync);
+      if (!options.readonly) this.#walSync = new FileSync(`${db.name}-wal`, options.sync);
     }
     this.kv = new KeyValues(this.#db);
     this.stats = new OutboxStats(this.#db, this.kv, this.#claims);
@@ -242,8 +242,9 @@ export class OutboxFile {
 
   /**
    * Runs send-path bookkeeping (ack, remove) without waiting for fsync, in a durable file. Losing it to a power cut
-   * is harmless: a lost ack only re-sends records the beacon already holds, which it skips by id. There intake
-   * (enqueue) always commits with synchronous FULL, and that fsync also makes every earlier relaxed commit durable.
+   * is harmless: a lost ack only re-sends records the beacon already holds, which it skips by id. There intake's
+   * commits are always synced (FULL, or commitDurably's sync of the WAL), which also makes every earlier relaxed
+   * commit durable.
    */
   #relaxed<T>(work: () => T): T {
     if (!this.#syncNormal) return work();
@@ -262,25 +263,27 @@ export class OutboxFile {
 
   /**
    * atomically, on disk when the promise resolves (as a synchronous FULL commit is when it returns) without holding
-   * the event loop for the disk: committed with synchronous NORMAL, then the WAL fsynced on the thread pool. That
-   * fsync was a sixth of the billing intake's main thread (bench/RESULTS.md). Until it resolves the commit is visible
-   * (the shippers may send it; a process crash keeps it) but a power cut could lose it, so nothing may acknowledge it
-   * before. If the sync fails it rejects with EGRESS_ERR_OUTBOX_SYNC (the commit stands): the caller answers an error
-   * and the sender retries, its records' ids (kept once) making that safe.
+   * the event loop for the disk: committed with synchronous NORMAL, then the WAL fsynced on the thread pool
+   * (file-sync.ts). Until it resolves the commit is visible (the shippers may send it; a process crash keeps it) but a
+   * power cut could lose it, so nothing may acknowledge it before. If the disk reports a write error it rejects with
+   * EGRESS_ERR_OUTBOX_SYNC, and so does every later call, committing nothing: what was written since the last good sync
+   * may be lost, and only a restart reads back what the disk holds.
    */
   async commitDurably<T>(work: () => T): Promise<T> {
     if (!this.#walSync) return this.atomically(work);
+    if (this.#walSync.failure) throw this.#walSync.failure;
     const result = this.#relaxed(() => this.#db.transaction(work)());
-    try {
-      await this.#walSync.sync();
-    } catch (err) {
-      const reason = (err as NodeJS.ErrnoException).code ?? "an error";
-      throw new EgressError("EGRESS_ERR_OUTBOX_SYNC", `the disk did not confirm the outbox's commit (fsync failed: ${reason})`);
-    }
+    await this.#walSync.sync();
     return result;
+  }
+
+  /** Why durable commits are refused for good (the disk reported a write error), or undefined. */
+  get writeFailure(): string | undefined {
+    return this.#walSync?.failure?.message;
   }
 
   close(): void {
     if (this.#db.open) this.#db.close();
+    this.#walSync?.close();
   }
 }
