@@ -291,6 +291,12 @@ test("outbox: the pending head stops reading at a batch's bytes, skips what is b
     assert.deepEqual(outbox.stats.pendingHead("metrics", 1000, 250), { count: 3, bytes: 300, oldestAt: 100 }, "the 1st, 3rd and 4th");
     assert.deepEqual(outbox.stats.pendingHead("metrics", 1000), { count: 9, bytes: 900, oldestAt: 100 }, "all but the 2nd");
     assert.ok(second);
+    assert.deepEqual(outbox.stats.pendingHead("metrics", 0, 250), { count: 0, bytes: 0, oldestAt: null });
+    // Many small records (past the rows read one by one): the same answer, summed by SQLite.
+    for (let i = 0; i < 100; i++) outbox.enqueueWithinCap("logs", [{ body: "0123456789" }], { streams: ["logs"], maxBytes: 2 ** 20 });
+    assert.deepEqual(outbox.stats.pendingHead("logs", 1000, 100_000), { count: 100, bytes: 1000, oldestAt: now });
+    assert.deepEqual(outbox.stats.pendingHead("logs", 70, 100_000), { count: 70, bytes: 700, oldestAt: now });
+    assert.ok(outbox.stats.pendingHead("logs", 1000, 905).bytes >= 905, "a batch's bytes are there: due");
   } finally {
     outbox.close();
   }
