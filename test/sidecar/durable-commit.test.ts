@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import Database from "better-sqlite3";
 import pino from "pino";
 import { EgressError } from "../../src/errors.ts";
 import { defaultHttpLimits } from "../../src/http/limits.ts";
@@ -11,6 +12,8 @@ import { billingCommits, registerTransactionsSource } from "../../src/sidecar/so
 import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
 import { FileSync } from "../../src/sidecar/storage/file-sync.ts";
 import { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { OutboxFile } from "../../src/sidecar/storage/outbox-file.ts";
+import { openOutboxToWrite } from "../../src/sidecar/storage/outbox-schema.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
 
@@ -199,4 +202,41 @@ test("billing commits: batches that shared an unconfirmed commit all fail, none 
   } finally {
     outbox.close();
   }
+});
+
+test("outbox file: commitDurably leaves the connection at synchronous FULL, after a commit and after work that throws", async () => {
+  const db = openOutboxToWrite(tempDir());
+  const file = new OutboxFile(db, { durable: true, sync: { fsync: async () => {} } });
+  const FULL = 2;
+  try {
+    assert.equal(await file.commitDurably(() => file.enqueue("billing", [{ recordId: "a", body: "{}" }])), 1);
+    assert.equal(db.pragma("synchronous", { simple: true }), FULL, "usage and kv commits stay synced");
+    await assert.rejects(
+      file.commitDurably(() => {
+        file.enqueue("billing", [{ recordId: "b", body: "{}" }]);
+        throw new Error("a bug in the work");
+      }),
+      /a bug in the work/,
+    );
+    assert.equal(db.pragma("synchronous", { simple: true }), FULL);
+    assert.equal(file.stats.counts("billing").pending, 1, "the work that threw committed nothing");
+  } finally {
+    file.close();
+  }
+});
+
+test("outbox: outbox.db has no telemetry size index (an older one loses it), telemetry.db keeps it", () => {
+  const dir = tempDir();
+  const older = openOutboxToWrite(dir);
+  older.exec("CREATE INDEX outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs')");
+  older.close();
+  new Outbox(dir).close();
+  const indexes = (file: string) => {
+    const db = new Database(join(dir, file), { readonly: true });
+    const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'outbox_%'").pluck().all();
+    db.close();
+    return names;
+  };
+  assert.ok(!indexes("outbox.db").includes("outbox_telemetry_size"));
+  assert.ok(indexes("telemetry.db").includes("outbox_telemetry_size"));
 });
