@@ -20,16 +20,6 @@ export const SIDECAR_ERRORS = {
       "the batch was stored (507). At start, the outbox cannot even be opened (exit 1).",
     fix: "Free space on the data dir's volume (or grow it), then send the batch again, or start again.",
   },
-  EGRESS_ERR_OUTBOX_SYNC: {
-    status: 503,
-    meaning:
-      "The disk reported a write error on outbox.db (an fsync failed; the message names the error): the batch is not " +
-      "acknowledged, and every batch after it gets this answer, with /healthz failing, until the sidecar restarts: " +
-      "what was written since the last good sync may not be on disk, and only a restart reads back what is.",
-    fix:
-      "Look at the data dir's volume (the kernel log names the device); restart the sidecar (Kubernetes does, on the " +
-      "failing liveness probe), then send the batch again: records the outbox holds are kept once, never sent twice.",
-  },
   EGRESS_ERR_DATA_DIR_IN_USE: {
     exit: 3,
     meaning: "Another sidecar holds the data dir (the message names its pid, host and start time).",

@@ -56,7 +56,7 @@ test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk fill
   const { space } = setup(0);
   // Unit test: an outbox whose commit fails as on a full disk.
   const outbox = {
-    commitDurably: async () => {
+    atomically: () => {
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     },
   } as unknown as Outbox;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { bodyText, Outbox, outboxPath } from "../../src/sidecar/storage/outbox.ts";
+import { openOutboxToWrite } from "../../src/sidecar/storage/outbox-schema.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-letters, and prunes only old completed rows", () => {
@@ -300,4 +301,20 @@ test("outbox: the pending head stops reading at a batch's bytes, skips what is b
   } finally {
     outbox.close();
   }
+});
+
+test("outbox: outbox.db has no telemetry size index (an older one loses it), telemetry.db keeps it", () => {
+  const dir = tempDir();
+  const older = openOutboxToWrite(dir);
+  older.exec("CREATE INDEX outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs')");
+  older.close();
+  new Outbox(dir).close();
+  const indexes = (file: string) => {
+    const db = new Database(join(dir, file), { readonly: true });
+    const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'outbox_%'").pluck().all();
+    db.close();
+    return names;
+  };
+  assert.ok(!indexes("outbox.db").includes("outbox_telemetry_size"));
+  assert.ok(indexes("telemetry.db").includes("outbox_telemetry_size"));
 });

@@ -111,7 +111,6 @@ export class LocalApi {
       audit: storage.audit,
       metrics,
       ready: () => !this.#stopping,
-      failure: () => outbox.writeFailure,
     });
     return this.app.listen(config.listen);
   }

@@ -1,4 +1,3 @@
-import { EgressError, HttpError } from "../../errors.ts";
 import { Answer } from "../../http/exchange.ts";
 import type { HttpServer } from "../../http/server.ts";
 import { parseRequest } from "../../http/validate.ts";
@@ -8,29 +7,18 @@ import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import { GroupCommit } from "../../group-commit.ts";
 import type { Outbox } from "../storage/outbox.ts";
 
-type Batch = Parameters<Outbox["enqueue"]>[1];
-
-/** Batches arriving together share one commit of outbox.db, each resolving to how many of its records were new. */
-export function billingCommits(outbox: Outbox): GroupCommit<Batch, number> {
-  return new GroupCommit<Batch, number>(
-    (batches) => outbox.commitDurably(() => batches.map((batch) => outbox.enqueue("billing", batch))),
-    // Both are no batch's fault; an unconfirmed commit also stands, so committing its batches alone again would
-    // count their own records as duplicates.
-    (err) => isDiskFull(err) || unconfirmed(err),
-  );
-}
-
-const unconfirmed = (err: unknown): err is EgressError => err instanceof EgressError && err.code === "EGRESS_ERR_OUTBOX_SYNC";
-
 /**
  * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox before
  * the 202 (batches arriving together share one commit); a bad batch is 422 and stores nothing; an id already
  * held is not stored (or sent) twice. Below the data dir's delivery reserve (or on a full disk) it is 507
- * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room. Once the disk reports a
- * write error (a failed fsync) every batch is 503 EGRESS_ERR_OUTBOX_SYNC until the sidecar restarts (file-sync.ts).
+ * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room.
  */
 export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
-  const commits = billingCommits(outbox);
+  type Batch = Parameters<Outbox["enqueue"]>[1];
+  const commits = new GroupCommit<Batch, number>(
+    (batches) => outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))),
+    isDiskFull,
+  );
   app.post(
     "/v1/transactions",
     async (request): Promise<Answer> => {
@@ -43,7 +31,6 @@ export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEn
         );
       } catch (err) {
         if (isDiskFull(err)) throw space.full();
-        if (unconfirmed(err)) throw new HttpError("EGRESS_ERR_OUTBOX_SYNC", `this batch is not acknowledged: ${err.message}`);
         throw err;
       }
       onEnqueued();

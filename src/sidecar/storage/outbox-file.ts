@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Clock } from "../../clock.ts";
 import { Claims } from "./claims.ts";
-import { FileSync } from "./file-sync.ts";
 import { KeyValues } from "./key-values.ts";
 import { OutboxHistory } from "./outbox-history.ts";
 import { deliveredKey, OutboxStats } from "./outbox-stats.ts";
@@ -18,8 +17,7 @@ const seqList = "SELECT value FROM json_each(@seqs)";
 
 /**
  * One file of the outbox (outbox.ts): a queue of records in SQLite (WAL). In a durable file (outbox.db, synchronous
- * FULL) a record is on disk before enqueue returns (in commitDurably, when its promise resolves), so a caller may
- * acknowledge it; in telemetry.db (synchronous OFF)
+ * FULL) a record is on disk before enqueue returns, so a caller may acknowledge it; in telemetry.db (synchronous OFF)
  * it has reached the operating system. Nothing leaves the file except by ack or prune. Beside the queue, on the same
  * connection (their writes commit with it): `kv` (small values), `stats` (what it holds), `history` (export and
  * retention).
@@ -41,19 +39,13 @@ export class OutboxFile {
   /** Prepared once: db.pragma() compiles its statement on every call, and every send and OTLP request switches. */
   readonly #syncNormal: Database.Statement | undefined;
   readonly #syncFull: Database.Statement | undefined;
-  /** The WAL's sync for commitDurably, in a durable file. */
-  readonly #walSync: FileSync | undefined;
 
   /**
    * `db`: the file's connection, opened by outbox-schema.ts (the file takes it over). `durable`: commits are synced
    * (synchronous FULL, send-path bookkeeping NORMAL); otherwise the file syncs nothing and the connection is left as
    * it was set. `readonly`: for tools (export) that read beside a running sidecar and must not touch its state.
-   * `sync`: how commitDurably syncs the WAL, and whom it tells when the disk fails it (file-sync.ts).
    */
-  constructor(
-    db: Database.Database,
-    options: { now?: Clock; readonly?: boolean; durable: boolean; sync?: ConstructorParameters<typeof FileSync>[1] },
-  ) {
+  constructor(db: Database.Database, options: { now?: Clock; readonly?: boolean; durable: boolean }) {
     this.#now = options.now ?? Date.now;
     this.#db = db;
     // An older sidecar wrote claims to the file ('sending'): nobody is sending them now.
@@ -75,7 +67,6 @@ export class OutboxFile {
     if (options.durable) {
       this.#syncNormal = this.#db.prepare("PRAGMA synchronous = NORMAL");
       this.#syncFull = this.#db.prepare("PRAGMA synchronous = FULL");
-      if (!options.readonly) this.#walSync = new FileSync(`${db.name}-wal`, options.sync);
     }
     this.kv = new KeyValues(this.#db);
     this.stats = new OutboxStats(this.#db, this.kv, this.#claims);
@@ -242,9 +233,8 @@ export class OutboxFile {
 
   /**
    * Runs send-path bookkeeping (ack, remove) without waiting for fsync, in a durable file. Losing it to a power cut
-   * is harmless: a lost ack only re-sends records the beacon already holds, which it skips by id. There intake's
-   * commits are always synced (FULL, or commitDurably's sync of the WAL), which also makes every earlier relaxed
-   * commit durable.
+   * is harmless: a lost ack only re-sends records the beacon already holds, which it skips by id. There intake
+   * (enqueue) always commits with synchronous FULL, and that fsync also makes every earlier relaxed commit durable.
    */
   #relaxed<T>(work: () => T): T {
     if (!this.#syncNormal) return work();
@@ -261,29 +251,7 @@ export class OutboxFile {
     return this.#db.transaction(work)();
   }
 
-  /**
-   * atomically, on disk when the promise resolves (as a synchronous FULL commit is when it returns) without holding
-   * the event loop for the disk: committed with synchronous NORMAL, then the WAL fsynced on the thread pool
-   * (file-sync.ts). Until it resolves the commit is visible (the shippers may send it; a process crash keeps it) but a
-   * power cut could lose it, so nothing may acknowledge it before. If the disk reports a write error it rejects with
-   * EGRESS_ERR_OUTBOX_SYNC, and so does every later call, committing nothing: what was written since the last good sync
-   * may be lost, and only a restart reads back what the disk holds.
-   */
-  async commitDurably<T>(work: () => T): Promise<T> {
-    if (!this.#walSync) return this.atomically(work);
-    if (this.#walSync.failure) throw this.#walSync.failure;
-    const result = this.#relaxed(() => this.#db.transaction(work)());
-    await this.#walSync.sync();
-    return result;
-  }
-
-  /** Why durable commits are refused for good (the disk reported a write error), or undefined. */
-  get writeFailure(): string | undefined {
-    return this.#walSync?.failure?.message;
-  }
-
   close(): void {
     if (this.#db.open) this.#db.close();
-    this.#walSync?.close();
   }
 }

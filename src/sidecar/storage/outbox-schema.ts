@@ -84,8 +84,7 @@ function ofThisVersion(db: Database.Database): Database.Database {
 
 /** The sidecar's own connection to outbox.db: the file created, or upgraded in place from an older sidecar's. */
 export function openOutboxToWrite(dataDir: string): Database.Database {
-  // FULL: a commit survives power loss, not only a process crash. Billing intake commits NORMAL and syncs the WAL
-  // itself, off the event loop, before its 202 (OutboxFile.commitDurably).
+  // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
   return openToWrite(outboxPath(dataDir), { synchronous: "FULL", cacheKiB: 8192, telemetry: false });
 }
 

@@ -31,8 +31,8 @@ const telemetryStreams: ReadonlySet<Stream> = new Set(TELEMETRY_STREAMS);
 
 /**
  * The sidecar's queue, in two SQLite files of the data dir (WAL), one per promise:
- * - `outbox.db` (synchronous FULL; billing intake NORMAL with its own sync of the WAL): billing and usage. A record is on disk before enqueue returns (or, in
- *   commitDurably, when its promise resolves), so a caller may acknowledge it; beside the queue, committing with it, `kv` (small values) and `history` (export and retention).
+ * - `outbox.db` (synchronous FULL): billing and usage. A record is on disk before enqueue returns, so a caller may
+ *   acknowledge it; beside the queue, committing with it, `kv` (small values) and `history` (export and retention).
  * - `telemetry.db` (synchronous OFF): the OTLP signals, best effort. Their commits and checkpoints wait for no disk
  *   sync, which was a tenth of the relay's time (bench/RESULTS.md); a process crash keeps what they hold, a power cut
  *   may lose it, and a file it damaged is replaced at the next start (data-dir.ts).
@@ -48,20 +48,14 @@ export class Outbox {
   readonly stats: StreamStats;
 
   /** `readonly`: for tools (export, preview) that read beside a running sidecar and must not touch its state. */
-  /** `fsync`: how outbox.db's WAL is synced for commitDurably (file-sync.ts; a test passes one it controls). */
-  constructor(dataDir: string, options: { now?: Clock; readonly?: boolean; logger?: Logger; fsync?: (fd: number) => Promise<void> } = {}) {
+  constructor(dataDir: string, options: { now?: Clock; readonly?: boolean; logger?: Logger } = {}) {
     const { now, readonly } = options;
     const mainDb = readonly ? openOutboxToRead(dataDir) : openOutboxToWrite(dataDir);
     let telemetryDb: Database.Database | undefined;
     try {
       telemetryDb = readonly ? openTelemetryToRead(dataDir) : openTelemetryToWrite(dataDir);
       if (!readonly) moveTelemetryRows(mainDb, telemetryDb, options.logger);
-      const onFailure = (failure: Error) =>
-        options.logger?.error(
-          { reason: failure.message },
-          "outbox.db: the disk reported a write error; billing intake refused (503) and /healthz failing until a restart",
-        );
-      this.#main = new OutboxFile(mainDb, { now, readonly, durable: true, sync: { fsync: options.fsync, onFailure } });
+      this.#main = new OutboxFile(mainDb, { now, readonly, durable: true });
       if (!readonly) markOpen(this.#main.kv);
       this.#telemetry = new OutboxFile(telemetryDb, { now, readonly, durable: false });
       this.#telemetryToMark = readonly ? undefined : telemetryDb;
@@ -166,16 +160,6 @@ export class Outbox {
   /** Runs `work` in one transaction of outbox.db: every enqueue (of its streams) and kv write inside commits together. */
   atomically<T>(work: () => T): T {
     return this.#main.atomically(work);
-  }
-
-  /** atomically, resolving once the commit is on disk; the event loop is not held for the disk's sync meanwhile. */
-  commitDurably<T>(work: () => T): Promise<T> {
-    return this.#main.commitDurably(work);
-  }
-
-  /** Why outbox.db refuses durable commits for good (the disk reported a write error), or undefined. */
-  get writeFailure(): string | undefined {
-    return this.#main.writeFailure;
   }
 
   close(): void {
