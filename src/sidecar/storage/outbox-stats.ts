@@ -28,13 +28,13 @@ export interface DeadLetter {
 
 export const deliveredKey = (stream: Stream) => `delivered.${stream}`;
 
+/** Rows pendingHead reads itself, looking for a batch's bytes, before it leaves the sum to SQLite. */
+const HEAD_ROWS_READ = 64;
+
 /**
  * What the queue holds, as status, metrics and the shipper read it. Read-only; statements prepared once (the
  * metrics scrape and the shipper's every batch run them).
  */
-/** Rows pendingHead reads itself, looking for a batch's bytes, before it leaves the sum to SQLite. */
-const HEAD_ROWS_READ = 64;
-
 export class OutboxStats {
   readonly #kv: KeyValues;
   readonly #claims: Claims;
