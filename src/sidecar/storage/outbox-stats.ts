@@ -96,27 +96,31 @@ export class OutboxStats {
    * of large telemetry records fills a batch's bytes in a few dozen, and the shipper asks on every OTLP request.
    */
   pendingHead(stream: Stream, limit: number, maxBytes = Infinity): { count: number; bytes: number; oldestAt: number | null } {
-    if (limit <= 0) return { count: 0, bytes: 0, oldestAt: null };
     const from = this.#claims.scanFrom(stream);
-    const skip = this.#claims.countFrom(stream, from);
-    let count = 0;
-    let bytes = 0;
-    let oldestAt: number | null = null;
-    if (skip > 0 || maxBytes !== Infinity) {
-      let read = 0;
-      for (const entry of this.#head.iterate(stream, from, limit + skip) as Iterable<HeadEntry>) {
-        // Small records: past a few dozen rows SQLite's sum below is cheaper than a row made for JavaScript each.
-        if (skip === 0 && ++read > HEAD_ROWS_READ) break;
-        if (skip > 0 && this.#claims.has(stream, entry.seq)) continue;
-        count++;
-        bytes += entry.size;
-        oldestAt = Math.min(oldestAt ?? entry.enqueuedAt, entry.enqueuedAt); // a clock set back makes a later seq older
-        if (count >= limit || bytes >= maxBytes) return { count, bytes, oldestAt };
-      }
-      if (skip > 0 || read <= HEAD_ROWS_READ) return { count, bytes, oldestAt };
+    // Records being sent lie among the head: the rows themselves, as head() skips them.
+    if (this.#claims.countFrom(stream, from) > 0) return summed(this.head(stream, limit), maxBytes);
+    if (maxBytes !== Infinity && limit > 0) {
+      // A few dozen rows read here find a batch of large records; past them SQLite's sum is cheaper than a row each.
+      const probe = this.#head.all(stream, from, Math.min(limit, HEAD_ROWS_READ)) as HeadEntry[];
+      const head = summed(probe, maxBytes);
+      if (probe.length < HEAD_ROWS_READ || head.count >= limit || head.bytes >= maxBytes) return head;
     }
     // Summed by SQLite from the index, no row made for JavaScript.
     const row = this.#headSummary.get(stream, from, limit) as { n: number; bytes: number; oldest: number | null };
     return { count: row.n, bytes: row.bytes, oldestAt: row.oldest };
   }
+}
+
+/** How many of `entries` (in order) it takes to reach `maxBytes`, or all of them; their bytes and the oldest's time. */
+function summed(entries: readonly HeadEntry[], maxBytes: number): { count: number; bytes: number; oldestAt: number | null } {
+  let count = 0;
+  let bytes = 0;
+  let oldestAt: number | null = null;
+  for (const entry of entries) {
+    if (bytes >= maxBytes) break;
+    count++;
+    bytes += entry.size;
+    oldestAt = Math.min(oldestAt ?? entry.enqueuedAt, entry.enqueuedAt); // a clock set back makes a later seq older
+  }
+  return { count, bytes, oldestAt };
 }
