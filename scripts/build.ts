@@ -52,10 +52,11 @@ function writeRuntimePackage(outdir: string): void {
 export async function buildDist(outdir = new URL("../dist", import.meta.url).pathname): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
   await build({
-    // The beacon's ingest writer runs on a thread of its own, started from its own file (src/beacon/ingest-writer.ts).
+    // The writer threads (the beacon's ingest, the sidecar's billing intake) start from files of their own (src/writer-thread.ts).
     entryPoints: {
       cli: new URL("../src/cli.ts", import.meta.url).pathname,
       "ingest-writer-thread": new URL("../src/beacon/ingest-writer-thread.ts", import.meta.url).pathname,
+      "billing-writer-thread": new URL("../src/sidecar/storage/billing-writer-thread.ts", import.meta.url).pathname,
     },
     outdir,
     bundle: true,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import pino from "pino";
 import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
-import type { Outbox } from "../../src/sidecar/storage/outbox.ts";
+import type { BillingWriter } from "../../src/sidecar/storage/billing-writer.ts";
 import { registerTransactionsSource } from "../../src/sidecar/sources/transactions.ts";
 import { HttpError } from "../../src/errors.ts";
 import { defaultHttpLimits } from "../../src/http/limits.ts";
@@ -54,17 +54,17 @@ test("free space: billing refused (507, saying what to do) below the reserve, te
 
 test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk filled past the reserve) is a 507, not a 500", async () => {
   const { space } = setup(0);
-  // Unit test: an outbox whose commit fails as on a full disk.
-  const outbox = {
-    atomically: () => {
+  // Unit test: a billing writer whose commit fails as on a full disk.
+  const writer = {
+    enqueue: async () => {
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     },
-  } as unknown as Outbox;
+  } as unknown as BillingWriter;
   // The sidecar's billing route is charged to its billing budget, which its server has.
   const limits = { ...defaultHttpLimits, bodyBudgets: { billing: MiB } };
   const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB }, limits });
   let woken = 0;
-  registerTransactionsSource(app, outbox, () => woken++, space);
+  registerTransactionsSource(app, writer, () => woken++, space);
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   try {
     const response = await fetch(`${url}/v1/transactions`, {

@@ -318,3 +318,32 @@ test("outbox: outbox.db has no telemetry size index (an older one loses it), tel
   assert.ok(!indexes("outbox.db").includes("outbox_telemetry_size"));
   assert.ok(indexes("telemetry.db").includes("outbox_telemetry_size"));
 });
+
+test("outbox: records are inserted many to a statement; at every batch length each new id is stored once, in order, with its attempts and size", () => {
+  const dir = tempDir();
+  const outbox = new Outbox(dir, { now: () => 5_000 });
+  let sent = 0;
+  const stored: { record_id: string; attempts: number; size: number; bytes: number; enqueued_at: number }[] = [];
+  for (const length of [0, 1, 49, 50, 51, 100, 149]) {
+    // Every fifth id is one sent before (in this batch or an earlier one), so duplicates straddle the statements.
+    const ids = Array.from({ length }, (_, i) => (i % 5 === 4 ? `id-${(sent + i) >> 1}` : `id-${sent + i}`));
+    const records = ids.map((recordId, i) => ({ recordId, body: `{"id":"${recordId}","pad":"${"é".repeat(i)}"}`, attempts: i }));
+    const before = stored.length;
+    for (const r of records) {
+      if (stored.some((s) => s.record_id === r.recordId)) continue;
+      const bytes = Buffer.byteLength(r.body);
+      stored.push({ record_id: r.recordId, attempts: r.attempts, size: bytes, bytes, enqueued_at: 5_000 });
+    }
+    assert.equal(outbox.enqueue("billing", records), stored.length - before, `length ${length}`);
+    sent += length;
+  }
+  outbox.close();
+  const db = new Database(outboxPath(dir), { readonly: true });
+  const rows = db
+    .prepare(
+      "SELECT record_id, attempts, size, length(CAST(body AS BLOB)) AS bytes, enqueued_at FROM outbox WHERE stream = 'billing' ORDER BY seq",
+    )
+    .all();
+  db.close();
+  assert.deepEqual(rows, stored);
+});

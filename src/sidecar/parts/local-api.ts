@@ -80,7 +80,7 @@ export class LocalApi {
   ): Promise<string> {
     const { storage, egress, metrics, health } = parts;
     const { outbox, space } = storage;
-    registerTransactionsSource(this.app, outbox, () => egress.shipping("billing")?.wake(), space);
+    registerTransactionsSource(this.app, storage.billing, () => egress.shipping("billing")?.wake(), space);
     registerUsageMeasuresSource(this.app, parts.pushed, space);
     registerOtlpReceiver(this.app, {
       outbox,

@@ -6,19 +6,22 @@ import type { AgentConfig } from "../config.ts";
 import { openOutbox } from "../storage/data-dir.ts";
 import { ensureWritableDataDir, shareWithGroup } from "../storage/data-dir-access.ts";
 import { lockDataDir } from "../storage/data-dir-lock.ts";
+import { BillingWriter } from "../storage/billing-writer.ts";
 import { DataDirSpace } from "../storage/disk-space.ts";
 import { ensureInstanceId } from "../storage/instance-id.ts";
 import type { Outbox } from "../storage/outbox.ts";
 
 export interface Storage {
   outbox: Outbox;
+  /** The billing intake's commits to the outbox, on a thread of their own. */
+  billing: BillingWriter;
   /** This sidecar's instance id, kept in the data dir (sent to the beacon on every request). */
   instanceId: string;
   audit: AuditLog;
   space: DataDirSpace;
   /** Marks the data dir as served by this process (after the listener is up). */
   announce(): void;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
@@ -46,14 +49,17 @@ export function openStorage(config: AgentConfig, options: { logger: Logger; now:
   }
   const space = new DataDirSpace(config.dataDir, { logger });
   space.roomForTelemetry(); // logs at once when the sidecar starts on a (nearly) full data dir
+  const billing = new BillingWriter(config.dataDir, { now, logger });
   return {
     outbox,
+    billing,
     instanceId,
     audit,
     space,
     announce: () => lock.announce(),
-    close() {
+    async close() {
       try {
+        await billing.close(); // its last commits first: what it answered is on disk
         audit.close();
       } finally {
         try {

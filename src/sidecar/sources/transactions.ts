@@ -4,21 +4,15 @@ import { parseRequest } from "../../http/validate.ts";
 import { TransactionsRequest, type TransactionsAccepted } from "../../protocol/local-api.ts";
 import { fastTransactionsRequest } from "../../protocol/trace-transaction-fast.ts";
 import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
-import { GroupCommit } from "../../group-commit.ts";
-import type { Outbox } from "../storage/outbox.ts";
+import type { BillingWriter } from "../storage/billing-writer.ts";
 
 /**
- * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox before
- * the 202 (batches arriving together share one commit); a bad batch is 422 and stores nothing; an id already
- * held is not stored (or sent) twice. Below the data dir's delivery reserve (or on a full disk) it is 507
+ * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox (by its writer
+ * thread) before the 202 (batches arriving together share one commit); a bad batch is 422 and stores nothing; an id
+ * already held is not stored (or sent) twice. Below the data dir's delivery reserve (or on a full disk) it is 507
  * EGRESS_ERR_DISK_FULL and stores nothing; intake resumes by itself once there is room.
  */
-export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEnqueued: () => void, space: DataDirSpace): void {
-  type Batch = Parameters<Outbox["enqueue"]>[1];
-  const commits = new GroupCommit<Batch, number>(
-    (batches) => outbox.atomically(() => batches.map((batch) => outbox.enqueue("billing", batch))),
-    isDiskFull,
-  );
+export function registerTransactionsSource(app: HttpServer, writer: BillingWriter, onEnqueued: () => void, space: DataDirSpace): void {
   app.post(
     "/v1/transactions",
     async (request): Promise<Answer> => {
@@ -26,9 +20,12 @@ export function registerTransactionsSource(app: HttpServer, outbox: Outbox, onEn
       space.assertRoomForBilling();
       let inserted: number;
       try {
-        inserted = await commits.submit(
-          body.trace_transactions.map((t) => ({ recordId: t.id, body: JSON.stringify(t), attempts: t.num_failed_send_attempts })),
-        );
+        const transactions = body.trace_transactions;
+        inserted = await writer.enqueue({
+          recordIds: transactions.map((t) => t.id),
+          bodies: transactions.map((t) => JSON.stringify(t)),
+          attempts: transactions.map((t) => t.num_failed_send_attempts),
+        });
       } catch (err) {
         if (isDiskFull(err)) throw space.full();
         throw err;

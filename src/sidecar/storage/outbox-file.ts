@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.ts";
 import { Claims } from "./claims.ts";
 import { KeyValues } from "./key-values.ts";
 import { OutboxHistory } from "./outbox-history.ts";
+import { OutboxInserter } from "./outbox-insert.ts";
 import { deliveredKey, OutboxStats } from "./outbox-stats.ts";
 import { type ByteCap, type CappedEnqueueResult, type OutboxRecord, STREAMS, type Stream } from "./outbox-types.ts";
 
@@ -28,7 +29,7 @@ export class OutboxFile {
   readonly history: OutboxHistory;
   readonly #db: Database.Database;
   readonly #now: Clock;
-  readonly #insert: Database.Statement;
+  readonly #inserter: OutboxInserter;
   readonly #records: Database.Statement;
   readonly #claims = new Claims();
   readonly #capStatements = new Map<string, { held: Database.Statement; oldest: Database.Statement }>();
@@ -51,9 +52,7 @@ export class OutboxFile {
     // An older sidecar wrote claims to the file ('sending'): nobody is sending them now.
     if (!options.readonly)
       this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
-    this.#insert = this.#db.prepare(
-      "INSERT INTO outbox (stream, record_id, body, attempts, size, enqueued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-    );
+    this.#inserter = new OutboxInserter(this.#db);
     this.#records = this.#db.prepare(
       `SELECT seq, record_id AS recordId, CAST(body AS BLOB) AS body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
     );
@@ -78,14 +77,12 @@ export class OutboxFile {
    * twice). Returns how many were new.
    */
   enqueue(stream: Stream, records: readonly { recordId?: string; body: string | Buffer; attempts?: number }[]): number {
-    const now = this.#now();
-    return this.#db.transaction(() => {
-      let inserted = 0;
-      for (const r of records) {
-        inserted += this.#insert.run(stream, r.recordId ?? null, r.body, r.attempts ?? 0, Buffer.byteLength(r.body), now, now).changes;
-      }
-      return inserted;
-    })();
+    const columns = {
+      recordIds: records.map((r) => r.recordId),
+      bodies: records.map((r) => r.body),
+      attempts: records.map((r) => r.attempts ?? 0),
+    };
+    return this.#db.transaction(() => this.#inserter.insert(stream, columns, this.#now()))();
   }
 
   /**

@@ -85,7 +85,7 @@ function ofThisVersion(db: Database.Database): Database.Database {
 /** The sidecar's own connection to outbox.db: the file created, or upgraded in place from an older sidecar's. */
 export function openOutboxToWrite(dataDir: string): Database.Database {
   // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
-  return openToWrite(outboxPath(dataDir), { synchronous: "FULL", cacheKiB: 8192, telemetry: false });
+  return openToWrite(outboxPath(dataDir), { synchronous: "FULL", cacheKiB: OWN_CACHE_KIB, telemetry: false });
 }
 
 /**
@@ -97,6 +97,33 @@ export function openTelemetryToWrite(dataDir: string): Database.Database {
   return openToWrite(telemetryPath(dataDir), { synchronous: "OFF", cacheKiB: 2048, telemetry: true });
 }
 
+/** outbox.db's page cache: the billing intake's connection keeps the hot part of the id index (8 MiB: 32 and 16 raised
+ * the ingest peak, bench/, for no speed); the sidecar's own reads the index heads and the rows being sent. */
+const INTAKE_CACHE_KIB = 8192;
+const OWN_CACHE_KIB = 2048;
+
+/**
+ * A second connection to outbox.db, for the billing intake's writer thread (billing-writer.ts): the file the sidecar
+ * opened (and upgraded) at start, tuned as its own connection is.
+ */
+export function openOutboxForIntake(dataDir: string): Database.Database {
+  const db = new Database(outboxPath(dataDir), { fileMustExist: true });
+  tune(db, { synchronous: "FULL", cacheKiB: INTAKE_CACHE_KIB });
+  return db;
+}
+
+function tune(db: Database.Database, o: { synchronous: "FULL" | "OFF"; cacheKiB: number }): void {
+  db.pragma(`synchronous = ${o.synchronous}`);
+  db.pragma("busy_timeout = 5000");
+  // A batch's savepoint journal stays in memory: past 64 KiB (four 16 KiB pages) SQLite spills it to a temp file, and
+  // the image's root file system, temp dirs included, may be read-only. It holds only the pages one batch changes.
+  db.pragma("temp_store = MEMORY");
+  db.pragma(`cache_size = -${o.cacheKiB}`);
+  // The WAL is checkpointed at 4 MiB (SQLite's default of 1,000 pages, in 4 KiB pages), well inside the 16 MiB the
+  // data dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
+  db.pragma(`wal_autocheckpoint = ${(4 * 2 ** 20) / (db.pragma("page_size", { simple: true }) as number)}`);
+}
+
 function openToWrite(path: string, o: { synchronous: "FULL" | "OFF"; cacheKiB: number; telemetry: boolean }): Database.Database {
   mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
@@ -104,16 +131,7 @@ function openToWrite(path: string, o: { synchronous: "FULL" | "OFF"; cacheKiB: n
   // commits a fifth to a third cheaper than SQLite's 4 KiB (bench/RESULTS.md).
   db.pragma("page_size = 16384");
   db.pragma("journal_mode = WAL");
-  db.pragma(`synchronous = ${o.synchronous}`);
-  db.pragma("busy_timeout = 5000");
-  // A batch's savepoint journal stays in memory: past 64 KiB (four 16 KiB pages) SQLite spills it to a temp file, and
-  // the image's root file system, temp dirs included, may be read-only. It holds only the pages one batch changes.
-  db.pragma("temp_store = MEMORY");
-  // A page cache for the hot part of the id index (8 MiB: 32 and 16 raised the ingest peak, bench/, for no speed).
-  // The WAL is checkpointed at 4 MiB (SQLite's default of 1,000 pages, in 4 KiB pages), well inside the 16 MiB the
-  // data dir keeps free for delivery (disk-space.ts); the beacon lets its WAL grow more.
-  db.pragma(`cache_size = -${o.cacheKiB}`);
-  db.pragma(`wal_autocheckpoint = ${(4 * 2 ** 20) / (db.pragma("page_size", { simple: true }) as number)}`);
+  tune(db, o);
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
     db.close();
