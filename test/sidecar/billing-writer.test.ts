@@ -15,7 +15,7 @@ import { tempDir } from "../helpers/processes.ts";
 const MiB = 2 ** 20;
 
 /** A batch of `n` billing records as the intake hands them over (ids unique unless given). */
-function batch(n: number, ids = Array.from({ length: n }, () => crypto.randomUUID())): RecordColumns {
+function batch(n: number, ids: string[] = Array.from({ length: n }, () => crypto.randomUUID())): RecordColumns {
   return { recordIds: ids, bodies: ids.map((id) => JSON.stringify({ id })), attempts: ids.map((_, i) => i % 3) };
 }
 

@@ -5,6 +5,7 @@ import { TransactionsRequest, type TransactionsAccepted } from "../../protocol/l
 import { fastTransactionsRequest } from "../../protocol/trace-transaction-fast.ts";
 import { isDiskFull, type DataDirSpace } from "../storage/disk-space.ts";
 import type { BillingWriter } from "../storage/billing-writer.ts";
+import type { RecordColumns } from "../storage/outbox-insert.ts";
 
 /**
  * POST /v1/transactions: billing input from the instance. The whole batch is committed to the outbox (by its writer
@@ -16,25 +17,30 @@ export function registerTransactionsSource(app: HttpServer, writer: BillingWrite
   app.post(
     "/v1/transactions",
     async (request): Promise<Answer> => {
-      const body = parseRequest(TransactionsRequest, request.body, "body", fastTransactionsRequest);
+      const records = recordsOf(request);
       space.assertRoomForBilling();
       let inserted: number;
       try {
-        const transactions = body.trace_transactions;
-        inserted = await writer.enqueue({
-          recordIds: transactions.map((t) => t.id),
-          bodies: transactions.map((t) => JSON.stringify(t)),
-          attempts: transactions.map((t) => t.num_failed_send_attempts),
-        });
+        inserted = await writer.enqueue(records);
       } catch (err) {
         if (isDiskFull(err)) throw space.full();
         throw err;
       }
       onEnqueued();
-      const accepted = body.trace_transactions.length;
+      const accepted = records.bodies.length;
       return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
     },
     // Served from the connection reserve, its bodies charged to the billing budget: no other client can take either.
     { reserved: true, budget: "billing" },
   );
+}
+
+/** The batch's records as the outbox stores them: validated (422 otherwise), each transaction in its canonical JSON. */
+function recordsOf(request: { body: unknown }): RecordColumns {
+  const transactions = parseRequest(TransactionsRequest, request.body, "body", fastTransactionsRequest).trace_transactions;
+  return {
+    recordIds: transactions.map((t) => t.id),
+    bodies: transactions.map((t) => JSON.stringify(t)),
+    attempts: transactions.map((t) => t.num_failed_send_attempts),
+  };
 }
