@@ -109,6 +109,7 @@ test("POST /v1/transactions: with no outbox its writer can open, a batch is a 50
       body: JSON.stringify({ trace_transactions: traceTransactions(2) }),
     });
     assert.equal(response.status, 503);
+    assert.equal(((await response.json()) as { code: string }).code, "EGRESS_ERR_DATABASE_UNAVAILABLE");
     assert.ok(response.headers.get("retry-after"), "says when to send it again");
     assert.equal(woken, 0, "nothing enqueued, no shipper woken");
   } finally {
