@@ -23,8 +23,9 @@ export interface WriterThreadOptions {
 /**
  * Commits to an SQLite file on a thread of its own (src/writer-thread-loop.ts): a batch's inserts and its fsync took
  * the event loop for as long as they ran, and no other request was read, parsed or answered meanwhile. A request is
- * still answered only once its commit returned. A thread that is lost (or cannot open its file) fails what it held as
- * the database unavailable (503) and is started again after 0.5 s doubling to 30 s, never once per request.
+ * still answered only once its commit returned. A thread that is lost (or cannot open its file) fails the requests
+ * sent to it as the database unavailable (503) and is started again after 0.5 s doubling to 30 s, never once per
+ * request.
  */
 export class WriterThread<Body> {
   readonly #script: URL;
@@ -34,14 +35,15 @@ export class WriterThread<Body> {
   /** Settles when the current thread has opened the database, or is lost first (readiness). */
   #opened: Promise<void> = Promise.resolve();
   #markOpen: (() => void) | undefined;
-  /** Threads lost since one last opened the database, and when another may start. */
+  /** Threads lost since one last committed, and when another may start. */
   #failures = 0;
   #restartAt = Number.NEGATIVE_INFINITY;
   #closed = false;
   #idleTimer: NodeJS.Timeout | undefined;
   /** Threads told to end (idle, or closing) until they have: close() waits for each, so none outlives it. */
   readonly #ending = new Map<Worker, Promise<unknown>>();
-  readonly #pending = new Map<number, { resolve(results: number[]): void; reject(err: unknown): void }>();
+  /** Each thread's requests not yet answered: a thread lost fails its own, never another's. */
+  readonly #pending = new Map<Worker, Map<number, Waiting>>();
   #nextId = 0;
 
   /** `script`: the thread's entry point (bundled, a file of its own beside the chunk that starts it). */
@@ -74,8 +76,9 @@ export class WriterThread<Body> {
     clearTimeout(this.#idleTimer);
     const id = this.#nextId++;
     worker.postMessage({ ...body, id } satisfies WriterRequest<Body>, transfer);
-    if (this.#pending.size === 0) worker.ref(); // keeps the process up while a commit is owed
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    const pending = this.#pending.get(worker)!;
+    if (pending.size === 0) worker.ref(); // keeps the process up while a commit is owed
+    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
   }
 
   /** Waits for the commits under way, then ends the thread; later requests fail (503). */
@@ -109,26 +112,29 @@ export class WriterThread<Body> {
       failOpen = reject;
     });
     this.#opened.catch(() => {}); // read by ready(), if anyone asks
+    this.#pending.set(worker, new Map());
     worker.on("message", (reply: WriterReply) => this.#settle(worker, reply));
-    // Once per thread ('error' comes before 'exit'): a new thread may hold requests of its own by the time this one exits.
+    // Once per thread ('error' comes before 'exit').
     let gone = false;
-    const lost = (err: unknown, ended: boolean) => {
+    const lost = (err: unknown) => {
       if (gone) return;
       gone = true;
       if (this.#worker === worker) this.#worker = undefined;
       failOpen(new DatabaseUnavailableError(err));
-      if (this.#closed || ended) return;
+      // Not the records' fault: a 503 the sender sends again, never an error counted against them. (A thread told to
+      // end has answered everything first; if it could not, its requests fail too.)
+      for (const { reject } of this.#pending.get(worker)!.values()) reject(new DatabaseUnavailableError(err));
+      this.#pending.delete(worker);
+      if (this.#ending.has(worker) || this.#closed) return; // ended on purpose: no outage, no wait
       this.#restartAt = this.#now() + reconnectDelayMs(++this.#failures);
       // Once per outage, not per attempt.
       if (this.#failures === 1)
         this.#options.logger?.error({ err }, `${this.#options.name} thread stopped; its writes are refused (503) until another starts`);
-      // Not the records' fault: a 503 the sender sends again, never an error counted against them.
-      for (const { reject } of this.#pending.values()) reject(new DatabaseUnavailableError(err));
-      this.#pending.clear();
     };
-    worker.on("error", (err) => lost(err, false));
+    worker.on("error", lost);
     worker.on("exit", (code) => {
-      lost(new Error(`${this.#options.name} thread exited (${code})`), this.#ending.delete(worker));
+      lost(new Error(`${this.#options.name} thread exited (${code})`));
+      this.#ending.delete(worker);
     });
     this.#worker = worker;
     return worker;
@@ -136,14 +142,20 @@ export class WriterThread<Body> {
 
   #settle(worker: Worker, reply: WriterReply): void {
     if (reply === "open") {
-      if (this.#failures > 0) this.#options.logger?.info({ attempts: this.#failures }, `${this.#options.name} thread is running again`);
-      this.#failures = 0;
       this.#markOpen?.();
       return;
     }
-    const waiting = this.#pending.get(reply.id);
-    this.#pending.delete(reply.id);
-    if (this.#pending.size === 0) {
+    // The wait before a restart grows until a thread has committed: one that opens, then dies on each request (a poison
+    // batch), is not started again per request.
+    if (this.#failures > 0 && "results" in reply) {
+      this.#options.logger?.info({ attempts: this.#failures }, `${this.#options.name} thread is running again`);
+      this.#failures = 0;
+    }
+    const pending = this.#pending.get(worker);
+    const waiting = pending?.get(reply.id);
+    pending?.delete(reply.id);
+    // A thread told to end stays referenced until it has: the process waits for its close.
+    if (pending?.size === 0 && this.#worker === worker) {
       worker.unref();
       this.#endWhenIdle(worker);
     }
@@ -156,8 +168,13 @@ export class WriterThread<Body> {
     if (idleMs === undefined) return;
     clearTimeout(this.#idleTimer);
     this.#idleTimer = setTimeout(() => {
-      if (this.#worker === worker && this.#pending.size === 0) this.#end(worker);
+      if (this.#worker === worker && this.#pending.get(worker)?.size === 0) this.#end(worker);
     }, idleMs);
     this.#idleTimer.unref();
   }
+}
+
+interface Waiting {
+  resolve(results: number[]): void;
+  reject(err: unknown): void;
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import Database from "better-sqlite3";
 import pino from "pino";
 import { DatabaseUnavailableError } from "../../src/database-unavailable.ts";
 import { defaultHttpLimits } from "../../src/http/limits.ts";
@@ -7,7 +8,7 @@ import { HttpServer } from "../../src/http/server.ts";
 import { registerTransactionsSource } from "../../src/sidecar/sources/transactions.ts";
 import { BillingWriter } from "../../src/sidecar/storage/billing-writer.ts";
 import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
-import { bodyText, Outbox } from "../../src/sidecar/storage/outbox.ts";
+import { bodyText, Outbox, outboxPath } from "../../src/sidecar/storage/outbox.ts";
 import type { RecordColumns } from "../../src/sidecar/storage/outbox-insert.ts";
 import { traceTransactions } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
@@ -37,6 +38,9 @@ test("billing writer: batches sent together are each answered with their own new
       [0, 1, 2].map((i) => [batches[0]!.recordIds![i], batches[0]!.bodies[i], i % 3]),
       "in the order sent, with the instance's failed-send counts",
     );
+    const db = new Database(outboxPath(dir), { readonly: true });
+    assert.deepEqual(db.prepare("SELECT DISTINCT enqueued_at AS at FROM outbox").all(), [{ at: 2_000 }], "the sidecar's clock");
+    db.close();
     assert.equal(await writer.enqueue(batches[7]!), 0, "a batch sent again stores nothing");
     const mixed = batch(3, [batches[2]!.recordIds![5]!, "new-a", "new-a"]);
     assert.equal(await writer.enqueue(mixed), 1, "an id held, or repeated within the batch, is stored once");
@@ -51,10 +55,11 @@ test("billing writer: close waits for the commits under way, and the sidecar's o
   const dir = tempDir("billing-writer-");
   const outbox = new Outbox(dir);
   const writer = new BillingWriter(dir);
-  const pending = Array.from({ length: 30 }, () => writer.enqueue(batch(500)));
+  let answered = 0;
+  const pending = Array.from({ length: 60 }, () => writer.enqueue(batch(500)).finally(() => answered++));
   // Meanwhile the shipper's bookkeeping on the sidecar's connection: each write waits for the lock, none is refused.
   let acked = 0;
-  for (let turn = 0; turn < 30; turn++) {
+  for (let turn = 0; turn < 10; turn++) {
     const claimed = outbox.claim("billing", 100);
     outbox.ack(
       "billing",
@@ -63,13 +68,14 @@ test("billing writer: close waits for the commits under way, and the sidecar's o
     acked += claimed.length;
     await new Promise((resolve) => setImmediate(resolve));
   }
+  assert.ok(answered < 60, "commits were still under way when close was called");
   await writer.close();
   assert.deepEqual(
     await Promise.all(pending),
     pending.map(() => 500),
   );
   const counts = outbox.stats.counts("billing");
-  assert.equal(counts.pending + counts.completed, 15_000);
+  assert.equal(counts.pending + counts.completed, 30_000);
   assert.equal(counts.completed, acked);
   await assert.rejects(writer.enqueue(batch(1)), DatabaseUnavailableError, "closed: refused, no new thread");
   outbox.close();

@@ -39,7 +39,7 @@ function answer(protobuf: boolean, status: number, json: unknown, encode: () => 
  */
 export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptions): void {
   const { outbox, enabled, privacy, cap, metrics, space } = options;
-  // Requests parsed in the same turn share one transaction, as billing intake's do (a full disk fails them all).
+  // Requests parsed in the same turn share one transaction (a full disk fails them all).
   const intake = new GroupCommit<Entry, CappedEnqueueResult>((entries) => outbox.enqueueAllWithinCap(entries, cap), isDiskFull);
   for (const signal of OTLP_SIGNALS) {
     app.post(

@@ -18,6 +18,7 @@ export function registerTransactionsSource(app: HttpServer, writer: BillingWrite
     "/v1/transactions",
     async (request): Promise<Answer> => {
       const records = recordsOf(request);
+      const accepted = records.bodies.length; // the thread has its own copy: nothing of the batch is held meanwhile
       space.assertRoomForBilling();
       let inserted: number;
       try {
@@ -27,7 +28,6 @@ export function registerTransactionsSource(app: HttpServer, writer: BillingWrite
         throw err;
       }
       onEnqueued();
-      const accepted = records.bodies.length;
       return new Answer(202, { accepted, duplicates: accepted - inserted } satisfies TransactionsAccepted);
     },
     // Served from the connection reserve, its bodies charged to the billing budget: no other client can take either.

@@ -48,11 +48,14 @@ export class OutboxInserter {
     };
     let inserted = 0;
     let i = 0;
-    for (; i + ROWS <= bodies.length; i += ROWS) {
-      for (let row = 0; row < ROWS; row++) put(this.#values, row * COLUMNS, i + row);
-      inserted += this.#many.run(this.#values).changes;
+    try {
+      for (; i + ROWS <= bodies.length; i += ROWS) {
+        for (let row = 0; row < ROWS; row++) put(this.#values, row * COLUMNS, i + row);
+        inserted += this.#many.run(this.#values).changes;
+      }
+    } finally {
+      this.#values.fill(undefined); // holds no body (an OTLP request's may be megabytes) past the call
     }
-    this.#values.fill(undefined); // holds no body (an OTLP request's may be megabytes) past the call
     const one: unknown[] = new Array(COLUMNS);
     for (; i < bodies.length; i++) {
       put(one, 0, i);

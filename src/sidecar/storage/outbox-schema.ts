@@ -84,7 +84,8 @@ function ofThisVersion(db: Database.Database): Database.Database {
 
 /** The sidecar's own connection to outbox.db: the file created, or upgraded in place from an older sidecar's. */
 export function openOutboxToWrite(dataDir: string): Database.Database {
-  // FULL: a commit survives power loss, not only a process crash; the 202 to the instance depends on it.
+  // FULL: a commit survives power loss, not only a process crash (billing's intake commits on a connection of its own,
+  // openOutboxForIntake, as durably: the 202 to the instance depends on it).
   return openToWrite(outboxPath(dataDir), { synchronous: "FULL", cacheKiB: OWN_CACHE_KIB, telemetry: false });
 }
 
