@@ -3,17 +3,12 @@ import { test } from "node:test";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { DatabaseUnavailableError } from "../../src/database-unavailable.ts";
-import { defaultHttpLimits } from "../../src/http/limits.ts";
-import { HttpServer } from "../../src/http/server.ts";
-import { registerTransactionsSource } from "../../src/sidecar/sources/transactions.ts";
 import { BillingWriter } from "../../src/sidecar/storage/billing-writer.ts";
 import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
 import { bodyText, Outbox, outboxPath } from "../../src/sidecar/storage/outbox.ts";
 import type { RecordColumns } from "../../src/sidecar/storage/outbox-insert.ts";
-import { traceTransactions } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/processes.ts";
-
-const MiB = 2 ** 20;
+import { postToTransactionsRoute } from "../helpers/transactions-route.ts";
 
 /** A batch of `n` billing records as the intake hands them over (ids unique unless given). */
 function batch(n: number, ids: string[] = Array.from({ length: n }, () => crypto.randomUUID())): RecordColumns {
@@ -101,25 +96,14 @@ test("billing writer: its thread ends when idle (memory back) and the next batch
 
 test("POST /v1/transactions: with no outbox its writer can open, a batch is a 503 to send again (not a 500), and nothing is stored", async () => {
   const dir = tempDir("billing-writer-"); // no outbox.db in it
-  const space = new DataDirSpace(dir, { logger: pino({ level: "silent" }) });
   const writer = new BillingWriter(dir);
-  const limits = { ...defaultHttpLimits, bodyBudgets: { billing: MiB } };
-  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB }, limits });
-  let woken = 0;
-  registerTransactionsSource(app, writer, () => woken++, space);
-  const url = await app.listen({ host: "127.0.0.1", port: 0 });
   try {
-    const response = await fetch(`${url}/v1/transactions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ trace_transactions: traceTransactions(2) }),
-    });
-    assert.equal(response.status, 503);
-    assert.equal(((await response.json()) as { code: string }).code, "EGRESS_ERR_DATABASE_UNAVAILABLE");
-    assert.ok(response.headers.get("retry-after"), "says when to send it again");
-    assert.equal(woken, 0, "nothing enqueued, no shipper woken");
+    const answer = await postToTransactionsRoute(writer, new DataDirSpace(dir, { logger: pino({ level: "silent" }) }));
+    assert.equal(answer.status, 503);
+    assert.equal(answer.body.code, "EGRESS_ERR_DATABASE_UNAVAILABLE");
+    assert.ok(answer.retryAfter, "says when to send it again");
+    assert.equal(answer.woken, 0, "nothing enqueued, no shipper woken");
   } finally {
-    await app.close();
     await writer.close();
   }
 });

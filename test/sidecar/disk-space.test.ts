@@ -3,11 +3,8 @@ import { test } from "node:test";
 import pino from "pino";
 import { DataDirSpace } from "../../src/sidecar/storage/disk-space.ts";
 import type { BillingWriter } from "../../src/sidecar/storage/billing-writer.ts";
-import { registerTransactionsSource } from "../../src/sidecar/sources/transactions.ts";
 import { HttpError } from "../../src/errors.ts";
-import { defaultHttpLimits } from "../../src/http/limits.ts";
-import { HttpServer } from "../../src/http/server.ts";
-import { traceTransactions } from "../helpers/fixtures.ts";
+import { postToTransactionsRoute } from "../helpers/transactions-route.ts";
 
 const MiB = 2 ** 20;
 
@@ -60,26 +57,11 @@ test("POST /v1/transactions: a commit that fails with SQLITE_FULL (the disk fill
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     },
   } as unknown as BillingWriter;
-  // The sidecar's billing route is charged to its billing budget, which its server has.
-  const limits = { ...defaultHttpLimits, bodyBudgets: { billing: MiB } };
-  const app = new HttpServer({ logger: pino({ level: "silent" }), bodyLimit: { bytes: MiB }, limits });
-  let woken = 0;
-  registerTransactionsSource(app, writer, () => woken++, space);
-  const url = await app.listen({ host: "127.0.0.1", port: 0 });
-  try {
-    const response = await fetch(`${url}/v1/transactions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ trace_transactions: traceTransactions(2) }),
-    });
-    const body = (await response.json()) as { code: string; detail: string };
-    assert.equal(response.status, 507);
-    assert.equal(body.code, "EGRESS_ERR_DISK_FULL");
-    assert.match(body.detail, /nothing of this batch was stored/);
-    assert.equal(woken, 0, "nothing enqueued, no shipper woken");
-  } finally {
-    await app.close();
-  }
+  const answer = await postToTransactionsRoute(writer, space);
+  assert.equal(answer.status, 507);
+  assert.equal(answer.body.code, "EGRESS_ERR_DISK_FULL");
+  assert.match(answer.body.detail, /nothing of this batch was stored/);
+  assert.equal(answer.woken, 0, "nothing enqueued, no shipper woken");
 });
 
 test("telemetry's check reuses a reading for at most 100 ms, only when the volume is far from its threshold; billing's never", () => {
