@@ -9,7 +9,7 @@ import { tempDir } from "./helpers/processes.ts";
 
 const SCRIPT = new URL("./helpers/crashing-writer-thread.ts", import.meta.url);
 
-/** A writer on the crashing test thread; `started()`: how many threads have started so far. */
+/** A writer on the crashing test thread; `started()` and `ended()`: how many threads have so far. */
 function writer(options: { now?: () => number; idleMs?: number } = {}) {
   const logged: string[] = [];
   const logger = { error: (_: unknown, msg: string) => logged.push(msg), info: () => {} } as unknown as Logger;
@@ -21,7 +21,11 @@ function writer(options: { now?: () => number; idleMs?: number } = {}) {
     logger,
     ...options,
   });
-  return { thread, logged, started: () => readFileSync(starts, "utf8").split("\n").length - 1 };
+  const count = (line: string) =>
+    readFileSync(starts, "utf8")
+      .split("\n")
+      .filter((l) => l === line).length;
+  return { thread, logged, started: () => count("started"), ended: () => count("ended") };
 }
 
 test("writer thread: one lost with requests waiting fails them (503), later ones are answered by the next thread after the wait", async () => {
@@ -59,7 +63,7 @@ test("writer thread: a request that kills every thread it meets, sent every 5 s,
 });
 
 test("writer thread: a request while the idle thread is ending goes to a new one; close waits for both to end", async () => {
-  const { thread } = writer({ idleMs: 20 });
+  const { thread, started, ended } = writer({ idleMs: 20 });
   assert.deepEqual(await thread.send({ n: 1 }), [1]);
   for (let waited = 0; thread.running && waited < 5_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
   assert.equal(thread.running, false, "told to end once idle");
@@ -67,5 +71,7 @@ test("writer thread: a request while the idle thread is ending goes to a new one
   assert.equal(thread.running, true);
   await thread.close();
   assert.equal(thread.running, false);
+  assert.equal(started(), 2);
+  assert.equal(ended(), 2, "close returned only once both threads had ended");
   await assert.rejects(thread.send({ n: 3 }), DatabaseUnavailableError, "closed: refused");
 });

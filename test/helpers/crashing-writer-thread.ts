@@ -5,7 +5,10 @@ import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { serveWrites } from "../../src/writer-thread-loop.ts";
 
-appendFileSync((workerData as { starts: string }).starts, "started\n"); // the test counts the threads
+// The test counts the threads that started, and those that have ended.
+const { starts } = workerData as { starts: string };
+appendFileSync(starts, "started\n");
+process.on("exit", () => appendFileSync(starts, "ended\n"));
 const db = new Database(":memory:");
 serveWrites<{ n: number; crash?: boolean }>(db, {
   insert: (request) => (request.crash ? process.exit(3) : [request.n]),

@@ -13,8 +13,9 @@ export interface BillingRequest {
 const THREAD = new URL(import.meta.url.endsWith(".ts") ? "./billing-writer-thread.ts" : "./billing-writer-thread.js", import.meta.url);
 
 /**
- * A thread that has had no batch for this long ends (about 13 MiB back: the sidecar idles at its own footprint); the
- * next batch starts another (tens of milliseconds). An instance that sends every few seconds keeps it.
+ * A thread that has had no batch for this long ends (most of its memory back: an idle sidecar holds about 89 MiB with
+ * it, 81 after it, bench/RESULTS.md); the next batch starts another (tens of milliseconds). An instance that sends
+ * every few seconds keeps it.
  */
 const IDLE_MS = 30_000;
 
