@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { otlpProtoTypes } from "../../src/protocol/otlp-proto-schema.ts";
+import { recordKey } from "../../src/sidecar/storage/record-key.ts";
 import { HTTPValidationError, MAX_VALIDATION_ERRORS } from "../../src/protocol/validation-error.ts";
 
 // Shared by the bad-input suite: raw requests (any bytes, any headers), the catalogue of bad bodies, and
@@ -158,11 +159,12 @@ export function sidecarStored(dataDir: string): { inserted: number; pushedMeasur
   });
 }
 
-/** The stored body of one billing record, by transaction id. */
+/** The stored body of one billing record, by transaction id (kept as the outbox keys it). */
 export function sidecarRecordBody(dataDir: string, id: string): Record<string, unknown> | undefined {
   const row = readOnly(
     join(dataDir, "outbox.db"),
-    (db) => db.prepare("SELECT body FROM outbox WHERE stream = 'billing' AND record_id = ?").get(id) as { body: string } | undefined,
+    (db) =>
+      db.prepare("SELECT body FROM outbox WHERE stream = 'billing' AND record_id = ?").get(recordKey(id)) as { body: string } | undefined,
   );
   return row && JSON.parse(row.body);
 }

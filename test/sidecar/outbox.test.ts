@@ -152,8 +152,56 @@ test("outbox: a version-2 file (narrower send-path index) is upgraded in place a
   );
   outbox.close();
   const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
-  assert.equal(reopened.pragma("user_version", { simple: true }), 3);
+  assert.equal(reopened.pragma("user_version", { simple: true }), 4, "upgraded to this sidecar's version");
   assert.equal(reopened.pragma("page_size", { simple: true }), 4096, "an older file keeps its pages (no rewrite at start)");
+  reopened.close();
+});
+
+test("outbox: a version-3 file (ids as text) is upgraded in place: its UUIDs become 16-byte keys, still held (a re-sent id is a duplicate) and read back as sent", () => {
+  const uuids = ["2d3c4b5a-6978-4abc-8def-0123456789ab", "b8e5a573-541f-487e-beeb-022d8413530f"];
+  // Kept as text: not a canonical UUID (upper case, no dashes), or not a UUID at all (usage keys its snapshots by time).
+  const texts = ["2D3C4B5A-6978-4ABC-8DEF-0123456789AB", "2d3c4b5a69784abc8def0123456789ab", "2026-11-01T10:00:00.000Z"];
+  const dir = legacyOutbox(
+    3,
+    `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0,
+      enqueued_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_error TEXT);
+     CREATE UNIQUE INDEX outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
+     CREATE INDEX outbox_by_state ON outbox (stream, state, seq, size, enqueued_at)`,
+    (db) => {
+      const insert = db.prepare("INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES (?, ?, ?, 2, 1, 1)");
+      for (const id of [...uuids, ...texts.slice(0, 2)]) insert.run("billing", id, "{}");
+      insert.run("usage", texts[2], "{}");
+    },
+  );
+  const outbox = new Outbox(dir);
+  const enqueued = outbox.enqueue(
+    "billing",
+    [...uuids, ...texts.slice(0, 2)].map((recordId) => ({ recordId, body: "{}" })),
+  );
+  assert.equal(enqueued, 0, "every id held before the upgrade is still held");
+  assert.equal(outbox.enqueue("usage", [{ recordId: texts[2], body: "{}" }]), 0);
+  const claimed = outbox.claim("billing", 10);
+  assert.deepEqual(
+    claimed.map((r) => r.recordId),
+    [...uuids, ...texts.slice(0, 2)],
+  );
+  outbox.deadLetter("billing", [claimed[0]!.seq], "refused");
+  assert.deepEqual(
+    outbox.stats.deadLetters("billing", 5).map((d) => d.recordId),
+    [uuids[0]],
+  );
+  assert.deepEqual(
+    [...outbox.history.records("billing")].map((r) => r.recordId),
+    [...uuids, ...texts.slice(0, 2)],
+  );
+  outbox.close();
+  const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
+  assert.deepEqual(reopened.prepare("SELECT typeof(record_id) AS type, length(record_id) AS length FROM outbox ORDER BY seq").all(), [
+    ...uuids.map(() => ({ type: "blob", length: 16 })),
+    ...texts.map((t) => ({ type: "text", length: t.length })),
+  ]);
+  assert.equal(reopened.pragma("user_version", { simple: true }), 4);
   reopened.close();
 });
 

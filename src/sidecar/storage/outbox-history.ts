@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { OutboxRecord, Stream } from "./outbox.ts";
+import { recordIdSql } from "./record-key.ts";
 
 /**
  * The records the outbox keeps after delivery (billing, for the true-up export) and their retention: `export`
@@ -10,7 +11,9 @@ export class OutboxHistory {
   readonly #prune: Database.Statement;
 
   constructor(db: Database.Database, streams: string) {
-    this.#records = db.prepare("SELECT seq, record_id AS recordId, body, attempts FROM outbox WHERE stream = ? ORDER BY seq");
+    this.#records = db.prepare(
+      `SELECT seq, ${recordIdSql("record_id")} AS recordId, body, attempts FROM outbox WHERE stream = ? ORDER BY seq`,
+    );
     // Literal stream names, so the planner can use the indexes that lead with `stream`.
     this.#prune = db.prepare(`DELETE FROM outbox WHERE stream IN (${streams}) AND state = 'completed' AND updated_at < ?`);
   }

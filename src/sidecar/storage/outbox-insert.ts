@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Stream } from "./outbox-types.ts";
+import { recordKey } from "./record-key.ts";
 
 /** Records as columns: what the billing intake hands its writer thread (half the copying of a list of objects). */
 export interface RecordColumns {
@@ -39,7 +40,7 @@ export class OutboxInserter {
     const put = (values: unknown[], at: number, i: number) => {
       const body = bodies[i]!;
       values[at] = stream;
-      values[at + 1] = recordIds?.[i] ?? null;
+      values[at + 1] = recordKey(recordIds?.[i]);
       values[at + 2] = body;
       values[at + 3] = attempts?.[i] ?? 0;
       values[at + 4] = Buffer.byteLength(body);

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../../errors.ts";
+import { recordKey } from "./record-key.ts";
 
 const schema = `
 CREATE TABLE IF NOT EXISTS outbox (
@@ -28,8 +29,11 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 const telemetrySizeIndex =
   "CREATE INDEX IF NOT EXISTS outbox_telemetry_size ON outbox (stream, state, size) WHERE stream IN ('metrics', 'traces', 'logs')";
 
-/** 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read; 3 widened outbox_by_state. */
-const SCHEMA_VERSION = 3;
+/**
+ * 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read; 3 widened outbox_by_state;
+ * 4 keeps a canonical UUID id as its 16 bytes (record-key.ts).
+ */
+const SCHEMA_VERSION = 4;
 
 export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
 /** The OTLP signals' queue (outbox.ts): the same schema in a file of its own, which syncs nothing. */
@@ -148,9 +152,18 @@ function openToWrite(path: string, o: { synchronous: "FULL" | "OFF"; cacheKiB: n
       db.exec("UPDATE outbox SET size = length(CAST(body AS BLOB))");
     }
     if (version > 0 && version < 3) db.exec("DROP INDEX IF EXISTS outbox_by_state"); // recreated wider below
+    if (version > 0 && version < 4) keyIdsAsBytes(db);
     db.exec(schema);
     db.exec(o.telemetry ? telemetrySizeIndex : "DROP INDEX IF EXISTS outbox_telemetry_size");
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();
   return db;
+}
+
+/** Version 4: ids stored as text become the keys record-key.ts makes of them (an id held stays a duplicate). */
+function keyIdsAsBytes(db: Database.Database): void {
+  db.function("record_key", { deterministic: true }, (id) => recordKey(id as string));
+  db.exec(
+    "UPDATE outbox SET record_id = record_key(record_id) WHERE typeof(record_id) = 'text' AND typeof(record_key(record_id)) = 'blob'",
+  );
 }

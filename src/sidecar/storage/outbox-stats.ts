@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { Claims } from "./claims.ts";
 import type { KeyValues } from "./key-values.ts";
 import type { RecordState, Stream } from "./outbox.ts";
+import { recordIdSql } from "./record-key.ts";
 
 export interface StreamCounts {
   pending: number;
@@ -52,7 +53,7 @@ export class OutboxStats {
     this.#byState = db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state");
     this.#oldest = db.prepare("SELECT enqueued_at AS oldest FROM outbox WHERE stream = ? AND state = 'pending' ORDER BY seq LIMIT 1");
     this.#deadLetters = db.prepare(
-      "SELECT record_id AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?",
+      `SELECT ${recordIdSql("record_id")} AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?`,
     );
     // From the index alone, bounded by the limit: the shipper asks before every batch, and a full scan of a large
     // backlog each time would make a drain quadratic.
