@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import fc from "fast-check";
+import { Outbox } from "../../src/sidecar/storage/outbox.ts";
 import { recordIdSql, recordKey } from "../../src/sidecar/storage/record-key.ts";
+import { tempDir } from "../helpers/processes.ts";
 
 const SEED = process.env.FC_SEED ?? "20261128";
 const options = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, ...(SEED === "random" ? {} : { seed: Number(SEED) }) });
@@ -48,4 +50,47 @@ test("record keys: two ids are one key only when they are one text (an id is nev
   const uuid = "b8e5a573-541f-487e-beeb-022d8413530f";
   for (const near of [uuid.toUpperCase(), uuid.replaceAll("-", ""), `${uuid.slice(0, 35)}e`])
     assert.equal(same(recordKey(uuid), recordKey(near)), false);
+});
+
+test("record keys: the outbox gives back every id as it was enqueued, when claimed, exported, and dead-lettered", () => {
+  const outbox = new Outbox(tempDir());
+  const [sample] = fc.sample(fc.uniqueArray(ids, { minLength: 300, maxLength: 300 }), {
+    numRuns: 1,
+    seed: Number(SEED === "random" ? Date.now() : SEED),
+  }) as string[][];
+  assert.ok(sample);
+  assert.equal(
+    outbox.enqueue(
+      "billing",
+      sample.map((recordId) => ({ recordId, body: "{}" })),
+    ),
+    sample.length,
+  );
+  assert.equal(
+    outbox.enqueue(
+      "billing",
+      sample.map((recordId) => ({ recordId, body: "{}" })),
+    ),
+    0,
+    "each held once",
+  );
+  const claimed = outbox.claim("billing", sample.length);
+  assert.deepEqual(
+    claimed.map((r) => r.recordId),
+    sample,
+  );
+  assert.deepEqual(
+    [...outbox.history.records("billing")].map((r) => r.recordId),
+    sample,
+  );
+  outbox.deadLetter(
+    "billing",
+    claimed.map((r) => r.seq),
+    "refused",
+  );
+  assert.deepEqual(
+    outbox.stats.deadLetters("billing", sample.length).map((d) => d.recordId),
+    sample,
+  );
+  outbox.close();
 });
