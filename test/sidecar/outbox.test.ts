@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import { bodyText, Outbox, outboxPath } from "../../src/sidecar/storage/outbox.ts";
-import { openOutboxToWrite } from "../../src/sidecar/storage/outbox-schema.ts";
+import { openOutboxToRead, openOutboxToWrite } from "../../src/sidecar/storage/outbox-schema.ts";
 import { tempDir } from "../helpers/processes.ts";
 
 test("outbox: claims oldest first, keeps ids once, counts failed attempts, dead-letters, and prunes only old completed rows", () => {
@@ -152,15 +152,14 @@ test("outbox: a version-2 file (narrower send-path index) is upgraded in place a
   );
   outbox.close();
   const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
-  assert.equal(reopened.pragma("user_version", { simple: true }), 4, "upgraded to this sidecar's version");
+  assert.equal(reopened.pragma("user_version", { simple: true }), 3);
   assert.equal(reopened.pragma("page_size", { simple: true }), 4096, "an older file keeps its pages (no rewrite at start)");
   reopened.close();
 });
 
-test("outbox: a version-3 file (ids as text) is upgraded in place: its UUIDs become 16-byte keys, still held (a re-sent id is a duplicate) and read back as sent", () => {
+test("outbox: a version-3 file keeps its ids as text (converting them would rewrite every row at start): ids held stay held, new ones are text too, each reads back as sent", () => {
   const uuids = ["2d3c4b5a-6978-4abc-8def-0123456789ab", "b8e5a573-541f-487e-beeb-022d8413530f"];
-  // Kept as text: not a canonical UUID (upper case, no dashes), or not a UUID at all (usage keys its snapshots by time).
-  const texts = ["2D3C4B5A-6978-4ABC-8DEF-0123456789AB", "2d3c4b5a69784abc8def0123456789ab", "2026-11-01T10:00:00.000Z"];
+  const texts = ["2D3C4B5A-6978-4ABC-8DEF-0123456789AB", "2026-11-01T10:00:00.000Z"];
   const dir = legacyOutbox(
     3,
     `CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, record_id TEXT, body TEXT NOT NULL,
@@ -169,40 +168,80 @@ test("outbox: a version-3 file (ids as text) is upgraded in place: its UUIDs bec
      CREATE UNIQUE INDEX outbox_record_id ON outbox (stream, record_id) WHERE record_id IS NOT NULL;
      CREATE INDEX outbox_by_state ON outbox (stream, state, seq, size, enqueued_at)`,
     (db) => {
-      const insert = db.prepare("INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES (?, ?, ?, 2, 1, 1)");
-      for (const id of [...uuids, ...texts.slice(0, 2)]) insert.run("billing", id, "{}");
-      insert.run("usage", texts[2], "{}");
+      const insert = db.prepare(
+        "INSERT INTO outbox (stream, record_id, body, size, enqueued_at, updated_at) VALUES ('billing', ?, '{}', 2, 1, 1)",
+      );
+      for (const id of [uuids[0], texts[0]]) insert.run(id);
     },
   );
   const outbox = new Outbox(dir);
   const enqueued = outbox.enqueue(
     "billing",
-    [...uuids, ...texts.slice(0, 2)].map((recordId) => ({ recordId, body: "{}" })),
+    [...uuids, ...texts].map((recordId) => ({ recordId, body: "{}" })),
   );
-  assert.equal(enqueued, 0, "every id held before the upgrade is still held");
-  assert.equal(outbox.enqueue("usage", [{ recordId: texts[2], body: "{}" }]), 0);
+  assert.equal(enqueued, 2, "the ids held before are still held; the others are new");
+  const ids = [uuids[0], texts[0], uuids[1], texts[1]];
   const claimed = outbox.claim("billing", 10);
   assert.deepEqual(
     claimed.map((r) => r.recordId),
-    [...uuids, ...texts.slice(0, 2)],
+    ids,
   );
-  outbox.deadLetter("billing", [claimed[0]!.seq], "refused");
+  outbox.deadLetter("billing", [claimed[2]!.seq], "refused");
   assert.deepEqual(
     outbox.stats.deadLetters("billing", 5).map((d) => d.recordId),
-    [uuids[0]],
+    [uuids[1]],
   );
   assert.deepEqual(
     [...outbox.history.records("billing")].map((r) => r.recordId),
-    [...uuids, ...texts.slice(0, 2)],
+    ids,
+  );
+  outbox.close();
+  const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
+  assert.deepEqual(reopened.prepare("SELECT DISTINCT typeof(record_id) AS type FROM outbox").all(), [{ type: "text" }]);
+  assert.equal(reopened.pragma("user_version", { simple: true }), 3);
+  reopened.close();
+});
+
+test("outbox: a new file keeps a canonical UUID id as its 16 bytes, any other id as text (schema version 4)", () => {
+  const dir = tempDir();
+  const outbox = new Outbox(dir);
+  const ids = ["b8e5a573-541f-487e-beeb-022d8413530f", "B8E5A573-541F-487E-BEEB-022D8413530F", "2026-11-01T10:00:00.000Z"];
+  assert.equal(
+    outbox.enqueue(
+      "billing",
+      ids.map((recordId) => ({ recordId, body: "{}" })),
+    ),
+    3,
+  );
+  assert.equal(
+    outbox.enqueue(
+      "billing",
+      ids.map((recordId) => ({ recordId, body: "{}" })),
+    ),
+    0,
+  );
+  assert.deepEqual(
+    outbox.claim("billing", 10).map((r) => r.recordId),
+    ids,
   );
   outbox.close();
   const reopened = new Database(join(dir, "outbox.db"), { readonly: true });
   assert.deepEqual(reopened.prepare("SELECT typeof(record_id) AS type, length(record_id) AS length FROM outbox ORDER BY seq").all(), [
-    ...uuids.map(() => ({ type: "blob", length: 16 })),
-    ...texts.map((t) => ({ type: "text", length: t.length })),
+    { type: "blob", length: 16 },
+    { type: "text", length: 36 },
+    { type: "text", length: 24 },
   ]);
   assert.equal(reopened.pragma("user_version", { simple: true }), 4);
   reopened.close();
+});
+
+test("outbox: export's reader takes a file of version 3 (ids as text) or 4, and refuses an older one it cannot read", () => {
+  const table = "CREATE TABLE outbox (seq INTEGER PRIMARY KEY, stream TEXT, record_id TEXT, body TEXT)";
+  for (const version of [3, 4]) openOutboxToRead(legacyOutbox(version, table, () => {})).close();
+  assert.throws(() => openOutboxToRead(legacyOutbox(2, table, () => {})), {
+    code: "EGRESS_ERR_OUTBOX_VERSION",
+    message: /schema version 2, this tool reads 3 and 4/,
+  });
 });
 
 test("outbox: a new file's write-ahead log stays near 4 MiB however much is written, with its larger pages", () => {

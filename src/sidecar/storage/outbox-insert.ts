@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Stream } from "./outbox-types.ts";
+import { keysIds } from "./outbox-schema.ts";
 import { recordKey } from "./record-key.ts";
 
 /** Records as columns: what the billing intake hands its writer thread (half the copying of a list of objects). */
@@ -28,10 +29,13 @@ export class OutboxInserter {
   readonly #one: Database.Statement;
   readonly #many: Database.Statement;
   readonly #values: unknown[] = new Array(ROWS * COLUMNS);
+  /** The file's ids: 16-byte keys (a new file) or text (an older one), record-key.ts. */
+  readonly #key: (id: string | null | undefined) => string | Buffer | null;
 
   constructor(db: Database.Database) {
     this.#one = db.prepare(insertSql(1));
     this.#many = db.prepare(insertSql(ROWS));
+    this.#key = keysIds(db) ? recordKey : (id) => id ?? null;
   }
 
   /** Returns how many were new. */
@@ -40,7 +44,7 @@ export class OutboxInserter {
     const put = (values: unknown[], at: number, i: number) => {
       const body = bodies[i]!;
       values[at] = stream;
-      values[at + 1] = recordKey(recordIds?.[i]);
+      values[at + 1] = this.#key(recordIds?.[i]);
       values[at + 2] = body;
       values[at + 3] = attempts?.[i] ?? 0;
       values[at + 4] = Buffer.byteLength(body);

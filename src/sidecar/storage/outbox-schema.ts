@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { EgressError } from "../../errors.ts";
-import { recordKey } from "./record-key.ts";
 
 const schema = `
 CREATE TABLE IF NOT EXISTS outbox (
@@ -31,9 +30,12 @@ const telemetrySizeIndex =
 
 /**
  * 2 added `size` (body bytes), which the telemetry byte cap and byte-bounded batches read; 3 widened outbox_by_state;
- * 4 keeps a canonical UUID id as its 16 bytes (record-key.ts).
+ * 4 keeps a canonical UUID id as its 16 bytes (record-key.ts). Version 4 is a new file's only: a file of version 3
+ * keeps its ids as text, and its version, since converting them means rewriting every row and index entry (26 s per
+ * million records at start, and a busy instance's file holds a week of delivered records).
  */
 const SCHEMA_VERSION = 4;
+const IDS_AS_TEXT = 3;
 
 export const outboxPath = (dataDir: string) => join(dataDir, "outbox.db");
 /** The OTLP signals' queue (outbox.ts): the same schema in a file of its own, which syncs nothing. */
@@ -76,15 +78,18 @@ export function openTelemetryToRead(dataDir: string): Database.Database {
 
 function ofThisVersion(db: Database.Database): Database.Database {
   const version = db.pragma("user_version", { simple: true }) as number;
-  if (version !== SCHEMA_VERSION) {
+  if (version !== SCHEMA_VERSION && version !== IDS_AS_TEXT) {
     db.close();
     throw new EgressError(
       "EGRESS_ERR_OUTBOX_VERSION",
-      `${basename(db.name)} has schema version ${version}, this tool reads ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`,
+      `${basename(db.name)} has schema version ${version}, this tool reads ${IDS_AS_TEXT} and ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`,
     );
   }
   return db;
 }
+
+/** Whether an outbox file keeps canonical UUID ids as 16-byte keys (a new file) or as text (one of version 3). */
+export const keysIds = (db: Database.Database) => (db.pragma("user_version", { simple: true }) as number) === SCHEMA_VERSION;
 
 /** The sidecar's own connection to outbox.db: the file created, or upgraded in place from an older sidecar's. */
 export function openOutboxToWrite(dataDir: string): Database.Database {
@@ -152,18 +157,9 @@ function openToWrite(path: string, o: { synchronous: "FULL" | "OFF"; cacheKiB: n
       db.exec("UPDATE outbox SET size = length(CAST(body AS BLOB))");
     }
     if (version > 0 && version < 3) db.exec("DROP INDEX IF EXISTS outbox_by_state"); // recreated wider below
-    if (version > 0 && version < 4) keyIdsAsBytes(db);
     db.exec(schema);
     db.exec(o.telemetry ? telemetrySizeIndex : "DROP INDEX IF EXISTS outbox_telemetry_size");
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    db.pragma(`user_version = ${version === 0 || version === SCHEMA_VERSION ? SCHEMA_VERSION : IDS_AS_TEXT}`);
   })();
   return db;
-}
-
-/** Version 4: ids stored as text become the keys record-key.ts makes of them (an id held stays a duplicate). */
-function keyIdsAsBytes(db: Database.Database): void {
-  db.function("record_key", { deterministic: true }, (id) => recordKey(id as string));
-  db.exec(
-    "UPDATE outbox SET record_id = record_key(record_id) WHERE typeof(record_id) = 'text' AND typeof(record_key(record_id)) = 'blob'",
-  );
 }
