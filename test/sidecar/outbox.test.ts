@@ -202,7 +202,7 @@ test("outbox: a version-3 file keeps its ids as text (converting them would rewr
   reopened.close();
 });
 
-test("outbox: a new file keeps a canonical UUID id as its 16 bytes, any other id as text (schema version 4)", () => {
+test("outbox: a new outbox.db keeps a canonical UUID id as its 16 bytes, any other id as text (schema version 4); a new telemetry.db stays version 3", () => {
   const dir = tempDir();
   const outbox = new Outbox(dir);
   const ids = ["b8e5a573-541f-487e-beeb-022d8413530f", "B8E5A573-541F-487E-BEEB-022D8413530F", "2026-11-01T10:00:00.000Z"];
@@ -233,6 +233,13 @@ test("outbox: a new file keeps a canonical UUID id as its 16 bytes, any other id
   ]);
   assert.equal(reopened.pragma("user_version", { simple: true }), 4);
   reopened.close();
+  const telemetry = new Database(join(dir, "telemetry.db"), { readonly: true });
+  assert.equal(
+    telemetry.pragma("user_version", { simple: true }),
+    3,
+    "telemetry.db holds no ids: the sidecar before version 4 still opens it",
+  );
+  telemetry.close();
 });
 
 test("outbox: export's reader takes a file of version 3 (ids as text) or 4, and refuses an older one it cannot read", () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { Outbox } from "../../src/sidecar/storage/outbox.ts";
@@ -22,6 +22,7 @@ const ids = fc.oneof(
 );
 
 const db = new Database(":memory:");
+after(() => db.close());
 const readBack = db.prepare(`SELECT ${recordIdSql("k")} AS id FROM (SELECT ? AS k)`).pluck();
 const same = (a: string | Buffer | null, b: string | Buffer | null) =>
   typeof a === "string" || typeof b === "string" || a === null || b === null ? a === b : a.equals(b);

@@ -48,9 +48,9 @@ export function openOutboxReadonly(dataDir: string): Database.Database {
   return new Database(path, { readonly: true });
 }
 
-/** Read-only, for a tool that reads records (export): only a file of this schema version, which it cannot upgrade. */
+/** Read-only, for a tool that reads records (export): only a file of a version it reads (3 or 4); it upgrades none. */
 export function openOutboxToRead(dataDir: string): Database.Database {
-  return ofThisVersion(openOutboxReadonly(dataDir));
+  return ofReadableVersion(openOutboxReadonly(dataDir));
 }
 
 /**
@@ -63,7 +63,7 @@ export function openTelemetryToRead(dataDir: string): Database.Database {
   let file: Database.Database | undefined;
   try {
     if (existsSync(path)) {
-      file = ofThisVersion(new Database(path, { readonly: true }));
+      file = ofReadableVersion(new Database(path, { readonly: true }));
       file.prepare("SELECT max(seq) FROM outbox").get();
       return file;
     }
@@ -76,13 +76,15 @@ export function openTelemetryToRead(dataDir: string): Database.Database {
   return db;
 }
 
-function ofThisVersion(db: Database.Database): Database.Database {
+function ofReadableVersion(db: Database.Database): Database.Database {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version !== SCHEMA_VERSION && version !== IDS_AS_TEXT) {
     db.close();
     throw new EgressError(
       "EGRESS_ERR_OUTBOX_VERSION",
-      `${basename(db.name)} has schema version ${version}, this tool reads ${IDS_AS_TEXT} and ${SCHEMA_VERSION}: start the sidecar of this version once to upgrade it`,
+      `${basename(db.name)} has schema version ${version}, this tool reads ${IDS_AS_TEXT} and ${SCHEMA_VERSION}: ${
+        version > SCHEMA_VERSION ? "use the tool of the sidecar's version" : "start the sidecar of this version once to upgrade it"
+      }`,
     );
   }
   return db;
@@ -159,7 +161,9 @@ function openToWrite(path: string, o: { synchronous: "FULL" | "OFF"; cacheKiB: n
     if (version > 0 && version < 3) db.exec("DROP INDEX IF EXISTS outbox_by_state"); // recreated wider below
     db.exec(schema);
     db.exec(o.telemetry ? telemetrySizeIndex : "DROP INDEX IF EXISTS outbox_telemetry_size");
-    db.pragma(`user_version = ${version === 0 || version === SCHEMA_VERSION ? SCHEMA_VERSION : IDS_AS_TEXT}`);
+    // telemetry.db holds no ids: a new one stays readable by the sidecar before version 4 (a roll back).
+    const keyed = version === SCHEMA_VERSION || (version === 0 && !o.telemetry);
+    db.pragma(`user_version = ${keyed ? SCHEMA_VERSION : IDS_AS_TEXT}`);
   })();
   return db;
 }

@@ -13,9 +13,10 @@ export type TelemetryStream = (typeof TELEMETRY_STREAMS)[number];
  */
 export type RecordState = "pending" | "sending" | "completed" | "failed";
 
+/** A claimed record's `recordId` is a getter (record-key.ts): read it; a copy made by spreading or serialising lacks it. */
 export interface OutboxRecord {
-  seq: number;
-  recordId: string | null;
+  readonly seq: number;
+  readonly recordId: string | null;
   /**
    * JSON text, as bytes when claimed (a Buffer, whether it is stored as text or, for telemetry, as a BLOB): it goes
    * out as bytes too, with no conversion to a JavaScript string and back on the way (bench/: the relay, the drain).
