@@ -6,7 +6,7 @@ import { OutboxHistory } from "./outbox-history.ts";
 import { OutboxInserter } from "./outbox-insert.ts";
 import { deliveredKey, OutboxStats } from "./outbox-stats.ts";
 import { type ByteCap, type CappedEnqueueResult, type OutboxRecord, STREAMS, type Stream } from "./outbox-types.ts";
-import { ClaimedRecord, claimedKeyColumns } from "./record-key.ts";
+import { StoredRecord, type StoredRow, storedKeyColumns } from "./record-key.ts";
 
 /** Streams as an SQL list (Stream values, never input): lets a query use an index that leads with `stream`. */
 const sqlList = (streams: readonly Stream[]) => streams.map((stream) => `'${stream}'`).join(", ");
@@ -55,7 +55,7 @@ export class OutboxFile {
       this.#db.prepare(`UPDATE outbox SET state = 'pending' WHERE stream IN (${sqlList(STREAMS)}) AND state = 'sending'`).run();
     this.#inserter = new OutboxInserter(this.#db);
     this.#records = this.#db.prepare(
-      `SELECT seq, ${claimedKeyColumns("record_id")}, CAST(body AS BLOB) AS body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
+      `SELECT seq, ${storedKeyColumns("record_id")}, CAST(body AS BLOB) AS body, attempts FROM outbox WHERE seq IN (${seqList}) ORDER BY seq`,
     );
     this.#setState = this.#db.prepare(`UPDATE outbox SET state = @state, updated_at = @now, last_error = @error WHERE seq IN (${seqList})`);
     this.#fail = this.#db.prepare(
@@ -172,11 +172,7 @@ export class OutboxFile {
       if (bytes > maxBytes && seqs.length > 0) break; // the first record goes whatever its size
       seqs.push(seq);
     }
-    return seqs.length === 0
-      ? []
-      : (this.#records.all({ seqs: JSON.stringify(seqs) }) as ConstructorParameters<typeof ClaimedRecord>[0][]).map(
-          (row) => new ClaimedRecord(row),
-        );
+    return seqs.length === 0 ? [] : (this.#records.all({ seqs: JSON.stringify(seqs) }) as StoredRow[]).map((row) => new StoredRecord(row));
   }
 
   /** Delivered: kept as completed until the retention period prunes it. */

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { OutboxRecord, Stream } from "./outbox.ts";
-import { recordIdSql } from "./record-key.ts";
+import { StoredRecord, type StoredRow, storedKeyColumns } from "./record-key.ts";
 
 /**
  * The records the outbox keeps after delivery (billing, for the true-up export) and their retention: `export`
@@ -11,16 +11,14 @@ export class OutboxHistory {
   readonly #prune: Database.Statement;
 
   constructor(db: Database.Database, streams: string) {
-    this.#records = db.prepare(
-      `SELECT seq, ${recordIdSql("record_id")} AS recordId, body, attempts FROM outbox WHERE stream = ? ORDER BY seq`,
-    );
+    this.#records = db.prepare(`SELECT seq, ${storedKeyColumns("record_id")}, body, attempts FROM outbox WHERE stream = ? ORDER BY seq`);
     // Literal stream names, so the planner can use the indexes that lead with `stream`.
     this.#prune = db.prepare(`DELETE FROM outbox WHERE stream IN (${streams}) AND state = 'completed' AND updated_at < ?`);
   }
 
   /** Every record of a stream, in order, whatever its state. */
   *records(stream: Stream): Generator<OutboxRecord> {
-    yield* this.#records.iterate(stream) as Iterable<OutboxRecord>;
+    for (const row of this.#records.iterate(stream) as Iterable<StoredRow>) yield new StoredRecord(row);
   }
 
   /** Deletes completed records last updated before `before` (ms). Returns how many went. */

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import type { Claims } from "./claims.ts";
 import type { KeyValues } from "./key-values.ts";
 import type { RecordState, Stream } from "./outbox.ts";
-import { recordIdSql } from "./record-key.ts";
+import { type StoredKey, storedId, storedKeyColumns } from "./record-key.ts";
 
 export interface StreamCounts {
   pending: number;
@@ -53,7 +53,7 @@ export class OutboxStats {
     this.#byState = db.prepare("SELECT state, count(*) AS n FROM outbox WHERE stream = ? GROUP BY state");
     this.#oldest = db.prepare("SELECT enqueued_at AS oldest FROM outbox WHERE stream = ? AND state = 'pending' ORDER BY seq LIMIT 1");
     this.#deadLetters = db.prepare(
-      `SELECT ${recordIdSql("record_id")} AS recordId, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?`,
+      `SELECT ${storedKeyColumns("record_id")}, last_error AS error, attempts FROM outbox WHERE stream = ? AND state = 'failed' ORDER BY seq LIMIT ?`,
     );
     // From the index alone, bounded by the limit: the shipper asks before every batch, and a full scan of a large
     // backlog each time would make a drain quadratic.
@@ -77,7 +77,8 @@ export class OutboxStats {
 
   /** Dead letters of a stream, with the receiver's reason. */
   deadLetters(stream: Stream, limit = 100): DeadLetter[] {
-    return this.#deadLetters.all(stream, limit) as DeadLetter[];
+    const rows = this.#deadLetters.all(stream, limit) as (StoredKey & Omit<DeadLetter, "recordId">)[];
+    return rows.map((row) => ({ recordId: storedId(row), error: row.error, attempts: row.attempts }));
   }
 
   /** The oldest `limit` pending records of a stream not being sent, in order: seq, body bytes, enqueue time. */

@@ -13,7 +13,7 @@ export type TelemetryStream = (typeof TELEMETRY_STREAMS)[number];
  */
 export type RecordState = "pending" | "sending" | "completed" | "failed";
 
-/** A claimed record's `recordId` is a getter (record-key.ts): read it; a copy made by spreading or serialising lacks it. */
+/** A stored record's `recordId` is a getter (record-key.ts): read it; a copy made by spreading or serialising lacks it. */
 export interface OutboxRecord {
   readonly seq: number;
   readonly recordId: string | null;

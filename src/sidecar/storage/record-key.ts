@@ -38,36 +38,39 @@ export function recordKey(id: string | null | undefined): string | Buffer | null
   return bytes;
 }
 
-/** SQL for the id a stored key (`column`) stands for, as it was sent (status's dead letters, export). */
-export const recordIdSql = (column: string) => {
-  const hex = `hex(${column})`;
-  const groups = [
-    [1, 8],
-    [9, 4],
-    [13, 4],
-    [17, 4],
-    [21, 12],
-  ].map(([from, length]) => `substr(${hex}, ${from}, ${length})`);
-  return `CASE WHEN typeof(${column}) = 'blob' THEN lower(${groups.join(" || '-' || ")}) ELSE ${column} END`;
-};
-
 /**
- * SQL for a claim's columns of a stored key: `keyHex` (a 16-byte key, in hex) or `idText` (an id kept as text). A
- * claim's records make their ids text only when asked (ClaimedRecord): a drain claims millions and asks for none, and
- * recordIdSql's text took a third more time to read a batch (bench/RESULTS.md).
+ * SQL for a stored key's columns: `keyHex` (a 16-byte key, in hex) or `idText` (an id kept as text). Records read
+ * with them make their ids text only when asked (StoredRecord): a drain claims millions and asks for none, and making
+ * the text in the query took a third more time to read a batch (bench/RESULTS.md).
  */
-export const claimedKeyColumns = (column: string) =>
+export const storedKeyColumns = (column: string) =>
   `CASE WHEN typeof(${column}) = 'blob' THEN hex(${column}) END AS keyHex, CASE WHEN typeof(${column}) = 'text' THEN ${column} END AS idText`;
 
-/** A claimed record, from a row with claimedKeyColumns. */
-export class ClaimedRecord implements OutboxRecord {
+/** The columns storedKeyColumns names. */
+export interface StoredKey {
+  keyHex: string | null;
+  idText: string | null;
+}
+
+/** The id a stored key stands for, as it was sent. */
+export function storedId({ keyHex, idText }: StoredKey): string | null {
+  if (keyHex === null) return idText;
+  const hex = keyHex.toLowerCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A row read with storedKeyColumns, and the record's other columns. */
+export type StoredRow = StoredKey & { seq: number; body: string | Buffer; attempts: number };
+
+/** A record as claimed or exported, from a StoredRow. */
+export class StoredRecord implements OutboxRecord {
   readonly seq: number;
   body: string | Buffer;
   attempts: number;
   readonly #keyHex: string | null;
   readonly #idText: string | null;
 
-  constructor(row: { seq: number; keyHex: string | null; idText: string | null; body: string | Buffer; attempts: number }) {
+  constructor(row: StoredRow) {
     this.seq = row.seq;
     this.#keyHex = row.keyHex;
     this.#idText = row.idText;
@@ -76,8 +79,6 @@ export class ClaimedRecord implements OutboxRecord {
   }
 
   get recordId(): string | null {
-    if (this.#keyHex === null) return this.#idText;
-    const hex = this.#keyHex.toLowerCase();
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    return storedId({ keyHex: this.#keyHex, idText: this.#idText });
   }
 }
