@@ -10,7 +10,8 @@ import { median } from "./measure.ts";
 import { OTLP_REQUESTS, otlpBodies, protobufBodies } from "./workloads.ts";
 import { decodeOtlpProtobuf } from "../src/protocol/otlp-protobuf.ts";
 import { parseExport } from "../src/protocol/otlp-request.ts";
-import { referenceCount, referenceDecode } from "../test/helpers/otlp-protobuf-reference.ts";
+import { countOtlpMessages } from "../src/protocol/otlp-wire-count.ts";
+import { referenceDecode } from "../test/helpers/otlp-protobuf-reference.ts";
 
 const [roundsArg, requestsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 9);
@@ -31,7 +32,7 @@ function decode(body: Buffer): unknown {
 
 /** The decoder before: the server's counting pass, then the decode. */
 function decodeBefore(body: Buffer): unknown {
-  if (referenceCount("metrics", body, MAX_ITEMS) > MAX_ITEMS) throw new Error("unexpected");
+  if (countOtlpMessages("metrics", body, MAX_ITEMS) > MAX_ITEMS) throw new Error("unexpected");
   return referenceDecode("metrics", body);
 }
 

@@ -226,7 +226,7 @@ function parseBody(signal: OtlpSignal, request: HttpRequest, codec: typeof impor
   const json = codec ? undefined : body.toString("utf8");
   try {
     // The protobuf decoder charges its messages to the request as it makes them: 413 or 503 (HttpError) as they are.
-    raw = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems) : parseJsonText(json!);
+    raw = codec ? codec.decodeOtlpProtobuf(signal, body, request.chargeItems, request.itemLimit) : parseJsonText(json!);
   } catch (err) {
     if (err instanceof RequestValidationError) {
       const why = err.detail[0]?.type === "missing" ? "the body is empty" : err.detail[0]?.msg;

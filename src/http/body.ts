@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { createGunzip, createInflate } from "node:zlib";
 import { HttpError } from "../errors.ts";
+import { BodyBytes } from "./body-bytes.ts";
 import { ITEM_COST, type BodyCharge } from "./budget.ts";
 import { RequestValidationError } from "./validate.ts";
 
@@ -61,8 +62,7 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
   return new Promise((resolve, reject) => {
     if (Number(request.headers["content-length"]) > limit) return reject(tooLarge(rules.limit));
     const decoder = encoding === "gzip" ? createGunzip() : encoding === "deflate" ? createInflate() : undefined;
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const body = new BodyBytes(limit, decoder ? undefined : Number(request.headers["content-length"]));
     let settled = false;
     const { timeout } = rules;
     const timer = setTimeout(() => fail(timedOut(timeout)), timeout.ms);
@@ -73,31 +73,27 @@ function readBody(request: IncomingMessage, rules: BodyRules, encoding?: "gzip" 
       if (decoder) request.unpipe(decoder);
       decoder?.destroy();
       request.pause();
-      chunks.length = 0;
+      body.drop();
       reject(err);
     };
     const output = decoder ?? request;
     output.on("data", (chunk: Buffer) => {
       if (settled) return;
-      if (size + chunk.length > limit) return fail(tooLarge(rules.limit));
+      if (body.size + chunk.length > limit) return fail(tooLarge(rules.limit));
       try {
         rules.charge.charge(chunk.length);
-        if (items && items.push(chunk, rules.items.max, () => chunks) > rules.items.max) throw tooManyItems(rules);
+        if (items && items.push(chunk, rules.items.max, () => body.parts()) > rules.items.max) throw tooManyItems(rules);
       } catch (err) {
         return fail(err as HttpError);
       }
-      chunks.push(chunk);
-      size += chunk.length;
+      body.append(chunk);
     });
     output.on("end", () => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      // One chunk is the body as it is; more are copied into one buffer once, the chunks dropped right after.
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       // The request's listeners live as long as the request: they must not keep the body alive once it is handed over.
-      chunks.length = 0;
-      resolve(body);
+      resolve(body.take());
     });
     const incomplete = () => fail(new HttpError("EGRESS_ERR_BODY_INCOMPLETE", "the body ended before its Content-Length"));
     request.on("error", incomplete);
@@ -196,7 +192,7 @@ export async function readRawBody(
   request: IncomingMessage,
   rules: BodyRules,
   mediaTypes: readonly string[],
-): Promise<{ body: Buffer; chargeItems: (count: number) => void }> {
+): Promise<{ body: Buffer; chargeItems: (count: number) => void; itemLimit: number }> {
   const type = mediaType(request.headers);
   if (!mediaTypes.includes(type)) {
     throw new HttpError("EGRESS_ERR_MEDIA_TYPE", `Content-Type ${type || "(none)"} is not supported; send ${mediaTypes.join(" or ")}`);
@@ -208,7 +204,7 @@ export async function readRawBody(
   const json = type === "application/json" ? new JsonItemCounter() : undefined;
   const body = await readBody(request, rules, encoding, json);
   if (json) chargeItems(json.count, rules);
-  return { body, chargeItems: itemCharger(rules) };
+  return { body, chargeItems: itemCharger(rules), itemLimit: rules.items.max };
 }
 
 const invalidJson = (msg: string) => new RequestValidationError([{ loc: ["body"], msg, type: "json_invalid" }]);

@@ -17,6 +17,8 @@ export interface HttpRequest {
    * here as it makes them; it throws the 413 once they pass `http.bodyItems`, the 503 when the body budget is full.
    */
   readonly chargeItems?: (count: number) => void;
+  /** `raw` routes: the items a body may hold (`http.bodyItems`), for a decoder that can count them before making them. */
+  readonly itemLimit?: number;
   /** The peer's IP address (the console counts failed sign-ins by it); undefined once the socket is gone. */
   readonly remoteAddress?: string | undefined;
   /** The server's logger with this request's id. */

@@ -2,6 +2,7 @@ import { EgressError } from "../errors.ts";
 import { otlpProtoTypes } from "./otlp-proto-schema.ts";
 import type { OtlpSignal } from "./otlp.ts";
 import { walkBody } from "./otlp-wire.ts";
+import { countOtlpMessages } from "./otlp-wire-count.ts";
 import { otlpRequestWalks } from "./otlp-wire-signals.ts";
 
 // OTLP/HTTP binary protobuf (https://opentelemetry.io/docs/specs/otlp/#binary-protobuf-encoding), decoded into
@@ -27,9 +28,20 @@ export class OtlpDecodeError extends EgressError {
  * proto3 JSON does. Each message is passed to `chargeMessages` as it is made, before its fields: a 16 MiB body of
  * empty messages is eight million objects, and the HTTP server's account (HttpRequest.chargeItems) refuses the body
  * once they pass its limit, or the body budget cannot take them, by throwing: that error passes through as it is.
+ * A body long enough to hold more than `maxMessages` (two bytes each) has them counted first, and is charged the
+ * count before any is made when it holds more: refused having made nothing, as a JSON body over the limit is.
  * Throws OtlpDecodeError on undecodable input.
  */
-export function decodeOtlpProtobuf(signal: OtlpSignal, body: Uint8Array, chargeMessages: (count: number) => void = () => {}): unknown {
+export function decodeOtlpProtobuf(
+  signal: OtlpSignal,
+  body: Uint8Array,
+  chargeMessages: (count: number) => void = () => {},
+  maxMessages = Number.POSITIVE_INFINITY,
+): unknown {
+  if (body.length > 2 * maxMessages) {
+    const count = countOtlpMessages(signal, body, maxMessages);
+    if (count > maxMessages) chargeMessages(count);
+  }
   try {
     return walkBody(body, otlpRequestWalks[signal], chargeMessages);
   } catch (error) {

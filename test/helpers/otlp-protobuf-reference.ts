@@ -1,10 +1,9 @@
-import protobuf from "protobufjs";
 import { otlpProtoTypes } from "../../src/protocol/otlp-proto-schema.ts";
 import type { OtlpSignal } from "../../src/protocol/otlp.ts";
 
 // The decoder src/protocol/otlp-protobuf.ts had before its one-pass walk: protobufjs's decode and toObject, then the
 // bytes as text. Kept as the reference the walk must equal (test/protocol/otlp-protobuf-equivalence.test.ts) and
-// as the "before" of bench/otlp-protobuf-decode.ts, with the counting pass the HTTP server ran ahead of it.
+// as the "before" of bench/otlp-protobuf-decode.ts.
 
 const toObjectOptions = {
   longs: String, // 64-bit integers as decimal strings, as OTLP JSON carries them
@@ -33,32 +32,4 @@ function convertBytes(node: unknown, key?: string): unknown {
     for (const k of Object.keys(record)) record[k] = convertBytes(record[k], k);
   }
   return node;
-}
-
-/** The messages decoding `body` would build (no further than `max` + 1), counted by walking the wire format alone. */
-export function referenceCount(signal: OtlpSignal, body: Uint8Array, max: number): number {
-  const reader = protobuf.Reader.create(body);
-  let count = 0;
-  const walk = (type: protobuf.Type, end: number, depth: number): void => {
-    if (depth > 100) throw new RangeError("max depth exceeded");
-    while (reader.pos < end && count <= max) {
-      const tag = reader.uint32();
-      const nested = type.fieldsById[tag >>> 3]?.resolvedType;
-      if ((tag & 7) === 2 && nested instanceof protobuf.Type) {
-        const fieldEnd = reader.uint32() + reader.pos;
-        if (fieldEnd > end) return;
-        count++;
-        walk(nested, fieldEnd, depth + 1);
-        reader.pos = fieldEnd;
-      } else {
-        reader.skipType(tag & 7);
-      }
-    }
-  };
-  try {
-    walk(otlpProtoTypes.requests[signal], body.length, 0);
-  } catch {
-    // truncated or malformed: the decoder refuses it
-  }
-  return count;
 }

@@ -16,6 +16,7 @@ import { ManualReader } from "../helpers/telemetry.ts";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import protobuf from "protobufjs";
 import { otlpSignals, type LogsRequest, type MetricsRequest, type OtlpSignal, type TracesRequest } from "../../src/protocol/otlp.ts";
+import { HttpError } from "../../src/errors.ts";
 import { OtlpDecodeError, decodeOtlpProtobuf, encodeOtlpResponse, encodeRpcStatus } from "../../src/protocol/otlp-protobuf.ts";
 
 // Attributes of every OTLP AnyValue kind the SDKs send.
@@ -228,6 +229,35 @@ describe("decodeOtlpProtobuf", () => {
 
   test("an empty body is an empty request", () => {
     assert.deepEqual(decodeOtlpProtobuf("metrics", new Uint8Array()), { resourceMetrics: [] });
+  });
+
+  test("a body of more messages than the limit is charged their count before any is made; one within it, as each is made", () => {
+    const LIMIT = 1000;
+    /** The server's account: 413 (here: a thrown count) once the messages charged pass the limit. */
+    const account = () => {
+      const charges: number[] = [];
+      let total = 0;
+      const charge = (count: number) => {
+        charges.push(count);
+        total += count;
+        if (total > LIMIT) throw new HttpError("EGRESS_ERR_BODY_TOO_MANY_ITEMS", `more than ${LIMIT}`);
+      };
+      return { charges, charge };
+    };
+    const empties = (count: number) => Buffer.alloc(2 * count, Buffer.from([0x0a, 0x00])); // empty ResourceMetrics
+    const bomb = account();
+    assert.throws(() => decodeOtlpProtobuf("metrics", empties(400_000), bomb.charge, LIMIT), { code: "EGRESS_ERR_BODY_TOO_MANY_ITEMS" });
+    assert.deepEqual(bomb.charges, [LIMIT + 1], "one charge of what was counted (stopping past the limit), nothing made");
+    const full = account();
+    const decoded = decodeOtlpProtobuf("metrics", empties(LIMIT), full.charge, LIMIT) as { resourceMetrics: unknown[] };
+    assert.equal(decoded.resourceMetrics.length, LIMIT);
+    assert.equal(full.charges.length, LIMIT, "counted, then charged one by one as made");
+    // Long enough to be counted but broken after ten messages (zero bytes are no tag): the count stops there, and the
+    // decode says why, as it would have without the count.
+    const padded = Buffer.concat([empties(10), Buffer.from([0x12, 0x7f]), Buffer.alloc(0x7f), Buffer.alloc(2 * LIMIT)]);
+    const within = account();
+    assert.throws(() => decodeOtlpProtobuf("metrics", padded, within.charge, LIMIT), OtlpDecodeError);
+    assert.equal(within.charges.length, 10);
   });
 });
 

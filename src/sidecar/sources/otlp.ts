@@ -49,7 +49,7 @@ export function registerOtlpReceiver(app: HttpServer, options: OtlpReceiverOptio
         // protobufjs and the OTLP schema load on the first protobuf request: JSON-only instances never pay for them.
         const codec = protobuf ? await import("../../protocol/otlp-protobuf.ts") : undefined;
         const outcome = processExport(signal, request.body as Buffer, {
-          decodeProtobuf: codec ? (s, body) => codec.decodeOtlpProtobuf(s, body, request.chargeItems) : undefined,
+          decodeProtobuf: codec ? (s, body) => codec.decodeOtlpProtobuf(s, body, request.chargeItems, request.itemLimit) : undefined,
           enabled: enabled[signal],
           policy: privacy,
         });
