@@ -1,10 +1,10 @@
 /**
  * A body's bytes as they arrive, in one buffer: a body of one chunk is that chunk; a longer one is copied, chunk by
- * chunk, into a buffer of its declared length (a plain body's Content-Length, checked against the limit before), or,
- * when that is unknown (an inflated body), one that doubles as it fills. Each chunk is garbage once copied, so a
- * body holds its size (up to half again while it doubles), not its chunks and then their concatenation besides: a
- * 16 MiB body held 32 MiB at its end. The buffer's pages are the kernel's until written: room reserved for a length
- * declared but not sent costs no memory.
+ * chunk, into a buffer that doubles as it fills, never past the body's declared length (a plain body's
+ * Content-Length, checked against the limit before) when it has one. A chunk is garbage once copied, so a body holds
+ * at most about twice what it has sent (the old buffer and the new one, until a collection, just after doubling) and
+ * ends in a buffer of its exact length when it declared one; before, a 16 MiB body held its chunks and then their
+ * concatenation besides. Room is taken for what was sent, never for what a client says it will send.
  */
 export class BodyBytes {
   size = 0;
@@ -29,12 +29,15 @@ export class BodyBytes {
   }
 
   #grow(needed: number): void {
-    const capacity =
-      this.#declared !== undefined && needed <= this.#declared ? this.#declared : Math.min(this.#limit, Math.max(needed, 2 * this.size));
-    const buffer = Buffer.allocUnsafeSlow(Math.max(needed, capacity));
+    const buffer = Buffer.allocUnsafeSlow(Math.max(needed, Math.min(this.#declared ?? this.#limit, 2 * this.size)));
     (this.#buffer ?? this.#first!).copy(buffer, 0, 0, this.size);
     this.#buffer = buffer;
     this.#first = undefined;
+  }
+
+  /** Bytes held for the body now. */
+  get capacity(): number {
+    return this.#buffer?.length ?? this.#first?.length ?? 0;
   }
 
   /** What arrived so far, in order (the JSON item counter reads it again when it must count exactly). */

@@ -34,11 +34,14 @@ export function countOtlpMessages(signal: OtlpSignal, body: Uint8Array, max: num
   let count = 0;
   const walk = (type: protobuf.Type, end: number, depth: number): void => {
     const tags = tagsOf(type);
+    // A type without fields skips with the whole tag where the field number goes, as the walk (and protobufjs) does:
+    // field number 0 passes there, and a count that stopped on it would let a bomb past behind a few bytes.
+    const fieldless = type.fieldsArray.length === 0;
     while (reader.pos < end && count <= max) {
       const tag = reader.tag();
       const child = tags.get(tag);
       if (child === undefined) {
-        reader.skipType(tag & 7, depth, tag >>> 3);
+        reader.skipType(tag & 7, depth, fieldless ? tag : tag >>> 3);
         continue;
       }
       const stop = reader.size() + reader.pos;

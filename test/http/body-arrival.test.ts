@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { test } from "node:test";
 import { deflateSync, gzipSync } from "node:zlib";
 import pino from "pino";
+import { BodyBytes } from "../../src/http/body-bytes.ts";
 import { defaultHttpLimits } from "../../src/http/limits.ts";
 import { HttpServer } from "../../src/http/server.ts";
 
@@ -78,13 +79,35 @@ test("a body arrives whole and in order: one chunk, many with a declared length,
 test("a JSON body whose strings hold many brackets is counted exactly across its chunks: passes under the limit, 413 over it", async (t) => {
   const { app, url } = await echoServer(1000);
   t.after(() => app.close());
-  // 5,000 brackets inside a string come first: the quick count passes 1,000 in an early chunk and must count again,
-  // exactly, what arrived before it.
-  const body = (arrays: number) => Buffer.from(`{"s":"${"[{".repeat(2500)}","a":[${"[],".repeat(arrays - 2)}[]]}`);
+  // 5,000 brackets inside a string come last: the quick count passes 1,000 in a late chunk and must count again,
+  // exactly, what arrived before it (by then copied into one buffer).
+  const body = (arrays: number) => Buffer.from(`{"a":[${"[],".repeat(arrays - 2)}[]],"s":"${"[{".repeat(2500)}"}`);
   const json = { "content-type": "application/json" };
   const under = await send(`${url}/json`, split(body(998), 12), json);
   assert.equal(under.status, 200);
-  assert.deepEqual(under.body, { keys: ["s", "a"] });
+  assert.deepEqual(under.body, { keys: ["a", "s"] });
   const over = await send(`${url}/json`, split(body(1000), 12), json);
   assert.equal(over.status, 413);
+});
+
+test("a body holds room for what it has sent, never for the length it declares, and ends in a buffer of its exact length", () => {
+  const declared = 16 * 1024 * 1024;
+  const trickle = new BodyBytes(declared, declared);
+  for (let i = 0; i < 3; i++) trickle.append(Buffer.from([i]));
+  assert.ok(trickle.capacity <= 4, `three bytes sent, ${trickle.capacity} held`);
+  assert.deepEqual([...trickle.take()], [0, 1, 2]);
+
+  const whole = new BodyBytes(declared, 300_000);
+  for (const piece of split(randomBytes(300_000), 7)) {
+    whole.append(piece);
+    assert.ok(whole.capacity <= Math.max(2 * whole.size, piece.length), `${whole.size} sent, ${whole.capacity} held`);
+  }
+  assert.equal(whole.capacity, 300_000, "the declared length exactly, once it has all come");
+
+  const inflated = new BodyBytes(declared, undefined);
+  for (let i = 0; i < 100; i++) inflated.append(Buffer.alloc(16_384, i));
+  assert.ok(inflated.capacity < 2 * inflated.size);
+  const body = inflated.take();
+  assert.equal(body.length, 1_638_400);
+  assert.ok(body.subarray(16_384 * 99).every((byte) => byte === 99));
 });

@@ -248,10 +248,20 @@ describe("decodeOtlpProtobuf", () => {
     const bomb = account();
     assert.throws(() => decodeOtlpProtobuf("metrics", empties(400_000), bomb.charge, LIMIT), { code: "EGRESS_ERR_BODY_TOO_MANY_ITEMS" });
     assert.deepEqual(bomb.charges, [LIMIT + 1], "one charge of what was counted (stopping past the limit), nothing made");
+    // Long enough to be counted (an unknown field of ten bytes besides), and within the limit: charged one by one as made.
     const full = account();
-    const decoded = decodeOtlpProtobuf("metrics", empties(LIMIT), full.charge, LIMIT) as { resourceMetrics: unknown[] };
+    const unknown = Buffer.from([0x12, 0x0a, ...Buffer.alloc(10)]);
+    const decoded = decodeOtlpProtobuf("metrics", Buffer.concat([empties(LIMIT), unknown]), full.charge, LIMIT) as {
+      resourceMetrics: unknown[];
+    };
     assert.equal(decoded.resourceMetrics.length, LIMIT);
-    assert.equal(full.charges.length, LIMIT, "counted, then charged one by one as made");
+    assert.equal(full.charges.length, LIMIT);
+    // A histogram's point holding a field numbered 0 (tag 5, as a fieldless type reads it: skipped) ahead of the
+    // bomb: counted through, not stopped there, so the bomb is still refused before anything is made.
+    const prefix = Buffer.from([0x0a, 0x0d, 0x12, 0x0b, 0x12, 0x09, 0x4a, 0x07, 0x0a, 0x05, 0x05, 0, 0, 0, 0]);
+    const hidden = account();
+    assert.throws(() => decodeOtlpProtobuf("metrics", Buffer.concat([prefix, empties(LIMIT + 1)]), hidden.charge, LIMIT));
+    assert.deepEqual(hidden.charges, [LIMIT + 1], "counted past the limit at once");
     // Long enough to be counted but broken after ten messages (zero bytes are no tag): the count stops there, and the
     // decode says why, as it would have without the count.
     const padded = Buffer.concat([empties(10), Buffer.from([0x12, 0x7f]), Buffer.alloc(0x7f), Buffer.alloc(2 * LIMIT)]);
