@@ -5,7 +5,7 @@ import type { OtlpSignal } from "./otlp.ts";
 // The messages an OTLP protobuf body holds, counted by reading tags and lengths only: what decoding it would make,
 // known before making any of it. A JSON body's items are counted as it arrives (src/http/body.ts), so one over the
 // limit is refused before it is parsed; this does the same for protobuf, whose 16 MiB of empty messages would
-// otherwise be half a million objects (60 MiB) made before the 413. The fields are the schema's of record
+// otherwise be half a million objects (57 MiB, bench/RESULTS.md) made before the 413. The fields are the schema's of record
 // (otlp-proto-schema.ts), which the decoding walk is held to: both count the same messages.
 
 /** The walk's and protobufjs's recursion limit. */

@@ -28,7 +28,7 @@ async function echoServer(bodyItems = defaultHttpLimits.bodyItems) {
   return { app, url: await app.listen({ host: "127.0.0.1", port: 0 }) };
 }
 
-/** Sends `pieces` one by one, a few ms apart (each its own chunk at the server); `length` declares the total, or none. */
+/** Sends `pieces` one by one, a few ms apart (each its own chunk at the server), with `headers` (Content-Length or none). */
 function send(url: string, pieces: Buffer[], headers: Record<string, string | number>) {
   return new Promise<{ status: number; body: any }>((resolve, reject) => {
     const request = httpRequest(url, { method: "POST", headers }, (response) => {
