@@ -77,7 +77,8 @@ test("preview prints exactly the next request of each stream, license redacted: 
     /# traces: POST \S+ \(0 records queued for the next request\)\nUser-Agent: .*\nX-Egress-Instance-Id: .*\n\(nothing queued\)/,
   );
 
-  // The beacon comes up; the first billing request that leaves is the previewed one, byte for byte (bar the key).
+  // The beacon comes up; the request that carries the previewed batch is the previewed one, byte for byte (bar the
+  // key). Billing sends several batches at once (limits.sendConcurrency), so the third record's may be answered first.
   const beacon = await startBeacon(beaconConfig([license]));
   t.after(() => beacon.stop());
   beaconAddress.forwardTo(beacon.url);
@@ -86,7 +87,7 @@ test("preview prints exactly the next request of each stream, license redacted: 
   const sent = await waitFor(
     async () => {
       const { entries } = AuditListing.parse(await getJson(`${agent.url}/v1/audit?stream=billing`));
-      return entries.find((entry) => entry.status === 200);
+      return entries.find((entry) => entry.status === 200 && entry.body?.includes(batch[0]!.id));
     },
     10_000,
     "a delivered billing request",
